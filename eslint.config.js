@@ -1,0 +1,29 @@
+// One lint setup for the whole repo: typescript-eslint's type-aware rules, plus purity rules for workflows.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', '.assay-data/**', '.venv/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'http', 'https', 'net'], message: 'Workflows must stay deterministic: no Node built-ins.' },
+            { group: ['pg', '@electric-sql/*', '**/src/server/**', '**/src/client/**', '**/src/compute/**'], message: 'Workflows reach the world only through activities.' },
+          ],
+        },
+      ],
+    },
+  },
+);
