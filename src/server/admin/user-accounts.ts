@@ -1,0 +1,39 @@
+import { SCOPES, USER_SCOPES } from '../auth/scopes.ts';
+import type { Db } from '../db/database.ts';
+import { insertKey } from '../api-keys/api-key-repository.ts';
+import { conflict } from '../http/errors.ts';
+import { iso } from '../http/schemas.ts';
+import { toApi as keyToApi } from '../api-keys/api-key-service.ts';
+
+/** Creates a user and a first key holding every scope the user has (all of them for an admin). */
+export async function createUserWithKey(db: Db, input: { email: string; name?: string; isAdmin: boolean; ttlDays: number }) {
+  return db.transaction(async (tx) => {
+    const [user] = await tx.query<{ id: string; email: string; name: string | null; is_admin: boolean; created_at: Date }>(
+      `INSERT INTO users (email, name, is_admin) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING id, email, name, is_admin, created_at`,
+      [input.email, input.name ?? null, input.isAdmin],
+    );
+    if (!user) throw conflict('email_taken', `a user with email ${input.email} already exists`);
+    const { row, token } = await insertKey(tx, {
+      userId: user.id,
+      kind: 'user',
+      description: input.isAdmin ? 'bootstrap admin key' : 'first key, minted by an admin',
+      scopes: input.isAdmin ? SCOPES : USER_SCOPES,
+      runId: null,
+      ttlDays: input.ttlDays,
+      mintedByKeyId: null,
+    });
+    return { user: { ...user, created_at: iso(user.created_at)! }, api_key: { ...keyToApi(row), key: token } };
+  });
+}
+
+/**
+ * On the first start against an empty database, creates the admin and returns its key (printed once by the
+ * server). The fact row makes it happen once, even with several replicas starting together.
+ */
+export async function bootstrapAdminOnce(db: Db, ttlDays: number): Promise<string | undefined> {
+  const claimed = await db.query(`INSERT INTO service_facts (name, value) VALUES ('bootstrap_admin', '{}') ON CONFLICT DO NOTHING RETURNING name`);
+  if (claimed.length === 0) return undefined;
+  const { user, api_key } = await createUserWithKey(db, { email: 'admin@localhost', name: 'Bootstrap admin', isAdmin: true, ttlDays });
+  await db.query(`UPDATE service_facts SET value = $1 WHERE name = 'bootstrap_admin'`, [{ user_id: user.id, key_id: api_key.id }]);
+  return api_key.key;
+}

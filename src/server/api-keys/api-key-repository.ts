@@ -1,0 +1,44 @@
+import type { Queryable } from '../db/database.ts';
+import { mintToken, type KeyKind } from '../auth/api-key-token.ts';
+
+export interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  kind: KeyKind;
+  description: string;
+  scopes: string[];
+  run_id: string | null;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const COLUMNS = 'id, user_id, kind, description, scopes, run_id, created_at, expires_at, last_used_at, revoked_at';
+
+/** Mints and stores a key; the clear token is returned to the caller once and never stored. */
+export async function insertKey(
+  db: Queryable,
+  key: { userId: string; kind: KeyKind; description: string; scopes: readonly string[]; runId: string | null; ttlDays: number; mintedByKeyId: string | null },
+): Promise<{ row: ApiKeyRow; token: string }> {
+  const { id, token, secretHash } = mintToken(key.kind);
+  const rows = await db.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash, run_id, minted_by_key_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9)) RETURNING ${COLUMNS}`,
+    [id, key.userId, key.kind, key.description, key.scopes, secretHash, key.runId, key.mintedByKeyId, key.ttlDays],
+  );
+  return { row: rows[0]!, token };
+}
+
+export async function listKeys(db: Queryable, userId: string): Promise<ApiKeyRow[]> {
+  return db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, id`, [userId]);
+}
+
+/** Revokes a key of the user; revoking twice keeps the first moment. Undefined when the user has no such key. */
+export async function revokeKey(db: Queryable, userId: string, id: string): Promise<ApiKeyRow | undefined> {
+  const rows = await db.query<ApiKeyRow>(
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`,
+    [id, userId],
+  );
+  return rows[0];
+}

@@ -1,0 +1,66 @@
+import type { Principal } from '../auth/principal.ts';
+import { WORKER_SCOPES } from '../auth/scopes.ts';
+import type { Db } from '../db/database.ts';
+import { badRequest, forbidden, notFound } from '../http/errors.ts';
+import { iso } from '../http/schemas.ts';
+import { getRun } from '../runs/run-service.ts';
+import * as repo from './api-key-repository.ts';
+
+export function toApi(row: repo.ApiKeyRow) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    description: row.description,
+    scopes: row.scopes,
+    run_id: row.run_id,
+    created_at: iso(row.created_at)!,
+    expires_at: iso(row.expires_at),
+    last_used_at: iso(row.last_used_at),
+    revoked_at: iso(row.revoked_at),
+  };
+}
+
+export interface MintRequest {
+  description: string;
+  scopes: string[];
+  kind?: 'user' | 'agent' | 'worker';
+  expires_in_days?: number;
+  run?: { experiment_id: string; n: number; r: number };
+}
+
+/** Mints a key for the caller's own user; it never holds a scope the caller lacks (least privilege). */
+export async function mintKey(db: Db, principal: Principal, input: MintRequest, defaultTtlDays: number) {
+  const kind = input.kind ?? 'user';
+  const scopes = [...new Set(input.scopes)];
+  const excess = scopes.filter((s) => !principal.scopes.has(s as never));
+  if (excess.length > 0) throw forbidden('scope_escalation', `a key cannot receive scopes its minter lacks: ${excess.join(', ')}`);
+  let runId: string | null = null;
+  if (kind === 'worker') {
+    if (!input.run) throw badRequest('run_required', 'a worker key is bound to a run: give run {experiment_id, n, r}');
+    const outside = scopes.filter((s) => !WORKER_SCOPES.includes(s as never));
+    if (outside.length > 0) throw badRequest('invalid_scopes', `worker keys may hold only ${WORKER_SCOPES.join(', ')}; not ${outside.join(', ')}`);
+    runId = (await getRun(db, principal, { experimentId: input.run.experiment_id, n: input.run.n, r: input.run.r })).id;
+  } else if (input.run) {
+    throw badRequest('run_not_allowed', 'only worker keys are bound to a run');
+  }
+  const { row, token } = await repo.insertKey(db, {
+    userId: principal.userId,
+    kind,
+    description: input.description,
+    scopes,
+    runId,
+    ttlDays: input.expires_in_days ?? defaultTtlDays,
+    mintedByKeyId: principal.keyId,
+  });
+  return { ...toApi(row), key: token };
+}
+
+export async function listKeys(db: Db, principal: Principal) {
+  return { items: (await repo.listKeys(db, principal.userId)).map(toApi) };
+}
+
+export async function revoke(db: Db, principal: Principal, id: string) {
+  const row = await repo.revokeKey(db, principal.userId, id);
+  if (!row) throw notFound('API key');
+  return toApi(row);
+}

@@ -1,0 +1,80 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import pino from 'pino';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { adminRoutes } from './admin/admin-routes.ts';
+import { apiKeyRoutes } from './api-keys/api-key-routes.ts';
+import { installAuth } from './auth/auth-plugin.ts';
+import { createAuthenticator } from './auth/authenticator.ts';
+import type { ServiceConfig } from './config.ts';
+import type { Db } from './db/database.ts';
+import { experimentRoutes } from './experiments/experiment-routes.ts';
+import { healthRoutes } from './health-routes.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { meRoutes } from './organizations/me-routes.ts';
+import { organizationRoutes } from './organizations/organization-routes.ts';
+import { runRoutes } from './runs/run-routes.ts';
+import { variationRoutes } from './variations/variation-routes.ts';
+
+export interface AppDeps {
+  config: ServiceConfig;
+  db: Db;
+  /** pino options or an instance; tests pass `false` or a capturing stream. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to serve it. */
+export async function buildApp({ config, db, logger }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      serializers: {
+        // Paths only: query strings may carry signatures of presigned URLs.
+        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0], id: req.id }),
+        // Database errors carry the statement's parameters, which may hold user data or key material.
+        err: (err: Error & { params?: unknown }) => {
+          const { params: _params, ...rest } = pino.stdSerializers.err(err) as ReturnType<typeof pino.stdSerializers.err> & { params?: unknown };
+          return rest;
+        },
+      },
+    },
+    genReqId: requestIdFor,
+    bodyLimit: config.bodyLimitBytes,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    routerOptions: { maxParamLength: 200 },
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  // A POST without a body validates as an empty object: routes with nothing to send accept it, others say what is missing.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE') request.body = {};
+  });
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Assay API', version: '0.1.0', description: 'Experiments, variations, runs, assets, search, API keys and organizations.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+
+  const authenticator = createAuthenticator(config, db, app.log);
+  installAuth(app, authenticator);
+
+  await app.register(healthRoutes(db));
+  await app.register(experimentRoutes(db));
+  await app.register(variationRoutes(db));
+  await app.register(runRoutes(db));
+  await app.register(apiKeyRoutes(db, config, authenticator));
+  await app.register(organizationRoutes(db));
+  await app.register(meRoutes(db));
+  await app.register(adminRoutes(db, config));
+  return app;
+}

@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import { forbidden, unauthorized } from '../http/errors.ts';
+import type { Authenticator } from './authenticator.ts';
+import type { Principal } from './principal.ts';
+import type { Scope } from './scopes.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Routes open to anyone (health, docs, signed storage URLs). */
+    public?: boolean;
+    /** The scope a caller's key must hold. */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+const BEARER = /^Bearer +([\x21-\x7e]{1,8192})$/i;
+
+/** Authenticates before the body is parsed, so an anonymous caller learns nothing from validation errors. */
+export function installAuth(app: FastifyInstance, authenticator: Authenticator): void {
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    // Unknown routes fall through to the 404 handler; the docs UI serves only static, public pages.
+    if (config.public || !request.routeOptions.url || request.routeOptions.url.startsWith('/docs')) return;
+    const header = request.headers.authorization;
+    const match = header ? BEARER.exec(header) : null;
+    if (!match) {
+      void reply.header('www-authenticate', 'Bearer');
+      throw unauthorized(header ? 'Authorization header must be "Bearer <token>"' : 'missing Authorization: Bearer <token> header');
+    }
+    request.principal = await authenticator.authenticate(match[1]!);
+    if (config.scope && !request.principal.scopes.has(config.scope)) {
+      throw forbidden('insufficient_scope', `this call needs the ${config.scope} scope, which the key does not hold`);
+    }
+  });
+}

@@ -1,0 +1,65 @@
+import type { Queryable } from '../db/database.ts';
+
+export interface StoredKey {
+  id: string;
+  user_id: string;
+  kind: 'user' | 'agent' | 'worker';
+  scopes: string[];
+  secret_hash: Uint8Array;
+  run_id: string | null;
+  expired: boolean;
+  revoked: boolean;
+  run_ended_long_ago: boolean;
+  is_admin: boolean;
+}
+
+/** One indexed read per cache miss: the key, its owner's admin flag and, for worker keys, whether the run is long over. */
+export async function findKeyForAuth(db: Queryable, id: string, workerGraceMs: number): Promise<StoredKey | undefined> {
+  const rows = await db.query<StoredKey>(
+    `SELECT k.id, k.user_id, k.kind, k.scopes, k.secret_hash, k.run_id,
+            (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired,
+            (k.revoked_at IS NOT NULL) AS revoked,
+            (r.ended_at IS NOT NULL AND r.ended_at < now() - make_interval(secs => $2::float8 / 1000)) AS run_ended_long_ago,
+            u.is_admin
+       FROM api_keys k
+       JOIN users u ON u.id = k.user_id
+       LEFT JOIN runs r ON r.id = k.run_id
+      WHERE k.id = $1`,
+    [id, workerGraceMs],
+  );
+  return rows[0];
+}
+
+export async function touchKey(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [id]);
+}
+
+/**
+ * Finds or creates the user behind an identity-provider subject. An existing account with the same email is
+ * linked only when the provider says the email is verified; otherwise the new user gets no email.
+ */
+export async function userForSubject(
+  db: Queryable,
+  claims: { issuer: string; subject: string; email?: string; emailVerified: boolean; name?: string },
+): Promise<{ id: string; is_admin: boolean }> {
+  const found = await db.query<{ id: string; is_admin: boolean }>(
+    'SELECT id, is_admin FROM users WHERE idp_issuer = $1 AND idp_subject = $2',
+    [claims.issuer, claims.subject],
+  );
+  if (found[0]) return found[0];
+  if (claims.email && claims.emailVerified) {
+    const linked = await db.query<{ id: string; is_admin: boolean }>(
+      `UPDATE users SET idp_issuer = $1, idp_subject = $2 WHERE email = $3 AND idp_issuer IS NULL RETURNING id, is_admin`,
+      [claims.issuer, claims.subject, claims.email],
+    );
+    if (linked[0]) return linked[0];
+  }
+  const created = await db.query<{ id: string; is_admin: boolean }>(
+    `INSERT INTO users (idp_issuer, idp_subject, email, name)
+     VALUES ($1, $2, CASE WHEN EXISTS (SELECT 1 FROM users WHERE email = $3) THEN NULL ELSE $3 END, $4)
+     ON CONFLICT (idp_issuer, idp_subject) DO UPDATE SET idp_subject = EXCLUDED.idp_subject
+     RETURNING id, is_admin`,
+    [claims.issuer, claims.subject, claims.email ?? null, claims.name ?? null],
+  );
+  return created[0]!;
+}

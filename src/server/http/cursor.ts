@@ -1,0 +1,16 @@
+import { badRequest } from './errors.ts';
+
+/**
+ * Keyset pagination cursor: the id of the last item served, opaque to callers. The query compares against
+ * that row's own (created_at, id), which keeps the database's microsecond precision that a JS Date would lose.
+ */
+export function encodeCursor(lastId: string): string {
+  return Buffer.from(`v1:${lastId}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const m = /^v1:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  return m[1];
+}

@@ -1,0 +1,84 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError } from './errors.ts';
+
+/** The body every non-2xx answer carries. */
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown };
+}
+
+// Postgres SQLSTATEs that mean the input could not be stored as given (NUL bytes, bad encodings, out of range).
+const BAD_INPUT_SQLSTATES: Record<string, string> = {
+  '22P05': 'text contains a character the database cannot store (such as \\u0000)',
+  '22021': 'text contains a byte sequence that is not valid UTF-8',
+  '22P02': 'a value has the wrong format',
+  '22003': 'a number is out of range',
+  '22001': 'a value is too long',
+  '54000': 'a value is too large',
+};
+// Connection-level failures: the database is down or overloaded, which the caller may retry.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+
+function isDatabaseUnavailable(error: { code?: unknown; message?: unknown }): boolean {
+  const code = typeof error.code === 'string' ? error.code : '';
+  const message = typeof error.message === 'string' ? error.message : '';
+  return (
+    UNAVAILABLE_SQLSTATES.has(code) ||
+    UNAVAILABLE_ERRNOS.has(code) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message)
+  );
+}
+
+/** Maps any thrown value to a status and body; the only place that decides how errors look on the wire. */
+export function toErrorResponse(error: unknown): { status: number; body: ErrorBody; internal: boolean } {
+  if (error instanceof AppError) {
+    const body: ErrorBody = { error: { code: error.code, message: error.message } };
+    if (error.details !== undefined) body.error.details = error.details;
+    return { status: error.statusCode, body, internal: false };
+  }
+  const e = (error ?? {}) as FastifyError & { validationContext?: string; code?: string };
+  if (e.validation) {
+    // A body that parses but breaks the schema is 422; bad path or query parameters are 400.
+    const inBody = e.validationContext === 'body';
+    const details = e.validation.map((v) => ({
+      location: e.validationContext,
+      path: v.instancePath || '/',
+      message: v.message,
+      ...(v.params && 'additionalProperty' in v.params ? { property: v.params.additionalProperty } : {}),
+    }));
+    return {
+      status: inBody ? 422 : 400,
+      body: { error: { code: inBody ? 'validation_failed' : 'invalid_parameter', message: `${e.validationContext ?? 'request'} ${e.validation[0]?.instancePath || ''} ${e.validation[0]?.message ?? 'is invalid'}`.replace(/\s+/g, ' ').trim(), details } },
+      internal: false,
+    };
+  }
+  if (typeof e.code === 'string' && e.code in BAD_INPUT_SQLSTATES) {
+    return { status: 400, body: { error: { code: 'invalid_value', message: BAD_INPUT_SQLSTATES[e.code]! } }, internal: false };
+  }
+  if (isDatabaseUnavailable(e)) {
+    return { status: 503, body: { error: { code: 'database_unavailable', message: 'the database is unavailable; retry shortly' } }, internal: true };
+  }
+  // Fastify's own client errors (malformed JSON, wrong content type, body too large) carry a 4xx status.
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    const code = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.name === 'SyntaxError' ? 'malformed_body' : snake(e.code ?? 'bad_request');
+    return { status: e.statusCode, body: { error: { code, message: e.message } }, internal: false };
+  }
+  return { status: 500, body: { error: { code: 'internal_error', message: 'internal error; the request id identifies it in the server logs' } }, internal: true };
+}
+
+function snake(code: string): string {
+  return code.replace(/^FST_ERR_/, '').toLowerCase();
+}
+
+/** Installs the single error handler and the 404 handler; 5xx internals go to the log, never to the caller. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, internal } = toErrorResponse(error);
+    if (status >= 500 && internal) request.log.error({ err: error }, 'request failed');
+    else if (status >= 500) request.log.warn({ code: body.error.code }, body.error.message);
+    void reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({ error: { code: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
+  });
+}

@@ -1,0 +1,20 @@
+/** The one error type of the service: an HTTP status and a stable snake_case code the client can branch on. */
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly statusCode: number;
+  readonly code: string;
+  readonly details: unknown;
+
+  constructor(statusCode: number, code: string, message: string, details?: unknown) {
+    super(message);
+    this.statusCode = statusCode;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export const badRequest = (code: string, message: string, details?: unknown) => new AppError(400, code, message, details);
+export const unauthorized = (message = 'missing or invalid credentials') => new AppError(401, 'unauthenticated', message);
+export const forbidden = (code: string, message: string) => new AppError(403, code, message);
+export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
+export const conflict = (code: string, message: string, details?: unknown) => new AppError(409, code, message, details);

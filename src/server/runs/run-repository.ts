@@ -1,0 +1,121 @@
+import type { Principal } from '../auth/principal.ts';
+import type { Queryable, Tx } from '../db/database.ts';
+import { experimentVisible } from '../organizations/tenancy.ts';
+import { RUN_MOVES, type RunMove } from './run-states.ts';
+
+export interface RunRow {
+  id: string;
+  experiment_id: string;
+  n: number;
+  r: number;
+  state: string;
+  failure_reason: string | null;
+  failure_message: string | null;
+  environment: Record<string, unknown> | null;
+  config_read_at: Date | null;
+  started_at: Date | null;
+  last_heartbeat_at: Date | null;
+  ended_at: Date | null;
+  managed: boolean;
+  instance: Record<string, unknown> | null;
+  workflow_id: string | null;
+  cancel_requested: boolean;
+  created_at: Date;
+}
+
+export interface RunKey {
+  experimentId: string;
+  n: number;
+  r: number;
+}
+
+const COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
+  r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at`;
+
+/**
+ * The run addressed by (experiment, n, r), visible to the caller: $1 user, $2 experiment, $3 n, $4 r, and $5 the
+ * worker key's run (NULL for other keys), so a worker key reaches its own run and nothing else.
+ */
+const ADDRESSED = `e.id = r.experiment_id AND r.experiment_id = $2 AND r.n = $3 AND r.r = $4
+  AND ($5::uuid IS NULL OR r.id = $5::uuid) AND ${experimentVisible('e', '$1')}`;
+
+function address(principal: Principal, key: RunKey): unknown[] {
+  return [principal.userId, key.experimentId, key.n, key.r, principal.runId];
+}
+
+/** Takes the next run number from the variation's counter; see insertVariation for why this cannot duplicate. */
+export async function insertRun(tx: Tx, userId: string, experimentId: string, n: number): Promise<RunRow | undefined> {
+  const [counter] = await tx.query<{ r: number }>(
+    `UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
+      WHERE e.id = v.experiment_id AND v.experiment_id = $2 AND v.n = $3 AND e.state = 'committed' AND ${experimentVisible('e', '$1')}
+      RETURNING v.next_run_r - 1 AS r`,
+    [userId, experimentId, n],
+  );
+  if (!counter) return undefined;
+  const rows = await tx.query<RunRow>(`INSERT INTO runs AS r (experiment_id, n, r) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [experimentId, n, counter.r]);
+  return rows[0];
+}
+
+export async function findRun(db: Queryable, principal: Principal, key: RunKey): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(`SELECT ${COLUMNS} FROM runs r JOIN experiments e ON ${ADDRESSED}`, address(principal, key));
+  return rows[0];
+}
+
+export async function listRuns(db: Queryable, principal: Principal, experimentId: string, n: number): Promise<RunRow[]> {
+  return db.query<RunRow>(
+    `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON e.id = r.experiment_id
+      WHERE r.experiment_id = $2 AND r.n = $3 AND ($4::uuid IS NULL OR r.id = $4::uuid) AND ${experimentVisible('e', '$1')}
+      ORDER BY r.r`,
+    [principal.userId, experimentId, n, principal.runId],
+  );
+}
+
+/**
+ * Applies a move in one conditional UPDATE: the WHERE clause holds the allowed source states, so two racing
+ * moves cannot both win. `sets` may refer to parameters from $7 on; `guard` adds conditions. Undefined when
+ * the run is missing, invisible, or not in a state the move starts from.
+ */
+export async function applyRunMove(
+  db: Queryable,
+  principal: Principal,
+  key: RunKey,
+  move: RunMove,
+  sets: string,
+  extra: unknown[] = [],
+  guard = '',
+): Promise<RunRow | undefined> {
+  const { from, to } = RUN_MOVES[move];
+  const rows = await db.query<RunRow>(
+    `UPDATE runs r SET state = $6, ${sets} FROM experiments e
+      WHERE ${ADDRESSED} AND r.state = ANY($${7 + extra.length}::text[]) ${guard}
+      RETURNING ${COLUMNS}`,
+    [...address(principal, key), to, ...extra, from],
+  );
+  return rows[0];
+}
+
+/** The run's variation config; records when the runner first read it (start requires that it did). */
+export async function readConfig(db: Queryable, principal: Principal, key: RunKey) {
+  const rows = await db.query<{ config_json: object; accelerate_config_json: object; launch_config: object; config_read_at: Date }>(
+    `UPDATE runs r SET config_read_at = COALESCE(r.config_read_at, now())
+       FROM experiments e, variations v
+      WHERE ${ADDRESSED} AND v.experiment_id = r.experiment_id AND v.n = r.n
+      RETURNING v.config_json, v.accelerate_config_json, v.launch_config, r.config_read_at`,
+    address(principal, key),
+  );
+  return rows[0];
+}
+
+/**
+ * Fails every running run silent for longer than the timeout, in one statement: concurrent replicas both run
+ * it, and Postgres re-checks `state = 'running'` on each locked row, so each run is failed exactly once.
+ */
+export async function failSilentRuns(db: Queryable, timeoutMs: number): Promise<{ id: string }[]> {
+  return db.query<{ id: string }>(
+    `UPDATE runs SET state = 'failed', failure_reason = 'heartbeat_timeout', ended_at = now(),
+            failure_message = 'no heartbeat for ' || $1::text || ' ms'
+      WHERE state = 'running' AND last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
+      RETURNING id`,
+    [timeoutMs],
+  );
+}

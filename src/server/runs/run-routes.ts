@@ -1,0 +1,91 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Db } from '../db/database.ts';
+import { JsonObject, Nullable, NullableTimestamp, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { VariationNumber } from '../variations/variation-routes.ts';
+import type { RunKey } from './run-repository.ts';
+import * as service from './run-service.ts';
+import { RUNNER_FAILURE_REASONS } from './run-states.ts';
+
+const tags = ['runs'];
+
+export const Run = Type.Object(
+  {
+    id: Uuid,
+    experiment_id: Uuid,
+    n: Type.Integer(),
+    r: Type.Integer(),
+    state: Type.Union(['pending', 'running', 'succeeded', 'failed'].map((s) => Type.Literal(s))),
+    failure_reason: Nullable(Type.String()),
+    failure_message: Nullable(Type.String()),
+    environment: Nullable(JsonObject),
+    config_read_at: NullableTimestamp,
+    started_at: NullableTimestamp,
+    last_heartbeat_at: NullableTimestamp,
+    ended_at: NullableTimestamp,
+    managed: Type.Boolean(),
+    instance: Nullable(JsonObject),
+    workflow_id: Nullable(Type.String()),
+    cancel_requested: Type.Boolean(),
+    created_at: Timestamp,
+  },
+  { $id: 'Run' },
+);
+
+const RunNumber = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const VariationParams = Type.Object({ id: Uuid, n: VariationNumber });
+const RunParams = Type.Object({ id: Uuid, n: VariationNumber, r: RunNumber });
+const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
+const RunConfig = Type.Object({
+  experiment_id: Uuid,
+  n: Type.Integer(),
+  r: Type.Integer(),
+  config_json: JsonObject,
+  accelerate_config_json: JsonObject,
+  launch_config: JsonObject,
+  config_read_at: Timestamp,
+});
+
+const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
+
+export function runRoutes(db: Db) {
+  return async (base: FastifyInstance) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    const read = { scope: 'runs:read' as const };
+    const write = { scope: 'runs:write' as const };
+    const path = '/experiments/:id/variations/:n/runs';
+
+    app.post(path, { config: write, schema: { tags, summary: 'Create a run (pending) of a committed experiment', params: VariationParams, body: NoBody, response: withErrors({ 201: Run }, 409) } }, async (req, reply) => {
+      reply.code(201);
+      return service.createRun(db, req.principal, req.params.id, req.params.n);
+    });
+    app.get(path, { config: read, schema: { tags, summary: 'List runs of a variation', params: VariationParams, response: withErrors({ 200: Type.Object({ items: Type.Array(Run) }) }) } }, (req) =>
+      service.listRuns(db, req.principal, req.params.id, req.params.n),
+    );
+    app.get(`${path}/:r`, { config: read, schema: { tags, summary: 'Get a run', params: RunParams, response: withErrors({ 200: Run }) } }, async (req) =>
+      service.toApi(await service.getRun(db, req.principal, keyOf(req.params))),
+    );
+    app.get(`${path}/:r/config`, { config: read, schema: { tags, summary: "The run's variation config; records config_read_at", params: RunParams, response: withErrors({ 200: RunConfig }) } }, (req) =>
+      service.readRunConfig(db, req.principal, keyOf(req.params)),
+    );
+    app.post(`${path}/:r/start`, {
+      config: write,
+      schema: { tags, summary: 'pending → running (after the config was read), with an environment snapshot', params: RunParams, body: Type.Optional(Type.Object({ environment: Type.Optional(JsonObject) }, { additionalProperties: false })), response: withErrors({ 200: Run }, 409) },
+    }, (req) => service.startRun(db, req.principal, keyOf(req.params), req.body?.environment ?? {}));
+    app.post(`${path}/:r/heartbeat`, {
+      config: write,
+      schema: { tags, summary: 'Heartbeat of a running run; answers whether a cancel was requested', params: RunParams, body: NoBody, response: withErrors({ 200: Type.Object({ state: Type.String(), cancel_requested: Type.Boolean(), last_heartbeat_at: NullableTimestamp }) }, 409) },
+    }, (req) => service.heartbeat(db, req.principal, keyOf(req.params)));
+    app.post(`${path}/:r/succeed`, { config: write, schema: { tags, summary: 'running → succeeded', params: RunParams, body: NoBody, response: withErrors({ 200: Run }, 409) } }, (req) =>
+      service.succeedRun(db, req.principal, keyOf(req.params)),
+    );
+    app.post(`${path}/:r/fail`, {
+      config: write,
+      schema: { tags, summary: 'running → failed with reason abandoned or crash', params: RunParams, body: Type.Object({ reason: Type.Union(RUNNER_FAILURE_REASONS.map((r) => Type.Literal(r))), message: Type.Optional(Type.String({ maxLength: 10_000 })) }, { additionalProperties: false }), response: withErrors({ 200: Run }, 409) },
+    }, (req) => service.failRun(db, req.principal, keyOf(req.params), req.body.reason, req.body.message));
+    app.post(`${path}/:r/cancel`, { config: write, schema: { tags, summary: 'Cancel: a pending run fails at once, a running one is asked to stop', params: RunParams, body: NoBody, response: withErrors({ 200: Run }, 409) } }, (req) =>
+      service.cancelRun(db, req.principal, keyOf(req.params)),
+    );
+  };
+}

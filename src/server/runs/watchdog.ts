@@ -1,0 +1,31 @@
+import type { Db } from '../db/database.ts';
+import { failSilentRuns } from './run-repository.ts';
+
+export interface Watchdog {
+  /** One pass; returns how many runs it failed. */
+  sweep(): Promise<number>;
+  stop(): void;
+}
+
+/** Fails runs that stopped heartbeating. Every replica runs one; the statement itself makes that safe. */
+export function startWatchdog(db: Db, opts: { timeoutMs: number; intervalMs: number }, log: { info(o: object, m: string): void; warn(o: object, m: string): void }): Watchdog {
+  let running: Promise<number> | undefined;
+  const sweep = async () => {
+    const failed = await failSilentRuns(db, opts.timeoutMs);
+    if (failed.length > 0) log.info({ runs: failed.map((r) => r.id) }, `watchdog failed ${failed.length} silent run(s) with heartbeat_timeout`);
+    return failed.length;
+  };
+  const timer = setInterval(() => {
+    if (running) return;
+    running = sweep()
+      .catch((err: unknown) => {
+        log.warn({ err }, 'watchdog pass failed; will retry');
+        return 0;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  }, opts.intervalMs);
+  timer.unref();
+  return { sweep, stop: () => clearInterval(timer) };
+}

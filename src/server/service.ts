@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppDeps } from './app.ts';
+import { bootstrapAdminOnce } from './admin/user-accounts.ts';
+import type { ServiceConfig } from './config.ts';
+import { openDatabase, type Db } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
+
+export interface Service {
+  app: FastifyInstance;
+  db: Db;
+  watchdog: Watchdog;
+  /** The bootstrap admin key, only on the very first start against an empty database. */
+  bootstrapKey: string | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Everything a running service needs, without listening: open and migrate the database, bootstrap the
+ * first admin, build the app, start the watchdog. `server.ts` listens; tests use `app.inject` or listen too.
+ */
+export async function createService(config: ServiceConfig, opts: { logger?: AppDeps['logger']; db?: Db } = {}): Promise<Service> {
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
+  await migrate(db);
+  const bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays);
+  const app = await buildApp({ config, db, logger: opts.logger });
+  const watchdog = startWatchdog(db, { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs }, app.log);
+  return {
+    app,
+    db,
+    watchdog,
+    bootstrapKey,
+    async close() {
+      watchdog.stop();
+      await app.close();
+      await db.close();
+    },
+  };
+}

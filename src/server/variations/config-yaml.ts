@@ -1,0 +1,58 @@
+import { isMap, parseDocument } from 'yaml';
+import { badRequest } from '../http/errors.ts';
+
+export interface SplitConfig {
+  config_json: Record<string, unknown>;
+  accelerate_config_json: Record<string, unknown>;
+  launch_config: Record<string, unknown>;
+}
+
+/**
+ * Parses a variation's `config_yaml` and splits it: the top-level `accelerate:` block, the `launch:` block and
+ * the rest. Errors name line and column, and values JSON cannot hold (.inf, .nan) are refused rather than lost.
+ */
+export function splitConfigYaml(text: string): SplitConfig {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const error = doc.errors[0];
+  if (error) {
+    const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [undefined, undefined];
+    throw badRequest('invalid_yaml', `config_yaml${line ? ` line ${line}, column ${column}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?\s*$/, '')}`, { line, column });
+  }
+  if (doc.contents !== null && !isMap(doc.contents)) {
+    throw badRequest('invalid_config', 'config_yaml must be a mapping of keys to values at the top level', { line: 1, column: 1 });
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (e) {
+    throw badRequest('invalid_yaml', `config_yaml: ${(e as Error).message}`);
+  }
+  assertJsonCompatible(value, '');
+  const { accelerate, launch, ...rest } = value as Record<string, unknown>;
+  return {
+    config_json: rest,
+    accelerate_config_json: asBlock(accelerate, 'accelerate'),
+    launch_config: asBlock(launch, 'launch'),
+  };
+}
+
+function asBlock(value: unknown, key: string): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest('invalid_config', `config_yaml: the top-level \`${key}:\` block must be a mapping`);
+  return value as Record<string, unknown>;
+}
+
+function assertJsonCompatible(value: unknown, path: string): void {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw badRequest('invalid_config', `config_yaml: ${path || 'value'} is ${value}, which JSON cannot represent`);
+  }
+  if (typeof value === 'string' && value.includes('\u0000')) throw badRequest('invalid_config', `config_yaml: ${path || 'value'} contains a NUL character`);
+  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof Date) throw badRequest('invalid_config', `config_yaml: ${path || 'value'} uses a YAML type JSON cannot represent`);
+  if (Array.isArray(value)) value.forEach((v, i) => assertJsonCompatible(v, `${path}[${i}]`));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) throw badRequest('invalid_config', 'config_yaml: a key contains a NUL character');
+      assertJsonCompatible(v, path ? `${path}.${k}` : k);
+    }
+  }
+}
