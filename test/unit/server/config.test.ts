@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../../src/server/config.ts';
+
+describe('service config', () => {
+  it('has defaults for the embedded service', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.dataDir, path.resolve('.assay-data'));
+    assert.equal(c.apiKeyTtlDays, 90);
+    assert.equal(c.watchdogTimeoutMs, 15 * 60 * 1000);
+    assert.ok(c.authCacheTtlMs < 5000, 'revocations must reach other replicas within 5 s');
+    assert.equal(c.jwt, undefined);
+    assert.ok(Object.isFrozen(c));
+  });
+
+  it('reads every variable, with fractional seconds for tests', () => {
+    const c = loadConfig({
+      PORT: '9090',
+      ASSAY_HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@h/db',
+      ASSAY_DATA_DIR: '/tmp/x',
+      ASSAY_API_KEY_TTL_DAYS: '7',
+      ASSAY_WATCHDOG_TIMEOUT_S: '1.5',
+      ASSAY_WATCHDOG_INTERVAL_S: '0.2',
+      ASSAY_LOG_LEVEL: 'warn',
+    });
+    assert.deepEqual(
+      [c.port, c.host, c.databaseUrl, c.dataDir, c.apiKeyTtlDays, c.watchdogTimeoutMs, c.watchdogIntervalMs, c.logLevel],
+      [9090, '0.0.0.0', 'postgres://u@h/db', '/tmp/x', 7, 1500, 200, 'warn'],
+    );
+  });
+
+  it('treats empty values as unset', () => {
+    assert.equal(loadConfig({ PORT: '', DATABASE_URL: '  ' }).port, 8080);
+    assert.equal(loadConfig({ DATABASE_URL: '' }).databaseUrl, undefined);
+  });
+
+  for (const [name, value] of [
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['PORT', '80.5'],
+    ['ASSAY_API_KEY_TTL_DAYS', '0'],
+    ['ASSAY_WATCHDOG_TIMEOUT_S', '-1'],
+    ['ASSAY_WATCHDOG_TIMEOUT_S', 'soon'],
+    ['ASSAY_LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://x'],
+  ] as const) {
+    it(`refuses ${name}=${value} with an error naming the variable`, () => {
+      assert.throws(() => loadConfig({ [name]: value }), (e: unknown) => e instanceof ConfigError && e.message.includes(name));
+    });
+  }
+
+  it('needs issuer, audience and exactly one JWKS source for identity-provider tokens', () => {
+    assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'https://idp' }), ConfigError);
+    assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'https://idp', ASSAY_JWT_AUDIENCE: 'assay' }), /exactly one/);
+    assert.throws(
+      () => loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_URL: 'https://x', ASSAY_JWT_JWKS_FILE: '/f' }),
+      /exactly one/,
+    );
+    assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_URL: 'ftp://x' }), /http/);
+    const c = loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_FILE: '/f' });
+    assert.deepEqual(c.jwt, { issuer: 'i', audience: 'a', jwksUrl: undefined, jwksFile: '/f' });
+  });
+});

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { canMove, EXPERIMENT_MOVES } from '../../../src/server/experiments/experiment-states.ts';
+import { RUN_MOVES, TERMINAL_STATES } from '../../../src/server/runs/run-states.ts';
+
+describe('experiment state machine', () => {
+  it('allows exactly the moves of DESIGN.md §3', () => {
+    const table: Record<string, string[]> = { draft: ['commit'], committed: ['conclude', 'retract'], concluded: ['retract'], retracted: [] };
+    for (const [state, allowed] of Object.entries(table)) {
+      for (const move of Object.keys(EXPERIMENT_MOVES) as (keyof typeof EXPERIMENT_MOVES)[]) {
+        assert.equal(canMove(state as never, move), allowed.includes(move), `${move} from ${state}`);
+      }
+    }
+  });
+});
+
+describe('run state machine', () => {
+  it('leads pending → running → succeeded | failed and never out of a terminal state', () => {
+    assert.deepEqual(RUN_MOVES.start, { from: ['pending'], to: 'running' });
+    assert.deepEqual(RUN_MOVES.succeed, { from: ['running'], to: 'succeeded' });
+    assert.deepEqual(RUN_MOVES.fail, { from: ['running'], to: 'failed' });
+    for (const { from } of Object.values(RUN_MOVES)) {
+      for (const terminal of TERMINAL_STATES) assert.ok(!from.includes(terminal));
+    }
+  });
+});
