@@ -48,6 +48,12 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<Fastify
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  // An empty body sent as JSON (curl -X POST -H 'content-type: application/json') means "no fields", not malformed JSON.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   // A POST without a body validates as an empty object: routes with nothing to send accept it, others say what is missing.
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE') request.body = {};

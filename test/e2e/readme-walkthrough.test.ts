@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { repoRoot, startAssayServer, type AssayServer } from '../support/assay-server.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+
+const run = promisify(execFile);
+
+async function walkthroughScript(): Promise<string> {
+  const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+  const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme);
+  assert.ok(block, 'README.md must hold the walkthrough between its markers');
+  return block[1]!;
+}
+
+for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
+  describe(`README walkthrough on ${backend}`, () => {
+    let dataDir: string;
+    let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+    let env: Record<string, string>;
+    let server: AssayServer;
+
+    before(async () => {
+      dataDir = await mkdtemp(path.join(tmpdir(), 'assay-readme-'));
+      database = backend === 'PostgreSQL' ? await createTestDatabase() : undefined;
+      env = { ASSAY_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
+      server = await startAssayServer(env);
+    });
+    after(async () => {
+      await server?.stop();
+      await database?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('prints the bootstrap admin key on the first start', () => {
+      assert.match(server.bootstrapKey ?? '', /^sk_user_[0-9a-f]{32}[A-Za-z0-9_-]{43}$/);
+      assert.equal(server.process.output().match(/bootstrap admin key/g)?.length, 1);
+    });
+
+    it('runs the walkthrough as written, ending with a succeeded run', async () => {
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await walkthroughScript()], {
+        env: { ...process.env, KEY: server.bootstrapKey!, ASSAY_URL: server.url },
+        timeout: 60_000,
+      });
+      const lines = stdout.trim().split('\n');
+      assert.ok(lines.includes('committed'), stdout);
+      assert.ok(lines.includes('running'), stdout);
+      assert.ok(lines.some((l) => l.includes('"state":"succeeded"')), stdout);
+      assert.equal(lines.at(-1), '{"pending":0,"running":0,"succeeded":1,"failed":0}');
+    });
+
+    it('creates a user with `assay admin create-user`, whose key works', async () => {
+      const { stdout } = await run(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'admin', 'create-user', '--email', 'ada@example.org', '--server-url', server.url], {
+        env: { ...process.env, SERVICE_API_KEY: server.bootstrapKey! },
+      });
+      const key = /api key: (sk_user_\S+)/.exec(stdout)?.[1];
+      assert.ok(key, stdout);
+      const me = await fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(((await me.json()) as { email: string }).email, 'ada@example.org');
+    });
+
+    it('never prints a bootstrap key again on later starts', async () => {
+      await server.stop();
+      server = await startAssayServer(env);
+      assert.equal(server.bootstrapKey, undefined);
+      assert.doesNotMatch(server.process.output(), /bootstrap admin key/);
+    });
+  });
+}
