@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/**
+ * Prometheus metrics at /metrics: process metrics and a request histogram labelled by route pattern (never
+ * the raw URL, which would carry ids and explode the label space). One registry per app, so tests can build many.
+ */
+export function installMetrics(app: FastifyInstance): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'assay_http_request_duration_seconds',
+    help: 'HTTP request duration by route pattern, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    void reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+  return registry;
+}
