@@ -11,6 +11,7 @@ import type { Db } from './db/database.ts';
 import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
+import { installMetrics } from './http/metrics.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
@@ -59,6 +60,7 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<Fastify
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE') request.body = {};
   });
   installErrorHandling(app);
+  installMetrics(app);
 
   await app.register(swagger, {
     openapi: {
