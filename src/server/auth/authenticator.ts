@@ -21,6 +21,8 @@ export interface Authenticator {
  */
 export function createAuthenticator(config: ServiceConfig, db: Db, log: { warn(o: object, m: string): void }): Authenticator {
   const cache = new LRUCache<string, Principal>({ max: config.authCacheMaxEntries, ttl: Math.max(config.authCacheTtlMs, 1) });
+  // Keys revoked here lately: a check that read the key before the revocation must not cache it (or pass) afterwards.
+  const revoked = new LRUCache<string, true>({ max: config.authCacheMaxEntries, ttl: Math.max(config.authCacheTtlMs, 1) });
   const verifyJwt: JwtVerifier | undefined = config.jwt ? createJwtVerifier(config.jwt) : undefined;
 
   async function fromApiKey(token: string): Promise<Principal> {
@@ -76,6 +78,7 @@ export function createAuthenticator(config: ServiceConfig, db: Db, log: { warn(o
       if (cached) return cached;
       if (looksLikeApiKey(token)) {
         const principal = await fromApiKey(token);
+        if (principal.keyId && revoked.has(principal.keyId)) throw unauthorized('API key revoked');
         cache.set(cacheKey, principal);
         return principal;
       }
@@ -85,6 +88,7 @@ export function createAuthenticator(config: ServiceConfig, db: Db, log: { warn(o
       return principal;
     },
     forgetKey(keyId) {
+      revoked.set(keyId, true);
       for (const [k, p] of cache.entries()) if (p.keyId === keyId) cache.delete(k);
     },
   };
