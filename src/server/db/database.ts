@@ -19,6 +19,20 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+// A lone UTF-16 surrogate has no UTF-8 form: both drivers would store U+FFFD in its place without a word.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const hasLoneSurrogate = (v: unknown): boolean =>
+  typeof v === 'string' ? LONE_SURROGATE.test(v) : Array.isArray(v) && v.some(hasLoneSurrogate);
+
+/** Refuses text parameters that cannot be stored as given, with the SQLSTATE Postgres uses for text that is not UTF-8. */
+export function storableParams(params: readonly unknown[] | undefined): unknown[] | undefined {
+  if (params?.some(hasLoneSurrogate)) {
+    const error = new Error('text contains a lone UTF-16 surrogate, which has no UTF-8 form');
+    throw Object.assign(error, { code: '22021' });
+  }
+  return params as unknown[] | undefined;
+}
+
 /** Opens the database named by the config: `DATABASE_URL` when set, PGlite in `dataDir` otherwise. */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Db> {
   if (opts.databaseUrl) {

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import type { Db } from './database.ts';
+import { storableParams, type Db } from './database.ts';
 
 /** PGlite in a data directory (or in memory for `memory://`); one connection, transactions serialised. */
 export async function openPglite(dataDir: string): Promise<Db> {
@@ -9,14 +9,14 @@ export async function openPglite(dataDir: string): Promise<Db> {
   return {
     driver: 'pglite',
     async query(sql, params) {
-      return (await db.query(sql, params as unknown[] | undefined)).rows as never[];
+      return (await db.query(sql, storableParams(params))).rows as never[];
     },
     async exec(sql) {
       await db.exec(sql);
     },
     transaction(fn) {
       return db.transaction((tx) =>
-        fn({ inTransaction: true, query: async (sql, params) => (await tx.query(sql, params as unknown[] | undefined)).rows as never[] }),
+        fn({ inTransaction: true, query: async (sql, params) => (await tx.query(sql, storableParams(params))).rows as never[] }),
       );
     },
     async close() {

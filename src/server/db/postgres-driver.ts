@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Tx } from './database.ts';
+import { storableParams, type Db, type Tx } from './database.ts';
 
 /** A pooled node-postgres connection; errors on idle clients are logged by the pool owner, never thrown. */
 export function openPostgres(connectionString: string, poolSize = 20): Db {
@@ -9,7 +9,7 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
   return {
     driver: 'postgres',
     async query(sql, params) {
-      const result = await pool.query(sql, params as unknown[] | undefined);
+      const result = await pool.query(sql, storableParams(params));
       return result.rows;
     },
     async exec(sql) {
@@ -21,7 +21,7 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
         await client.query('BEGIN');
         const tx: Tx = {
           inTransaction: true,
-          query: async (sql, params) => (await client.query(sql, params as unknown[] | undefined)).rows,
+          query: async (sql, params) => (await client.query(sql, storableParams(params))).rows,
         };
         const result = await fn(tx);
         await client.query('COMMIT');

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.ts';
 
 /** The body every non-2xx answer carries. */
@@ -14,6 +14,7 @@ const BAD_INPUT_SQLSTATES: Record<string, string> = {
   '22003': 'a number is out of range',
   '22001': 'a value is too long',
   '54000': 'a value is too large',
+  '54001': 'a value is nested too deeply',
 };
 // Connection-level failures: the database is down or overloaded, which the caller may retry.
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
@@ -55,6 +56,10 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
   if (typeof e.code === 'string' && e.code in BAD_INPUT_SQLSTATES) {
     return { status: 400, body: { error: { code: 'invalid_value', message: BAD_INPUT_SQLSTATES[e.code]! } }, internal: false };
   }
+  // JSON.parse accepts nesting that JSON.stringify (the database driver, the serializer) then overflows on.
+  if (error instanceof RangeError && /Maximum call stack size exceeded/.test(error.message)) {
+    return { status: 400, body: { error: { code: 'too_deeply_nested', message: 'the input is nested too deeply to process' } }, internal: false };
+  }
   if (isDatabaseUnavailable(e)) {
     return { status: 503, body: { error: { code: 'database_unavailable', message: 'the database is unavailable; retry shortly' } }, internal: true };
   }
@@ -68,6 +73,12 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
 
 function snake(code: string): string {
   return code.replace(/^FST_ERR_/, '').toLowerCase();
+}
+
+/** Fastify's `frameworkErrors` option: bad URL encodings and over-long path parameters get the same body and request id. */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, body } = toErrorResponse(error);
+  void reply.header('x-request-id', request.id).status(status).send(body);
 }
 
 /** Installs the single error handler and the 404 handler; 5xx internals go to the log, never to the caller. */

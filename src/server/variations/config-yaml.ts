@@ -1,4 +1,4 @@
-import { isMap, parseDocument } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Scalar } from 'yaml';
 import { badRequest } from '../http/errors.ts';
 
 export interface SplitConfig {
@@ -12,11 +12,18 @@ export interface SplitConfig {
  * the rest. Errors name line and column, and values JSON cannot hold (.inf, .nan) are refused rather than lost.
  */
 export function splitConfigYaml(text: string): SplitConfig {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // The library's own uniqueKeys check compares each key with every earlier one: minutes for a 1 MB mapping.
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
   const error = doc.errors[0];
   if (error) {
     const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [undefined, undefined];
     throw badRequest('invalid_yaml', `config_yaml${line ? ` line ${line}, column ${column}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?\s*$/, '')}`, { line, column });
+  }
+  const duplicate = firstDuplicateKey(doc);
+  if (duplicate) {
+    const { line, col: column } = lineCounter.linePos(duplicate.range?.[0] ?? 0);
+    throw badRequest('invalid_yaml', `config_yaml line ${line}, column ${column}: Map keys must be unique (${JSON.stringify(String(duplicate.value))} appears twice)`, { line, column });
   }
   if (doc.contents !== null && !isMap(doc.contents)) {
     throw badRequest('invalid_config', 'config_yaml must be a mapping of keys to values at the top level', { line: 1, column: 1 });
@@ -34,6 +41,27 @@ export function splitConfigYaml(text: string): SplitConfig {
     accelerate_config_json: asBlock(accelerate, 'accelerate'),
     launch_config: asBlock(launch, 'launch'),
   };
+}
+
+/** Keys that would collide once the config is JSON (so `1` and `"1"` count as the same key); one Set per mapping. */
+function firstDuplicateKey(doc: Document): Scalar | undefined {
+  let duplicate: Scalar | undefined;
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<string>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        const name = String(key.value);
+        if (seen.has(name)) {
+          duplicate = key;
+          return visit.BREAK;
+        }
+        seen.add(name);
+      }
+      return undefined;
+    },
+  });
+  return duplicate;
 }
 
 function asBlock(value: unknown, key: string): Record<string, unknown> {
