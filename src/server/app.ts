@@ -3,6 +3,11 @@ import swaggerUi from '@fastify/swagger-ui';
 import pino from 'pino';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { adminRoutes } from './admin/admin-routes.ts';
+import { assetRoutes } from './assets/asset-routes.ts';
+import { searchRoutes } from './search/search-routes.ts';
+import { LocalStorage } from './storage/local-storage.ts';
+import { localStorageRoutes } from './storage/local-storage-routes.ts';
+import type { ObjectStorage } from './storage/object-storage.ts';
 import { apiKeyRoutes } from './api-keys/api-key-routes.ts';
 import { installAuth } from './auth/auth-plugin.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
@@ -10,7 +15,7 @@ import type { ServiceConfig } from './config.ts';
 import type { Db } from './db/database.ts';
 import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { meRoutes } from './organizations/me-routes.ts';
@@ -21,12 +26,13 @@ import { variationRoutes } from './variations/variation-routes.ts';
 export interface AppDeps {
   config: ServiceConfig;
   db: Db;
+  storage: ObjectStorage;
   /** pino options or an instance; tests pass `false` or a capturing stream. */
   logger?: FastifyServerOptions['logger'];
 }
 
 /** Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to serve it. */
-export async function buildApp({ config, db, logger }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, db, storage, logger }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
@@ -45,6 +51,7 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<Fastify
     bodyLimit: config.bodyLimitBytes,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: handleFrameworkError,
   });
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
@@ -84,5 +91,8 @@ export async function buildApp({ config, db, logger }: AppDeps): Promise<Fastify
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));
   await app.register(adminRoutes(db, config));
+  await app.register(assetRoutes({ db, storage, config }));
+  await app.register(searchRoutes(db, config.searchEnabled));
+  if (storage instanceof LocalStorage) await app.register(localStorageRoutes(storage));
   return app;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { storageConfig, type StorageConfig } from './storage/storage-config.ts';
 
 /** Everything the service reads from its environment, validated once at start and frozen. */
 export interface ServiceConfig {
@@ -18,6 +19,12 @@ export interface ServiceConfig {
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
   readonly workerKeyGraceMs: number;
   readonly jwt: JwtConfig | undefined;
+  /** The service's own base URL as clients reach it; local-storage upload URLs point here. */
+  readonly publicUrl: string;
+  readonly searchEnabled: boolean;
+  /** Largest inline asset (reports, environment snapshots); larger content goes through presigned uploads. */
+  readonly inlineMaxBytes: number;
+  readonly storage: StorageConfig;
 }
 
 export interface JwtConfig {
@@ -47,6 +54,9 @@ export const SETTINGS = [
   ['ASSAY_WATCHDOG_TIMEOUT_S', '900', 'A running run silent this long fails with reason heartbeat_timeout'],
   ['ASSAY_WATCHDOG_INTERVAL_S', '30', 'How often the watchdog looks'],
   ['ASSAY_WORKER_KEY_GRACE_S', '3600', 'How long a worker key outlives the end of its run'],
+  ['ASSAY_PUBLIC_URL', 'http://<host>:<port>', 'Base URL clients use to reach the service (local-storage upload URLs point here)'],
+  ['ASSAY_SEARCH', 'on', 'Full-text search: on, or off (then GET /search answers 503)'],
+  ['ASSAY_INLINE_MAX_BYTES', '262144', 'Largest inline asset content'],
   ['ASSAY_JWT_ISSUER', '(unset: JWT login off)', 'Expected `iss` of identity-provider access tokens'],
   ['ASSAY_JWT_AUDIENCE', '(required with the issuer)', 'Expected `aud`'],
   ['ASSAY_JWT_JWKS_URL', '', 'JWKS URL of the identity provider (or ASSAY_JWT_JWKS_FILE)'],
@@ -74,6 +84,14 @@ function seconds(env: Env, name: string, fallbackSeconds: number): number {
   return Math.round(value * 1000);
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+  if (['off', 'false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(raw)}`);
+}
+
 function text(env: Env, name: string): string | undefined {
   const raw = env[name]?.trim();
   return raw === undefined || raw === '' ? undefined : raw;
@@ -97,7 +115,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
-  const config: ServiceConfig = {
+  const config: { -readonly [K in keyof ServiceConfig]: ServiceConfig[K] } = {
     host: text(env, 'ASSAY_HOST') ?? '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl,
@@ -111,8 +129,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     watchdogIntervalMs: seconds(env, 'ASSAY_WATCHDOG_INTERVAL_S', 30),
     workerKeyGraceMs: seconds(env, 'ASSAY_WORKER_KEY_GRACE_S', 3600),
     jwt: jwtConfig(env),
+    publicUrl: '',
+    storage: undefined as never,
+    searchEnabled: flag(env, 'ASSAY_SEARCH', true),
+    inlineMaxBytes: integer(env, 'ASSAY_INLINE_MAX_BYTES', 256 * 1024, 0),
     ...overrides,
   };
+  const publicUrl = text(env, 'ASSAY_PUBLIC_URL') ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
+  if (!/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError('ASSAY_PUBLIC_URL must be an http(s) URL');
+  config.publicUrl = overrides.publicUrl ?? publicUrl.replace(/\/+$/, '');
+  config.storage = overrides.storage ?? storageConfig(env, { dataDir: config.dataDir, publicUrl: config.publicUrl });
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {
     throw new ConfigError(`ASSAY_LOG_LEVEL must be one of ${levels.join(', ')}, got ${JSON.stringify(config.logLevel)}`);

@@ -5,6 +5,7 @@ import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
+import { createObjectStorage } from './storage/create-storage.ts';
 
 export interface Service {
   app: FastifyInstance;
@@ -23,7 +24,8 @@ export async function createService(config: ServiceConfig, opts: { logger?: AppD
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
   await migrate(db);
   const bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays);
-  const app = await buildApp({ config, db, logger: opts.logger });
+  const storage = await createObjectStorage(config.storage);
+  const app = await buildApp({ config, db, storage, logger: opts.logger });
   const watchdog = startWatchdog(db, { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs }, app.log);
   return {
     app,
@@ -33,6 +35,7 @@ export async function createService(config: ServiceConfig, opts: { logger?: AppD
     async close() {
       watchdog.stop();
       await app.close();
+      await storage.close();
       await db.close();
     },
   };

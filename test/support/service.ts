@@ -4,7 +4,9 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/server/config.ts';
 import { createService, type Service } from '../../src/server/service.ts';
+import { freePort } from './free-port.ts';
 import { createTestDatabase } from './postgres.ts';
+import { startSeaweedFs, type SeaweedFs } from './seaweedfs.ts';
 
 export interface Reply<T = any> {
   status: number;
@@ -19,12 +21,15 @@ export interface Api {
     get<T = any>(url: string): Promise<Reply<T>>;
     post<T = any>(url: string, body?: unknown): Promise<Reply<T>>;
     patch<T = any>(url: string, body?: unknown): Promise<Reply<T>>;
+    put<T = any>(url: string, body?: unknown): Promise<Reply<T>>;
     delete<T = any>(url: string): Promise<Reply<T>>;
   };
 }
 
 export interface TestService extends Api {
   service: Service;
+  /** Base URL when started with `listen: true` (presigned local-storage URLs point here). */
+  url: string | undefined;
   adminKey: string;
   /** The PostgreSQL database of this service (undefined on PGlite); a replica shares it. */
   databaseUrl: string | undefined;
@@ -43,12 +48,31 @@ let userCounter = 0;
  * `{ replicaOf }` starts a second service instance on the same PostgreSQL database (its own app and auth
  * cache, the primary's admin key); closing a replica leaves the database to the primary.
  */
-export async function startTestService(opts: { pglite?: boolean; env?: Record<string, string>; replicaOf?: TestService } = {}): Promise<TestService> {
+export async function startTestService(
+  opts: { pglite?: boolean; env?: Record<string, string>; replicaOf?: TestService; listen?: boolean; storage?: 'local' | 's3' } = {},
+): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-test-'));
   if (opts.replicaOf && !opts.replicaOf.databaseUrl) throw new Error('a replica needs a primary on PostgreSQL');
   const database = opts.pglite || opts.replicaOf ? undefined : await createTestDatabase();
   const databaseUrl = opts.replicaOf?.databaseUrl ?? database?.url;
-  const config = loadConfig({ ASSAY_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ASSAY_LOG_LEVEL: 'info', ...opts.env });
+  // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a real port.
+  const seaweed: SeaweedFs | undefined = opts.storage === 's3' ? await startSeaweedFs() : undefined;
+  const port = opts.listen || opts.storage ? await freePort() : undefined;
+  const env: Record<string, string> = { ASSAY_DATA_DIR: dataDir, ASSAY_LOG_LEVEL: 'info' };
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  if (port) Object.assign(env, { PORT: String(port), ASSAY_PUBLIC_URL: `http://127.0.0.1:${port}` });
+  if (seaweed) {
+    Object.assign(env, {
+      ASSAY_STORAGE: 's3',
+      S3_BUCKET: seaweed.bucket,
+      S3_REGION: seaweed.region,
+      S3_ENDPOINT: seaweed.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ACCESS_KEY_ID: seaweed.accessKeyId,
+      S3_SECRET_ACCESS_KEY: seaweed.secretAccessKey,
+    });
+  }
+  const config = loadConfig({ ...env, ...opts.env });
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, done) {
@@ -60,9 +84,11 @@ export async function startTestService(opts: { pglite?: boolean; env?: Record<st
   const adminKey = opts.replicaOf?.adminKey ?? service.bootstrapKey;
   if (!adminKey) throw new Error('a fresh database must yield a bootstrap admin key');
   const api = apiFor(service);
+  if (port) await service.app.listen({ host: '127.0.0.1', port });
   return {
     ...api,
     service,
+    url: port ? `http://127.0.0.1:${port}` : undefined,
     adminKey,
     databaseUrl,
     logs,
@@ -73,6 +99,7 @@ export async function startTestService(opts: { pglite?: boolean; env?: Record<st
     },
     async close() {
       await service.close();
+      await seaweed?.stop();
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -103,6 +130,7 @@ function apiFor(service: Service): Api {
       get: (url) => request('GET', url, { key }),
       post: (url, body) => request('POST', url, { key, body }),
       patch: (url, body) => request('PATCH', url, { key, body }),
+      put: (url, body) => request('PUT', url, { key, body }),
       delete: (url) => request('DELETE', url, { key }),
     }),
   };

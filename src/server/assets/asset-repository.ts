@@ -1,0 +1,108 @@
+import type { Principal } from '../auth/principal.ts';
+import type { Queryable, Tx } from '../db/database.ts';
+import { experimentVisible } from '../organizations/tenancy.ts';
+
+export interface ComponentRow {
+  name: string;
+  size: number;
+  content_type: string;
+  sha256: string | null;
+  storage_key: string;
+  upload_id: string | null;
+  part_size: number | null;
+}
+
+export interface AssetRow {
+  id: string;
+  organization_id: string | null;
+  owner_user_id: string;
+  experiment_id: string | null;
+  run_id: string | null;
+  kind: string;
+  name: string;
+  state: 'pending' | 'ready';
+  metadata: Record<string, unknown>;
+  inline: boolean;
+  created_at: Date;
+  finalized_at: Date | null;
+  components: ComponentRow[];
+}
+
+const COLUMNS = `a.id, a.organization_id, a.owner_user_id, a.experiment_id, a.run_id, a.kind, a.name, a.state, a.metadata,
+  a.inline, a.created_at, a.finalized_at,
+  COALESCE((SELECT json_agg(json_build_object('name', c.name, 'size', c.size::float8, 'content_type', c.content_type,
+      'sha256', c.sha256, 'storage_key', c.storage_key, 'upload_id', c.upload_id, 'part_size', c.part_size::float8) ORDER BY c.name)
+    FROM asset_components c WHERE c.asset_id = a.id), '[]'::json) AS components`;
+
+/** Assets the caller may see: the tenancy rule of experiments, and for a worker key only its own run's assets. */
+export function assetVisible(alias: string, userParam: string, runParam: string): string {
+  return `${experimentVisible(alias, userParam)} AND (${runParam}::uuid IS NULL OR ${alias}.run_id = ${runParam}::uuid)`;
+}
+
+export async function insertAsset(
+  tx: Tx,
+  a: { id: string; organizationId: string | null; ownerUserId: string; experimentId: string | null; runId: string | null; kind: string; name: string; metadata: object; inline: boolean },
+  components: Array<Omit<ComponentRow, 'upload_id' | 'part_size'> & { part_size: number | null }>,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO assets (id, organization_id, owner_user_id, experiment_id, run_id, kind, name, metadata, inline)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [a.id, a.organizationId, a.ownerUserId, a.experimentId, a.runId, a.kind, a.name, a.metadata, a.inline],
+  );
+  for (const c of components) {
+    await tx.query(
+      `INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key, part_size) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [a.id, c.name, c.size, c.content_type, c.sha256, c.storage_key, c.part_size],
+    );
+  }
+}
+
+/** Records a started multipart upload; the store may have chosen a larger part size than asked for. */
+export async function setUploadId(db: Queryable, assetId: string, name: string, uploadId: string, partSize: number): Promise<void> {
+  await db.query('UPDATE asset_components SET upload_id = $3, part_size = $4 WHERE asset_id = $1 AND name = $2', [assetId, name, uploadId, partSize]);
+}
+
+export async function findAsset(db: Queryable, principal: Principal, id: string): Promise<AssetRow | undefined> {
+  const rows = await db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets a WHERE a.id = $2 AND ${assetVisible('a', '$1', '$3')}`, [principal.userId, id, principal.runId]);
+  return rows[0];
+}
+
+/** Marks a pending asset ready, indexing it for search when searchable; false when another finalize got there first. */
+export async function markReady(db: Queryable, id: string, searchText: string | null, searchable: boolean): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE assets SET state = 'ready', finalized_at = now(), search_text = $2,
+            search_vector = CASE WHEN $3 THEN
+              setweight(to_tsvector('english', name), 'A') ||
+              setweight(jsonb_to_tsvector('english', metadata, '["string"]'), 'B') ||
+              setweight(to_tsvector('english', COALESCE($2, '')), 'C') END
+      WHERE id = $1 AND state = 'pending' RETURNING id`,
+    [id, searchText, searchable],
+  );
+  return rows.length > 0;
+}
+
+export async function listAssets(
+  db: Queryable,
+  principal: Principal,
+  f: { experimentId?: string; runId?: string; kind?: string; state?: string; afterId?: string; limit: number },
+): Promise<AssetRow[]> {
+  const params: unknown[] = [principal.userId, principal.runId, f.limit];
+  const where = [assetVisible('a', '$1', '$2')];
+  if (f.experimentId) where.push(`a.experiment_id = $${params.push(f.experimentId)}`);
+  if (f.runId) where.push(`a.run_id = $${params.push(f.runId)}`);
+  if (f.kind) where.push(`a.kind = $${params.push(f.kind)}`);
+  if (f.state) where.push(`a.state = $${params.push(f.state)}`);
+  if (f.afterId) where.push(`(a.created_at, a.id) < (SELECT c.created_at, c.id FROM assets c WHERE c.id = $${params.push(f.afterId)})`);
+  return db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets a WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT $3`, params);
+}
+
+/** The newest ready checkpoint among all runs of a variation. */
+export async function newestCheckpoint(db: Queryable, experimentId: string, n: number): Promise<AssetRow | undefined> {
+  const rows = await db.query<AssetRow>(
+    `SELECT ${COLUMNS} FROM assets a JOIN runs r ON r.id = a.run_id
+      WHERE r.experiment_id = $1 AND r.n = $2 AND a.kind = 'checkpoint' AND a.state = 'ready'
+      ORDER BY a.finalized_at DESC, a.id DESC LIMIT 1`,
+    [experimentId, n],
+  );
+  return rows[0];
+}

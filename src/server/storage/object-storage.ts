@@ -1,0 +1,58 @@
+import { AppError } from '../http/errors.ts';
+
+/** One HTTP request a client makes straight to the store: send exactly these headers (and, for a PUT, exactly the declared bytes). */
+export interface PresignedRequest {
+  method: 'PUT' | 'GET';
+  url: string;
+  headers: Record<string, string>;
+  expires_at: string;
+}
+
+/** A multipart upload: `part_size` may be larger than asked for (a store takes at most 10,000 parts), so keep the returned one. */
+export interface MultipartUpload {
+  upload_id: string;
+  part_size: number;
+  parts: Array<{ part_number: number; size: number } & PresignedRequest>;
+}
+
+export interface StoredObject {
+  size: number;
+}
+
+/** Where component bytes live; keys are `assets/<uuid>/<component name>`, made by the caller and checked by `assertValidKey`. */
+export interface ObjectStorage {
+  readonly kind: 'local' | 's3';
+  presignPut(key: string, o: { size: number; contentType: string; expiresInS: number }): Promise<PresignedRequest>;
+  startMultipart(key: string, o: { size: number; contentType: string; partSize: number; expiresInS: number }): Promise<MultipartUpload>;
+  /** Fresh URLs for parts of an upload in progress (a resumed client whose URLs expired). */
+  presignParts(key: string, uploadId: string, o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number }): Promise<MultipartUpload['parts']>;
+  /** Completes from the parts the store holds (the client reports no ETags); throws StorageError('incomplete_upload') naming missing parts. Idempotent once complete. */
+  completeMultipart(key: string, uploadId: string, o: { size: number; partSize: number }): Promise<void>;
+  head(key: string): Promise<StoredObject | undefined>;
+  /** Streams the object through SHA-256 (hex); for finalize's checksum check. Throws StorageError('not_found'). */
+  sha256(key: string): Promise<string>;
+  presignGet(key: string, o: { expiresInS: number; filename?: string }): Promise<PresignedRequest>;
+  /** Plain streaming read/write for small server-side objects (inline assets). */
+  putObject(key: string, body: Buffer, contentType: string): Promise<void>;
+  /** Throws StorageError('not_found') before returning when the object is missing. */
+  getObject(key: string): Promise<NodeJS.ReadableStream>;
+  /** Releases connections (the S3 client's sockets); for the service's shutdown. */
+  close(): Promise<void>;
+}
+
+export type StorageErrorCode = 'invalid_key' | 'invalid_argument' | 'incomplete_upload' | 'not_found';
+
+const STATUS: Record<StorageErrorCode, number> = { invalid_key: 400, invalid_argument: 400, incomplete_upload: 409, not_found: 404 };
+
+/**
+ * A storage failure the caller can act on. It is an AppError, so one left uncaught still answers with a
+ * sensible status; `incomplete_upload` carries `details: { missing_parts, wrong_size_parts }`.
+ */
+export class StorageError extends AppError {
+  override name = 'StorageError';
+  declare readonly code: StorageErrorCode;
+
+  constructor(code: StorageErrorCode, message: string, details?: unknown) {
+    super(STATUS[code], code, message, details);
+  }
+}

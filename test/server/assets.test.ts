@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { committedExperiment, createExperiment, runningRun } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { uploadComponents } from '../support/uploads.ts';
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+for (const backend of ['local', 's3'] as const) {
+  describe(`assets on the ${backend} backend`, () => {
+    let t: TestService;
+    let key: string;
+    before(async () => {
+      t = await startTestService({ storage: backend });
+      key = (await t.createUser()).key;
+    });
+    after(() => t.close());
+
+    it('uploads in three steps: presign, PUT each component, finalize; sizes 0, 1 byte and 50 MiB', async () => {
+      const e = await createExperiment(t, key);
+      const files = { empty: Buffer.alloc(0), one: Buffer.from('x'), big: randomBytes(50 * 1024 * 1024) };
+      const created = await t.as(key).post('/assets', {
+        presign: true,
+        kind: 'output',
+        name: 'three sizes',
+        experiment_id: e.id,
+        components: Object.entries(files).map(([name, b]) => ({ name, size: b.length, sha256: sha(b), content_type: 'application/octet-stream' })),
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.equal(created.body.state, 'pending');
+      assert.deepEqual(Object.keys(created.body.uploads).sort(), ['big', 'empty', 'one']);
+      await uploadComponents(created.body.uploads, files);
+      const ready = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.equal(ready.status, 200, JSON.stringify(ready.body));
+      assert.equal(ready.body.state, 'ready');
+      assert.notEqual(ready.body.finalized_at, null);
+      const download = await t.as(key).get(`/assets/${created.body.id}/download`);
+      for (const [name, bytes] of Object.entries(files)) {
+        const got = Buffer.from(await (await fetch(download.body.components[name].url, { headers: download.body.components[name].headers })).arrayBuffer());
+        assert.equal(sha(got), sha(bytes), `${name} comes back as uploaded`);
+      }
+      // Finalize twice: the same answer, nothing changed.
+      const again = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.deepEqual(again.body, ready.body);
+    });
+
+    it('handles many components in one asset', async () => {
+      const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`shard-${String(i).padStart(3, '0')}.bin`, randomBytes(1000 + i)]));
+      const created = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'shards', components: Object.entries(files).map(([name, b]) => ({ name, size: b.length })) });
+      assert.equal(created.status, 201);
+      await uploadComponents(created.body.uploads, files);
+      const ready = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.equal(ready.body.state, 'ready');
+      assert.equal(Object.keys(ready.body.components).length, 40);
+    });
+
+    it('refuses finalize with a missing, short or corrupted component (409 naming it) and stays pending', async () => {
+      const good = Buffer.from('good bytes');
+      const created = await t.as(key).post('/assets', {
+        presign: true,
+        kind: 'output',
+        name: 'broken',
+        components: [
+          { name: 'a', size: good.length, sha256: sha(good) },
+          { name: 'b', size: 5 },
+        ],
+      });
+      const missing = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.equal(missing.status, 409);
+      assert.equal(missing.body.error.code, 'component_missing');
+      assert.equal(missing.body.error.details.component, 'a');
+      await uploadComponents(created.body.uploads, { a: good, b: Buffer.from('12345') });
+      // Corrupt `a` by re-uploading other bytes of the same size through a fresh URL.
+      const fresh = await t.as(key).post(`/assets/${created.body.id}/presign`, { components: ['a'] });
+      await uploadComponents(fresh.body.uploads, { a: Buffer.from('evil bytes') });
+      const corrupted = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.equal(corrupted.status, 409);
+      assert.equal(corrupted.body.error.code, 'component_checksum_mismatch');
+      assert.equal((await t.as(key).get(`/assets/${created.body.id}`)).body.state, 'pending');
+      await uploadComponents((await t.as(key).post(`/assets/${created.body.id}/presign`, { components: ['a'] })).body.uploads, { a: good });
+      assert.equal((await t.as(key).put(`/assets/${created.body.id}/finalize`)).body.state, 'ready');
+    });
+
+    it('refuses a body of another size than declared, at the store', async () => {
+      const created = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'sized', components: [{ name: 'f', size: 10 }] });
+      const target = created.body.uploads.f;
+      const res = await fetch(target.url, { method: 'PUT', headers: { ...target.headers, 'content-length': '11' }, body: Buffer.alloc(11) });
+      assert.ok(res.status >= 400 && res.status < 500, `status ${res.status}`);
+      const finalize = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.equal(finalize.status, 409);
+    });
+
+    it('keeps ready assets immutable: no new upload URLs (409)', async () => {
+      const created = await t.as(key).post('/assets', { kind: 'report', name: 'notes', content: '# Notes' });
+      const res = await t.as(key).post(`/assets/${created.body.id}/presign`, {});
+      assert.equal(res.status, 409);
+      assert.equal(res.body.error.code, 'asset_ready');
+    });
+
+    it('finalizes inline assets at once and refuses them over the inline cap (400)', async () => {
+      const e = await committedExperiment(t, key);
+      const run = await runningRun(t, key, e.id);
+      const env = await t.as(key).post('/assets', { kind: 'environment', name: 'env', content_json: { os: 'linux', gpus: [] }, run: { experiment_id: e.id, n: 1, r: run.r } });
+      assert.equal(env.status, 201);
+      assert.equal(env.body.state, 'ready');
+      assert.equal(env.body.run_id, run.id);
+      assert.equal(env.body.components.content.content_type, 'application/json');
+      const d = await t.as(key).get(`/assets/${env.body.id}/download`);
+      assert.deepEqual(await (await fetch(d.body.components.content.url)).json(), { os: 'linux', gpus: [] });
+      const big = await t.as(key).post('/assets', { kind: 'report', name: 'too big', content: 'x'.repeat(300 * 1024) });
+      assert.equal(big.status, 400);
+      assert.equal(big.body.error.code, 'inline_too_large');
+    });
+
+    it('lists by experiment, run and kind, and serves the newest checkpoint of a variation', async () => {
+      const e = await committedExperiment(t, key);
+      const first = await runningRun(t, key, e.id);
+      const second = await runningRun(t, key, e.id);
+      assert.equal((await t.as(key).get(`${second.path}/checkpoint`)).status, 404);
+      const checkpoint = async (r: number, body: string) => {
+        const c = await t.as(key).post('/assets', { presign: true, kind: 'checkpoint', name: `step ${body}`, run: { experiment_id: e.id, n: 1, r }, components: [{ name: 'model.pt', size: body.length }] });
+        await uploadComponents(c.body.uploads, { 'model.pt': Buffer.from(body) });
+        await t.as(key).put(`/assets/${c.body.id}/finalize`);
+        return c.body.id as string;
+      };
+      await checkpoint(first.r, 'step-100');
+      const newest = await checkpoint(first.r, 'step-200');
+      const got = await t.as(key).get(`${second.path}/checkpoint`);
+      assert.equal(got.status, 200);
+      assert.equal(got.body.asset.id, newest);
+      assert.equal(await (await fetch(got.body.download.components['model.pt'].url)).text(), 'step-200');
+      const byRun = await t.as(key).get(`/assets?experiment_id=${e.id}&n=1&r=${first.r}`);
+      assert.equal(byRun.body.items.length, 2);
+      assert.equal((await t.as(key).get(`/assets?experiment_id=${e.id}&kind=report`)).body.items.length, 0);
+    });
+  });
+}
