@@ -73,6 +73,36 @@ export class APITimeoutError extends APIConnectionError {
   }
 }
 
+/** One upload that did not complete: its local id in the recovery store, its asset once created, and why. */
+export interface UploadFailure {
+  readonly uploadId: string;
+  readonly assetId: string | undefined;
+  readonly cause: unknown;
+}
+
+/**
+ * One or more uploads failed (a PUT answered non-2xx, a file changed or vanished since it was registered, an
+ * API call failed). Each stays in the recovery store, resumable with `client.resumeUploads()`.
+ */
+export class UploadError extends ServiceError {
+  readonly failures: readonly UploadFailure[];
+
+  constructor(failures: readonly UploadFailure[], message?: string) {
+    const why = failures.map((f) => `upload ${f.uploadId}${f.assetId ? ` (asset ${f.assetId})` : ''}: ${causeText(f.cause)}`);
+    super(message ?? `${failures.length} upload(s) failed; ${why.join('; ')}`, { cause: failures.length === 1 ? failures[0]!.cause : undefined });
+    this.failures = failures;
+  }
+
+  /** Local ids of the failed uploads, as `client.resumeUploads()` lists them. */
+  get uploadIds(): string[] {
+    return this.failures.map((f) => f.uploadId);
+  }
+}
+
+function causeText(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
 type APIErrorClass = new (...args: ConstructorParameters<typeof APIError>) => APIError;
 
 const CLASS_BY_STATUS: Readonly<Record<number, APIErrorClass>> = {

@@ -1,0 +1,66 @@
+import { APIConnectionError, APITimeoutError, fromResponse } from './errors.ts';
+
+export interface TransportOptions {
+  serverUrl: string;
+  apiKey: string;
+  /** Seconds. */
+  timeout: number;
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Overrides the per-request timeout, in seconds. */
+  timeout?: number;
+}
+
+/**
+ * One HTTP exchange per call: bearer auth, JSON in and out, the per-request timeout, and every non-2xx mapped
+ * to its typed error. No retries and no backoff (SPEC.md §8): callers decide what to repeat.
+ */
+export class Transport {
+  readonly serverUrl: string;
+  readonly #apiKey: string;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: TransportOptions) {
+    this.serverUrl = options.serverUrl.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#timeoutMs = options.timeout * 1000;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const url = `${this.serverUrl}${path}`;
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    const timeoutMs = options.timeout !== undefined ? options.timeout * 1000 : this.#timeoutMs;
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#fetch(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      text = await response.text();
+    } catch (error) {
+      if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+        throw new APITimeoutError({ message: `${method} ${path}: no answer within ${timeoutMs / 1000} s`, cause: error });
+      }
+      const reason = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new APIConnectionError({ message: `${method} ${path}: cannot reach ${this.serverUrl} (${reason?.code ?? reason?.message ?? (error as Error).message})`, cause: error });
+    }
+    if (!response.ok) throw fromResponse(response.status, text, response.headers);
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  post<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('POST', path, { body });
+  }
+}

@@ -1,0 +1,136 @@
+import type { OrganizationChoice, OrganizationDefault } from '../core/organization.ts';
+import { path, query } from '../core/path.ts';
+import type { Transport } from '../core/transport.ts';
+import type { Page } from './experiments.ts';
+
+export interface ComponentInfo {
+  size: number;
+  content_type: string;
+  sha256: string | null;
+}
+
+export interface AssetData {
+  id: string;
+  kind: string;
+  name: string;
+  state: 'pending' | 'ready';
+  inline: boolean;
+  components: Record<string, ComponentInfo>;
+  metadata: Record<string, unknown>;
+  experiment_id: string | null;
+  run_id: string | null;
+  organization_id: string | null;
+  created_at: string;
+  finalized_at: string | null;
+}
+
+export interface PresignedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  expires_at: string;
+}
+
+export interface MultipartTarget {
+  multipart: true;
+  upload_id: string;
+  part_size: number;
+  parts: Array<PresignedRequest & { part_number: number; size: number }>;
+}
+
+export type UploadTarget = PresignedRequest | MultipartTarget;
+
+export interface PresignedAsset extends AssetData {
+  /** Where to PUT each component's bytes, keyed by component name. */
+  uploads: Record<string, UploadTarget>;
+}
+
+export interface DownloadData {
+  asset_id: string;
+  components: Record<string, ComponentInfo & PresignedRequest>;
+}
+
+export interface RunRef {
+  experimentId: string;
+  n: number;
+  r: number;
+}
+
+export interface AssetLinks {
+  kind: string;
+  name: string;
+  metadata?: Record<string, unknown>;
+  experimentId?: string;
+  run?: RunRef;
+  organizationId?: OrganizationChoice;
+}
+
+export interface ComponentDeclaration {
+  name: string;
+  size: number;
+  contentType?: string;
+  sha256?: string;
+}
+
+/** The assets namespace: records whose bytes live in object storage, uploaded through presigned URLs. */
+export class Assets {
+  readonly #t: Transport;
+  readonly #org: OrganizationDefault;
+
+  constructor(transport: Transport, organization: OrganizationDefault) {
+    this.#t = transport;
+    this.#org = organization;
+  }
+
+  async #links(links: AssetLinks) {
+    const linked = links.run !== undefined || links.experimentId !== undefined;
+    return {
+      kind: links.kind,
+      name: links.name,
+      metadata: links.metadata,
+      experiment_id: links.experimentId,
+      run: links.run && { experiment_id: links.run.experimentId, n: links.run.n, r: links.run.r },
+      // A linked asset lives where its experiment lives; the scope matters only for unlinked ones.
+      organization_id: linked ? undefined : await this.#org.forCall(links.organizationId),
+    };
+  }
+
+  /** Step 1 of an upload: declares the components and answers presigned upload targets keyed by name. */
+  async createPresigned(links: AssetLinks & { components: ComponentDeclaration[] }): Promise<PresignedAsset> {
+    const components = links.components.map((c) => ({ name: c.name, size: c.size, content_type: c.contentType, sha256: c.sha256 }));
+    return this.#t.post('/assets', { ...(await this.#links(links)), presign: true, components });
+  }
+
+  /** A small asset (report, environment snapshot) with inline content; the server finalizes it at once. */
+  async createInline(links: AssetLinks & ({ content: string; contentType?: string } | { contentJson: Record<string, unknown> })): Promise<AssetData> {
+    const body = 'contentJson' in links ? { content_json: links.contentJson } : { content: links.content, content_type: links.contentType };
+    return this.#t.post('/assets', { ...(await this.#links(links)), ...body });
+  }
+
+  /** Fresh upload targets for a pending asset whose earlier URLs expired. */
+  presign(id: string, components?: string[]): Promise<PresignedAsset> {
+    return this.#t.post(path`/assets/${id}/presign`, { components });
+  }
+
+  /** Step 3: the server checks every component is stored as declared; the asset becomes ready and immutable. */
+  finalize(id: string): Promise<AssetData> {
+    return this.#t.request('PUT', path`/assets/${id}/finalize`);
+  }
+
+  get(id: string): Promise<AssetData> {
+    return this.#t.get(path`/assets/${id}`);
+  }
+
+  /** Presigned download URLs of a ready asset. */
+  download(id: string): Promise<DownloadData> {
+    return this.#t.get(path`/assets/${id}/download`);
+  }
+
+  /** Assets by experiment, run, kind or state, newest first. */
+  list(params: { experimentId?: string; run?: RunRef; kind?: string; state?: 'pending' | 'ready'; limit?: number; cursor?: string } = {}): Promise<Page<AssetData>> {
+    const run = params.run;
+    return this.#t.get(
+      `/assets${query({ experiment_id: run?.experimentId ?? params.experimentId, n: run?.n, r: run?.r, kind: params.kind, state: params.state, limit: params.limit, cursor: params.cursor })}`,
+    );
+  }
+}

@@ -1,0 +1,122 @@
+import type { OrganizationDefault, OrganizationChoice } from '../core/organization.ts';
+import { path, query } from '../core/path.ts';
+import type { Transport } from '../core/transport.ts';
+
+export type ExperimentState = 'draft' | 'committed' | 'concluded' | 'retracted';
+
+export interface ExperimentData {
+  id: string;
+  name: string;
+  description: string;
+  hypothesis: string;
+  state: ExperimentState;
+  organization_id: string | null;
+  owner_user_id: string;
+  parent_ids: string[];
+  created_at: string;
+  updated_at: string;
+  committed_at: string | null;
+  concluded_at: string | null;
+  retracted_at: string | null;
+  retraction_reason: string | null;
+}
+
+export interface ExperimentDetail extends ExperimentData {
+  variations: Array<{ n: number; name: string; created_at: string }>;
+  run_counts: { pending: number; running: number; succeeded: number; failed: number };
+  parents: Array<{ id: string; name: string; state: ExperimentState }>;
+  children: Array<{ id: string; name: string; state: ExperimentState }>;
+}
+
+export interface LineageResponse {
+  root_id: string;
+  direction: string;
+  depth: number;
+  nodes: Array<{ id: string; name: string; state: ExperimentState; relation: 'self' | 'ancestor' | 'descendant'; depth: number }>;
+  edges: Array<{ parent_id: string; child_id: string }>;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface CreateExperimentParams {
+  name: string;
+  description?: string;
+  hypothesis?: string;
+  parentIds?: string[];
+  /** An organization id, or PERSONAL; defaults to the client's organization. */
+  organizationId?: OrganizationChoice;
+}
+
+export interface ListExperimentsParams {
+  state?: ExperimentState;
+  q?: string;
+  limit?: number;
+  cursor?: string;
+  organizationId?: OrganizationChoice;
+}
+
+/** The experiments namespace: create, read, edit and move experiments through their states. */
+export class Experiments {
+  readonly #t: Transport;
+  readonly #org: OrganizationDefault;
+
+  constructor(transport: Transport, organization: OrganizationDefault) {
+    this.#t = transport;
+    this.#org = organization;
+  }
+
+  /** Creates a draft experiment. */
+  async create(params: CreateExperimentParams): Promise<ExperimentData> {
+    const organization_id = await this.#org.forCall(params.organizationId);
+    return this.#t.post('/experiments', { name: params.name, description: params.description, hypothesis: params.hypothesis, parent_ids: params.parentIds, organization_id });
+  }
+
+  /** One page of experiments of a scope, newest first; pass `next_cursor` back as `cursor` for the next. */
+  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentData>> {
+    const organization_id = await this.#org.forCall(params.organizationId);
+    return this.#t.get(`/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`);
+  }
+
+  /** Every experiment of a scope, page by page. */
+  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentData> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.list({ ...params, cursor });
+      yield* page.items;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** The experiment detail: variations, run counts by state, parents and children. */
+  get(id: string): Promise<ExperimentDetail> {
+    return this.#t.get(path`/experiments/${id}`);
+  }
+
+  /** Edits a draft. */
+  update(id: string, changes: { name?: string; description?: string; hypothesis?: string }): Promise<ExperimentData> {
+    return this.#t.request('PATCH', path`/experiments/${id}`, { body: changes });
+  }
+
+  /** draft → committed: variations freeze, runs become possible. */
+  commit(id: string): Promise<ExperimentData> {
+    return this.#t.post(path`/experiments/${id}/commit`);
+  }
+
+  /** committed → concluded: no new runs. */
+  conclude(id: string): Promise<ExperimentData> {
+    return this.#t.post(path`/experiments/${id}/conclude`);
+  }
+
+  /** committed | concluded → retracted, with the reason. */
+  retract(id: string, reason: string): Promise<ExperimentData> {
+    return this.#t.post(path`/experiments/${id}/retract`, { reason });
+  }
+
+  /** Walks ancestors and/or descendants to a depth. */
+  lineage(id: string, params: { direction?: 'ancestors' | 'descendants' | 'both'; depth?: number } = {}): Promise<LineageResponse> {
+    return this.#t.get(path`/experiments/${id}/lineage` + query(params));
+  }
+}
