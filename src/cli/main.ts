@@ -1,32 +1,79 @@
+// The `assay` command: a thin dispatcher. Each command group lives in its own module, loaded on demand.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../server/config.ts';
+import { dispatch, printUsage } from './command-args.ts';
+import { reportError } from './output.ts';
 
-const USAGE = `usage: assay <command>
+const USAGE = `usage: assay <command> [--help]
 
-commands:
-  server                         run the service (embedded PGlite unless DATABASE_URL is set)
-  admin create-user --email E    create a user and print their first API key
-        [--name N] [--admin] [--server-url URL]   (uses SERVICE_API_KEY: an admin key)
+researchers:
+  auth login | status          store a key and a default organization; show the resolved settings
+  experiments …                list, show, create (from YAML), commit, conclude, retract
+  variations …                 list, show, create (from YAML)
+  runs …                       list, show, create, cancel
+  assets …                     upload, download, show, list
+  search QUERY…                full-text search over reports, documents and papers
+
+runners:
+  run [--experiment ID --variation N [--run R]] -- COMMAND…
+                               run any program as a run: config, heartbeats, outputs, succeed or fail
+
+operators:
+  server                       run the service (embedded PGlite unless DATABASE_URL is set)
+  admin create-user --email E  create a user and print their first API key (uses SERVICE_API_KEY: an admin key)
+
+Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration; \`assay run\` exits with its command's code.
+See docs/cli.md.
 `;
 
-/** Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration. */
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'server') {
+const AUTH_USAGE = `usage: assay auth <command>
+
+  login    prompt for a key or token, choose a default organization, write ~/.assay (see: assay auth login --help)
+  status   the resolved settings, the key masked, and where each came from
+`;
+
+type Command = (args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  auth: async (args) =>
+    dispatch(AUTH_USAGE, { login: (await import('./auth-login.ts')).authLogin, status: (await import('./auth-status.ts')).authStatus }, args),
+  run: async (args) => (await import('./run-command.ts')).runCommand(args),
+  experiments: async (args) => (await import('./experiments-commands.ts')).experimentsCommand(args),
+  variations: async (args) => (await import('./variations-commands.ts')).variationsCommand(args),
+  runs: async (args) => (await import('./runs-commands.ts')).runsCommand(args),
+  assets: async (args) => (await import('./assets-commands.ts')).assetsCommand(args),
+  search: async (args) => (await import('./search-command.ts')).searchCommand(args),
+  server: async () => {
+    const { ConfigError, loadConfig } = await import('../server/config.ts');
+    let config;
+    try {
+      config = loadConfig();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`assay: ${error.message}\n`);
+      return 2;
+    }
     const { runServer } = await import('../server/server.ts');
-    await runServer(loadConfig());
+    await runServer(config);
     return -1; // keeps running
-  }
-  if (command === 'admin' && rest[0] === 'create-user') {
+  },
+  admin: async (args) => {
     const { createUser } = await import('./admin-create-user.ts');
+    if (args[0] !== 'create-user') return dispatch(USAGE, {}, args);
     const { values } = parseArgs({
-      args: rest.slice(1),
+      args: args.slice(1),
       options: { email: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean' }, 'server-url': { type: 'string' }, json: { type: 'boolean' } },
     });
     return createUser(values);
-  }
-  process.stderr.write(USAGE);
-  return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const run = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (run) return run(rest);
+  if (command === '--help' || command === '-h' || command === 'help') return printUsage(USAGE);
+  process.stderr.write(command === undefined ? USAGE : `assay: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  return 2;
 }
 
 main(process.argv.slice(2)).then(
@@ -34,12 +81,6 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
-      process.stderr.write(`assay: ${err.message}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    process.stderr.write(`assay: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
+    process.exitCode = reportError(err);
   },
 );

@@ -1,0 +1,110 @@
+// `assay auth login`: a hidden prompt for a key or token, a live check, a default organization, then the two files.
+import { defaultConfigPaths, inspectSettings, maskKey } from '../client/config.ts';
+import { checkKey, checkUrl } from '../client/config-values.ts';
+import { Transport } from '../client/core/transport.ts';
+import { Me, type OrganizationScope } from '../client/resources/me.ts';
+import { currentOrganization, mergeConfig, writeCredentials, type OrganizationSetting } from './auth-files.ts';
+import { parseCommand, printUsage, UsageError, wantsHelp } from './command-args.ts';
+import { Prompter } from './prompt.ts';
+
+const USAGE = `usage: assay auth login [--server-url URL] [--organization ID|SLUG | --personal] [--no-verify]
+
+Prompts for an API key or access token (hidden), checks it against the server, lists your organizations and
+asks for the default one (a number or a slug; Enter keeps the current one). Merges server_url and the
+organization into ~/.assay/config.yaml and replaces ~/.assay/credentials.yaml (mode 600).
+When stdin is not a terminal, each answer is read as one line of stdin.
+
+  --server-url URL          the server to log in to (stored in config.yaml)
+  --organization ID|SLUG    the default organization, without asking
+  --personal                no default organization: calls use your personal scope
+  --no-verify               store the key without calling the server (no organization list then)
+`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const OPTIONS = {
+  'server-url': { type: 'string' },
+  organization: { type: 'string' },
+  personal: { type: 'boolean' },
+  'no-verify': { type: 'boolean' },
+} as const;
+
+export async function authLogin(args: string[]): Promise<number> {
+  if (wantsHelp(args)) return printUsage(USAGE);
+  const { values } = parseCommand(args, OPTIONS);
+  if (values.organization !== undefined && values.personal) throw new UsageError('--organization and --personal exclude each other');
+  const givenUrl = values['server-url'] === undefined ? undefined : checkUrl(values['server-url'], '--server-url');
+  const serverUrl = givenUrl ?? inspectSettings().settings.serverUrl;
+  const paths = defaultConfigPaths();
+  const prompter = new Prompter();
+  try {
+    process.stderr.write(`Logging in to ${serverUrl}\n`);
+    const key = await prompter.hidden('API key or access token (input hidden): ');
+    if (key === '') throw new UsageError('no key given');
+    checkKey(key, 'the key');
+    let organization: OrganizationSetting;
+    if (values['no-verify']) {
+      process.stderr.write('Not verified (--no-verify).\n');
+      organization = values.personal ? 'personal' : values.organization !== undefined ? asGiven(values.organization) : 'keep';
+    } else {
+      const me = new Me(new Transport({ serverUrl, apiKey: key, timeout: 30 }));
+      const who = await me.get();
+      process.stderr.write(`Verified: ${who.email ?? who.name ?? who.id} (${maskKey(key)}).\n`);
+      const { organizations } = await me.scopes();
+      if (values.personal) organization = 'personal';
+      else if (values.organization !== undefined) organization = { id: find(organizations, values.organization).id };
+      else organization = await choose(prompter, organizations, await currentOrganization(paths.config));
+    }
+    await mergeConfig(paths.config, { serverUrl: givenUrl, organization });
+    await writeCredentials(paths.credentials, key);
+    process.stdout.write(`Saved ${paths.config}\nSaved ${paths.credentials} (mode 600)\n`);
+    warnAboutEnvironment();
+    return 0;
+  } finally {
+    prompter.close();
+  }
+}
+
+function asGiven(value: string): OrganizationSetting {
+  if (value === 'personal') return 'personal';
+  return UUID.test(value) ? { id: value } : { slug: value };
+}
+
+function find(organizations: OrganizationScope[], idOrSlug: string): OrganizationScope {
+  const match = organizations.find((o) => o.id === idOrSlug || o.slug === idOrSlug);
+  if (match) return match;
+  const yours = organizations.map((o) => o.slug).join(', ') || 'none';
+  throw new UsageError(`"${idOrSlug}" is not one of your organizations (yours: ${yours})`);
+}
+
+/** Lists the organizations and asks; a wrong answer is asked again, three times at most. */
+async function choose(prompter: Prompter, organizations: OrganizationScope[], current: { id?: string; slug?: string }): Promise<OrganizationSetting> {
+  if (organizations.length === 0) {
+    process.stderr.write('You belong to no organization: calls use your personal scope.\n');
+    return 'keep';
+  }
+  const now = organizations.find((o) => o.id === current.id || o.slug === current.slug);
+  const keeps = now ? now.slug : (current.id ?? current.slug ?? 'personal scope');
+  const width = Math.max(...organizations.map((o) => o.slug.length));
+  const lines = organizations.map((o, i) => `  ${i + 1}  ${o.slug.padEnd(width)}  ${o.name} (${o.role})${o === now ? '  [current]' : ''}`);
+  process.stderr.write(`Your organizations:\n  0  ${'personal'.padEnd(width)}  your personal scope\n${lines.join('\n')}\n`);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const answer = await prompter.line(`Default organization (number or slug; Enter keeps ${keeps}): `);
+    if (answer === '') return 'keep';
+    if (answer === '0' || answer === 'personal') return 'personal';
+    const picked = /^\d+$/.test(answer) ? organizations[Number(answer) - 1] : organizations.find((o) => o.slug === answer || o.id === answer);
+    if (picked) {
+      process.stderr.write(`Default organization: ${picked.slug} (${picked.id})\n`);
+      return { id: picked.id };
+    }
+    process.stderr.write(`"${answer}" is not on the list.\n`);
+    if (!prompter.interactive) break;
+  }
+  throw new UsageError('no organization chosen');
+}
+
+// Variables outrank the files just written (SPEC.md §5); say so, or the new login seems to have no effect.
+function warnAboutEnvironment(): void {
+  for (const name of ['SERVICE_API_KEY', 'SERVICE_SERVER_URL', 'SERVICE_ORGANIZATION_ID', 'SERVICE_ORGANIZATION_SLUG', 'SERVICE_CONFIG']) {
+    if (process.env[name]?.trim()) process.stderr.write(`note: ${name} is set in this environment and takes precedence over the files\n`);
+  }
+}

@@ -1,0 +1,80 @@
+// The command `assay run` supervises: its own process group, signals forwarded to the group, TERM then KILL to stop.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+
+/** How the command ended: an exit code, or the signal that killed it. */
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Set when the command could not be started at all (not found, not executable). */
+  readonly error?: string;
+}
+
+export interface Child {
+  readonly exited: Promise<ChildExit>;
+  /** Sends a signal to the command and everything it started. */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL when it is still alive after `graceMs`; resolves once it has exited. */
+  stop(graceMs: number, first?: NodeJS.Signals): Promise<ChildExit>;
+}
+
+/**
+ * Starts the command in a process group of its own, so a stop reaches the programs it started too (a shell
+ * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us, not twice.
+ */
+export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): Child {
+  // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for good;
+  // an empty stdin fails fast instead. Piped stdin is passed on.
+  const stdin = process.stdin.isTTY ? 'ignore' : 'inherit';
+  const child = spawn(command[0]!, command.slice(1), { stdio: [stdin, 'inherit', 'inherit'], env, detached: true });
+  let done = false;
+  const exited = new Promise<ChildExit>((resolve) => {
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      done = true;
+      resolve({ code: error.code === 'ENOENT' ? 127 : 126, signal: null, error: `cannot start ${command[0]}: ${error.message}` });
+    });
+    child.once('exit', (code, signal) => {
+      done = true;
+      // Whatever the command left behind in its group goes with it: no orphan keeps a GPU or a port.
+      killGroup(child.pid, 'SIGKILL');
+      resolve({ code, signal });
+    });
+  });
+  const signal = (sig: NodeJS.Signals) => {
+    if (!done) killGroup(child.pid, sig);
+  };
+  return {
+    exited,
+    signal,
+    async stop(graceMs, first = 'SIGTERM') {
+      signal(first);
+      const timer = setTimeout(() => signal('SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/** The exit code a shell would report: the code, or 128 + the signal's number. */
+export function exitCodeOf(exit: ChildExit): number {
+  if (exit.signal !== null) return 128 + (constants.signals[exit.signal] ?? 0);
+  return exit.code ?? 1;
+}
+
+/** `exit code 3`, `killed by SIGKILL`: the failure message of a run whose command failed. */
+export function describeExit(exit: ChildExit): string {
+  if (exit.error !== undefined) return exit.error;
+  return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+}

@@ -1,0 +1,171 @@
+// The flow of `assay run` (SPEC.md §3): config → start → heartbeats and output uploads while the command runs →
+// succeed or fail by how it ended. Signals and cancels stop the command and fail the run `abandoned`.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '../client/client.ts';
+import type { Run } from '../client/handles/run.ts';
+import { componentName, contentTypeOf } from './content-type.ts';
+import { errorLine, formatBytes } from './output.ts';
+import { describeExit, exitCodeOf, startChild, type ChildExit } from './run-child.ts';
+import { environmentSnapshot } from './run-environment.ts';
+import { Heartbeat } from './run-heartbeat.ts';
+import { OutputsWatcher, type OutputsSummary } from './run-outputs.ts';
+import { describeProgress, ProgressLine } from './upload-progress.ts';
+
+export interface SuperviseOptions {
+  heartbeatMs: number;
+  graceMs: number;
+  outputsDir: string;
+}
+
+/** Why the command was stopped by us: a cancel, a signal to `assay run`, or the run ending on the server. */
+type Ending = { reason: 'cancelled' | 'interrupted' | 'ended'; detail: string; signal?: NodeJS.Signals };
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const STABLE_MS = 2000;
+const POLL_MS = 500;
+const log = (line: string) => process.stderr.write(`assay: ${line}\n`);
+
+/** Runs the command as the run and answers the exit code of `assay run`. */
+export async function supervise(client: Client, run: Run, command: readonly string[], options: SuperviseOptions): Promise<number> {
+  const config = await run.config();
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'assay-run-'));
+  try {
+    const configFile = path.join(workDir, 'config.json');
+    await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    await mkdir(options.outputsDir, { recursive: true });
+    await run.start(await environmentSnapshot(command));
+    log(`running ${command.join(' ')} as run ${run.r} of variation ${run.n} of experiment ${run.experimentId}`);
+    const env = {
+      ...process.env,
+      ASSAY_CONFIG_FILE: configFile,
+      ASSAY_OUTPUTS_DIR: options.outputsDir,
+      ASSAY_EXPERIMENT_ID: run.experimentId,
+      ASSAY_VARIATION: String(run.n),
+      ASSAY_RUN: String(run.r),
+    };
+    return await watch(client, run, command, env, options);
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+async function watch(client: Client, run: Run, command: readonly string[], env: NodeJS.ProcessEnv, options: SuperviseOptions): Promise<number> {
+  const progress = new ProgressLine();
+  const ref = { experimentId: run.experimentId, n: run.n, r: run.r };
+  const outputs = new OutputsWatcher(
+    options.outputsDir,
+    (file, name) => client.uploadAsync({ kind: 'output', name, run: ref, files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }] }),
+    {
+      stableMs: STABLE_MS,
+      pollMs: POLL_MS,
+      onUploaded: (name, asset) => progress.note(`assay: uploaded ${name} (${formatBytes(Object.values(asset.components).reduce((s, c) => s + c.size, 0))})`),
+      onFailed: (name, error) => log(`upload of ${name} failed: ${errorLine(error)}`),
+    },
+  );
+  const existing = await outputs.baseline();
+  if (existing > 0) log(`${existing} file(s) already in ${options.outputsDir} are not uploaded unless the command changes them`);
+  const child = startChild(command, env);
+  let ending: Ending | undefined;
+  let exited = false;
+  const stop = (next: Ending) => {
+    if (ending === undefined) {
+      ending = next;
+      void child.stop(options.graceMs, next.signal ?? 'SIGTERM');
+    } else if (next.reason === 'interrupted') {
+      child.signal('SIGKILL'); // a signal while already stopping: no second grace period
+    }
+  };
+  const heartbeat = new Heartbeat(run, options.heartbeatMs, {
+    onCancel: () => {
+      if (ending === undefined) log('the run was cancelled; stopping the command');
+      stop({ reason: 'cancelled', detail: 'cancelled' });
+    },
+    onEnded: (state) => {
+      if (ending === undefined) log(`the run is ${state} on the server; stopping the command`);
+      stop({ reason: 'ended', detail: state });
+    },
+    onError: (error) => log(`heartbeat failed (the next one tries again): ${errorLine(error)}`),
+  });
+  // Signals go to the command (its own process group, so a terminal's Ctrl-C arrives only through us).
+  let lateSignal: (signal: NodeJS.Signals) => void = () => undefined;
+  const onSignal = (signal: NodeJS.Signals) => (exited ? lateSignal(signal) : stop({ reason: 'interrupted', detail: `interrupted by ${signal}`, signal }));
+  for (const s of SIGNALS) process.on(s, onSignal);
+  try {
+    heartbeat.start();
+    outputs.start();
+    const exit = await child.exited;
+    exited = true;
+    if (exit.error !== undefined) log(exit.error);
+    const interrupted = new Promise<NodeJS.Signals>((resolve) => (lateSignal = resolve));
+    if (ending?.reason === 'interrupted') {
+      // A signal to assay run often means the machine is going down: report first, then upload what is left.
+      const code = await report(run, heartbeat, exit, ending, undefined);
+      await waitForUploads(outputs, progress, interrupted);
+      return code;
+    }
+    const uploaded = await waitForUploads(outputs, progress, interrupted);
+    if (typeof uploaded === 'string') {
+      // Uploads not done stay in the recovery store (~/.assay/uploads.db) for a later resume.
+      const detail = `interrupted by ${uploaded} while uploading outputs`;
+      log(detail);
+      return await report(run, heartbeat, exit, { reason: 'interrupted', detail, signal: uploaded }, undefined);
+    }
+    return await report(run, heartbeat, exit, ending, uploaded);
+  } finally {
+    for (const s of SIGNALS) process.off(s, onSignal);
+    await heartbeat.stop();
+    progress.done();
+  }
+}
+
+/** The uploads of the outputs, with a live line on a terminal; a signal cuts the wait short. */
+async function waitForUploads(outputs: OutputsWatcher, progress: ProgressLine, interrupted: Promise<NodeJS.Signals>): Promise<OutputsSummary | NodeJS.Signals> {
+  const show = () => {
+    const p = outputs.progress();
+    if (p.pending > 0) progress.update(`assay: uploading outputs, ${p.pending} file(s) left: ${describeProgress(p)}`);
+  };
+  const timer = progress.enabled ? setInterval(show, 200) : undefined;
+  try {
+    return await Promise.race([outputs.finish(), interrupted]);
+  } finally {
+    clearInterval(timer);
+    progress.done();
+  }
+}
+
+/** The final move, and the exit code: the command's own, never 0 unless the run succeeded. */
+async function report(run: Run, heartbeat: Heartbeat, exit: ChildExit, ending: Ending | undefined, outputs: OutputsSummary | undefined): Promise<number> {
+  await heartbeat.stop();
+  const code = exitCodeOf(exit);
+  const failed = (c: number) => (c === 0 ? 1 : c);
+  try {
+    if (ending?.reason === 'ended') {
+      log(`the run ended on the server (${ending.detail}); command: ${describeExit(exit)}`);
+      return failed(code);
+    }
+    if (ending) {
+      await run.fail('abandoned', `${ending.detail}; command: ${describeExit(exit)}`);
+      log(`run failed: abandoned (${ending.detail})`);
+      return failed(ending.signal && code === 0 ? exitCodeOf({ code: null, signal: ending.signal }) : code);
+    }
+    if (code === 0 && outputs && outputs.failures.length > 0) {
+      const names = outputs.failures.map((f) => f.relativePath).join(', ');
+      await run.fail('crash', `the command succeeded but ${outputs.failures.length} output upload(s) failed: ${names}`);
+      log(`run failed: crash (output uploads failed: ${names})`);
+      return 1;
+    }
+    if (code === 0) {
+      await run.succeed();
+      log(`run succeeded${outputs ? ` (${outputs.uploaded.length} output file(s) uploaded)` : ''}`);
+      return 0;
+    }
+    await run.fail('crash', describeExit(exit));
+    log(`run failed: crash (${describeExit(exit)})`);
+    return code;
+  } catch (error) {
+    log(`could not report the end of the run: ${errorLine(error)}`);
+    return failed(code);
+  }
+}

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '../../src/client/index.ts';
+import { spawnCli, runCli, tempHome, waitFor, repoRoot, type CliResult } from '../support/cli.ts';
+import { committedExperiment, createRun } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { downloadedDigests, sha256 } from '../support/upload-files.ts';
+
+const CHILD = path.join(repoRoot, 'test/cli/fixtures/child.sh');
+const OUTPUTS = ['checkpoints/weights.bin', 'config-seen.json', 'result.txt'];
+
+describe('assay run: a bash script as the command, against the real service', () => {
+  let t: TestService;
+  let key: string;
+  let home: string;
+  let experimentId: string;
+  let client: Client;
+  const env = () => ({ SERVICE_SERVER_URL: t.url, SERVICE_API_KEY: key });
+
+  before(async () => {
+    t = await startTestService({ listen: true });
+    key = (await t.createUser()).key;
+    home = await tempHome();
+    experimentId = (await committedExperiment(t, key)).id;
+    client = new Client({ serverUrl: t.url, apiKey: key, uploadStorePath: path.join(home, 'test-uploads.db') });
+  });
+  after(async () => {
+    client.close();
+    await t.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  /** `assay run` in a work directory of its own; answers the directory, the process and its result. */
+  function assayRun(name: string, flags: string[], command: string[], extraEnv: Record<string, string> = {}) {
+    const cwd = path.join(home, name);
+    const outputs = path.join(cwd, 'outputs');
+    mkdirSync(cwd, { recursive: true });
+    const run = spawnCli(['run', '--heartbeat-interval', '1', '--outputs', outputs, ...flags, '--', 'bash', CHILD, ...command], { home, cwd, env: { ...env(), ...extraEnv } });
+    return { cwd, outputs, ...run };
+  }
+
+  async function runOf(r: number) {
+    return client.runs.get(experimentId, 1, r);
+  }
+
+  /** The run's assets are exactly the files of the outputs directory, ready, byte for byte. */
+  async function assertOutputsUploaded(r: number, outputs: string) {
+    const assets = (await client.assets.list({ run: { experimentId, n: 1, r } })).items;
+    assert.deepEqual(assets.map((a) => a.name).sort(), OUTPUTS);
+    for (const asset of assets) {
+      assert.equal(asset.state, 'ready');
+      assert.equal(asset.kind, 'output');
+      const bytes = await readFile(path.join(outputs, asset.name));
+      assert.deepEqual(Object.values(await downloadedDigests(client, asset.id)), [sha256(bytes)], asset.name);
+    }
+  }
+
+  async function runNumberFrom(result: CliResult | { stderr: string }): Promise<number> {
+    return Number(/as run (\d+) of variation/.exec(result.stderr)?.[1]);
+  }
+
+  it('exit 0 with the ids of a managed worker (SERVICE_*): succeeded, the config reached the command, outputs are assets', async () => {
+    const { r } = await createRun(t, key, experimentId);
+    const { outputs, result } = assayRun('succeed', [], ['succeed'], { SERVICE_EXPERIMENT_ID: experimentId, SERVICE_VARIATION: '1', SERVICE_RUN: String(r) });
+    const done = await result;
+    assert.equal(done.code, 0, done.stderr);
+    const run = await runOf(r);
+    assert.equal(run.state, 'succeeded');
+    assert.equal(run.failure_reason, null);
+    const seen = JSON.parse(await readFile(path.join(outputs, 'config-seen.json'), 'utf8'));
+    assert.deepEqual(seen.config_json, { lr: 0.1 });
+    assert.equal(seen.r, r);
+    assert.match(await readFile(path.join(outputs, 'result.txt'), 'utf8'), new RegExp(`^run ${r} of variation 1 of ${experimentId}`));
+    assert.equal(run.environment?.os, process.platform);
+    assert.equal(run.environment?.node, process.versions.node);
+    assert.deepEqual(run.environment?.command, ['bash', CHILD, 'succeed']);
+    await assertOutputsUploaded(r, outputs);
+  });
+
+  it('exit 3, given --experiment and --variation only: a new run, failed crash "exit code 3", exit code 3, outputs still uploaded', async () => {
+    // A file already in the outputs directory is an earlier run's: not uploaded as this one's.
+    mkdirSync(path.join(home, 'fail', 'outputs'), { recursive: true });
+    writeFileSync(path.join(home, 'fail', 'outputs', 'stale.log'), 'from an earlier run\n');
+    const { outputs, result } = assayRun('fail', ['--experiment', experimentId, '--variation', '1'], ['fail']);
+    const done = await result;
+    assert.equal(done.code, 3, done.stderr);
+    assert.match(done.stderr, /loss diverged/);
+    const run = await runOf(await runNumberFrom(done));
+    assert.equal(run.state, 'failed');
+    assert.equal(run.failure_reason, 'crash');
+    assert.equal(run.failure_message, 'exit code 3');
+    await assertOutputsUploaded(run.r, outputs);
+  });
+
+  it('cancelled through the API: the heartbeat answer stops the command (SIGTERM), the run fails abandoned', async () => {
+    const pidFile = path.join(home, 'cancel.pid');
+    const { outputs, result } = assayRun('cancel', ['--experiment', experimentId, '--variation', '1', '--grace', '5'], ['wait', pidFile]);
+    await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
+    const runs = await client.runs.list(experimentId, 1);
+    const r = runs.find((x) => x.state === 'running')!.r;
+    await client.runs.cancel(experimentId, 1, r);
+    const done = await result;
+    assert.equal(done.code, 143, done.stderr); // the script died of the forwarded SIGTERM
+    const run = await runOf(r);
+    assert.equal(run.state, 'failed');
+    assert.equal(run.failure_reason, 'abandoned');
+    assert.equal(run.failure_message, 'cancelled; command: killed by SIGTERM');
+    await assertOutputsUploaded(r, outputs);
+  });
+
+  it('outputs upload while the command runs; the command killed with SIGKILL from outside: failed crash "killed by SIGKILL", exit code 137', async () => {
+    const pidFile = path.join(home, 'kill.pid');
+    const { outputs, result } = assayRun('kill', ['--experiment', experimentId, '--variation', '1'], ['wait', pidFile]);
+    const pid = Number(await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined)));
+    // Outputs go up while the command still runs, once each file has kept its size for a moment.
+    const r = (await client.runs.list(experimentId, 1)).find((x) => x.state === 'running')!.r;
+    await waitFor('the outputs to be uploaded during the run', async () => {
+      const { items } = await client.assets.list({ run: { experimentId, n: 1, r }, state: 'ready' });
+      return items.length === OUTPUTS.length ? true : undefined;
+    });
+    process.kill(pid, 'SIGKILL');
+    const done = await result;
+    assert.equal(done.code, 137, done.stderr);
+    const run = await runOf(r);
+    assert.equal(run.state, 'failed');
+    assert.equal(run.failure_reason, 'crash');
+    assert.equal(run.failure_message, 'killed by SIGKILL');
+    await assertOutputsUploaded(run.r, outputs);
+  });
+
+  it('assay run itself gets SIGTERM: forwarded, and the run fails abandoned before it exits', async () => {
+    const pidFile = path.join(home, 'term.pid');
+    const { outputs, child, result } = assayRun('term', ['--experiment', experimentId, '--variation', '1'], ['wait', pidFile]);
+    await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
+    child.kill('SIGTERM');
+    const done = await result;
+    assert.equal(done.code, 143, done.stderr);
+    const run = await runOf(await runNumberFrom(done));
+    assert.equal(run.failure_reason, 'abandoned');
+    assert.equal(run.failure_message, 'interrupted by SIGTERM; command: killed by SIGTERM');
+    await assertOutputsUploaded(run.r, outputs);
+  });
+
+  it('a command that ignores SIGTERM is killed after --grace', async () => {
+    const pidFile = path.join(home, 'stubborn.pid');
+    const { child, result } = assayRun('stubborn', ['--experiment', experimentId, '--variation', '1', '--grace', '1'], ['stubborn', pidFile]);
+    await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    const done = await result;
+    assert.ok(Date.now() - sent >= 1000, 'not before the grace period');
+    assert.equal(done.code, 137, done.stderr);
+    const run = await runOf(await runNumberFrom(done));
+    assert.equal(run.failure_reason, 'abandoned');
+    assert.equal(run.failure_message, 'interrupted by SIGTERM; command: killed by SIGKILL');
+  });
+
+  it('exit codes of its own: 2 without a run to act as, 1 with an error line when the service refuses', async () => {
+    const none = await runCli(['run', '--', 'true'], { home, env: env() });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /which run\?/);
+    const missing = await runCli(['run', '--experiment', experimentId, '--variation', '1', '--run', '999', '--', 'true'], { home, env: env() });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^error: .+ \(not_found, request [0-9a-f-]+\)$/m);
+    const noKey = await runCli(['run', '--experiment', experimentId, '--variation', '1', '--', 'true'], { home, env: { SERVICE_SERVER_URL: t.url } });
+    assert.equal(noKey.code, 2);
+    assert.match(noKey.stderr, /no API key/);
+  });
+});
