@@ -10,10 +10,10 @@ import { createTestDatabase } from '../support/postgres.ts';
 
 const run = promisify(execFile);
 
-async function walkthroughScript(): Promise<string> {
+async function readmeBlock(name: string): Promise<string> {
   const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
-  const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme);
-  assert.ok(block, 'README.md must hold the walkthrough between its markers');
+  const block = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`bash\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(readme);
+  assert.ok(block, `README.md must hold the ${name} block between its markers`);
   return block[1]!;
 }
 
@@ -42,7 +42,7 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
     });
 
     it('runs the walkthrough as written, ending with a succeeded run', async () => {
-      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await walkthroughScript()], {
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await readmeBlock('walkthrough')], {
         env: { ...process.env, KEY: server.bootstrapKey!, ASSAY_URL: server.url },
         timeout: 60_000,
       });
@@ -51,6 +51,14 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
       assert.ok(lines.includes('running'), stdout);
       assert.ok(lines.some((l) => l.includes('"state":"succeeded"')), stdout);
       assert.equal(lines.at(-1), '{"pending":0,"running":0,"succeeded":1,"failed":0}');
+    });
+
+    it('runs the asset upload example as written', async () => {
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await readmeBlock('assets')], {
+        env: { ...process.env, KEY: server.bootstrapKey!, ASSAY_URL: server.url },
+        timeout: 60_000,
+      });
+      assert.deepEqual(stdout.trim().split('\n'), ['ready', 'ready']);
     });
 
     it('creates a user with `assay admin create-user`, whose key works', async () => {
