@@ -113,6 +113,23 @@ for (const backend of ['local', 's3'] as const) {
       assert.equal(big.body.error.code, 'inline_too_large');
     });
 
+    it("keeps assets to their tenant: another user gets 404 everywhere and sees none in lists", async () => {
+      const e = await createExperiment(t, key);
+      const pending = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'private', experiment_id: e.id, components: [{ name: 'f', size: 1 }] });
+      const ready = await t.as(key).post('/assets', { kind: 'report', name: 'private report', content: 'secret', experiment_id: e.id });
+      const other = (await t.createUser()).key;
+      for (const id of [pending.body.id, ready.body.id]) {
+        assert.equal((await t.as(other).get(`/assets/${id}`)).status, 404);
+        assert.equal((await t.as(other).get(`/assets/${id}/download`)).status, 404);
+        assert.equal((await t.as(other).put(`/assets/${id}/finalize`)).status, 404);
+        assert.equal((await t.as(other).post(`/assets/${id}/presign`, {})).status, 404);
+      }
+      assert.equal((await t.as(other).get('/assets?limit=200')).body.items.length, 0);
+      assert.equal((await t.as(other).get(`/assets?experiment_id=${e.id}`)).body.items.length, 0);
+      const linked = await t.as(other).post('/assets', { kind: 'report', name: 'x', content: 'y', experiment_id: e.id });
+      assert.equal(linked.status, 404, 'cannot attach an asset to a foreign experiment');
+    });
+
     it('lists by experiment, run and kind, and serves the newest checkpoint of a variation', async () => {
       const e = await committedExperiment(t, key);
       const first = await runningRun(t, key, e.id);
