@@ -60,7 +60,7 @@ export async function buildApp({ config, db, storage, logger }: AppDeps): Promis
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
-    else parseJson(request, body as string, done);
+    else void parseJson(request, body as string, done);
   });
   // A POST without a body validates as an empty object: routes with nothing to send accept it, others say what is missing.
   app.addHook('preValidation', async (request) => {
