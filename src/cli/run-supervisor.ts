@@ -8,7 +8,7 @@ import type { Run } from '../client/handles/run.ts';
 import { componentName, contentTypeOf } from './content-type.ts';
 import { errorLine, formatBytes } from './output.ts';
 import { describeExit, exitCodeOf, startChild, type ChildExit } from './run-child.ts';
-import { environmentSnapshot } from './run-environment.ts';
+import { environmentSnapshot } from '../client/environment.ts';
 import { Heartbeat } from './run-heartbeat.ts';
 import { OutputsWatcher, type OutputsSummary } from './run-outputs.ts';
 import { describeProgress, ProgressLine } from './upload-progress.ts';

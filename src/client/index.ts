@@ -13,3 +13,4 @@ export type * from './resources/search.ts';
 export type * from './resources/api-keys.ts';
 export type * from './resources/me.ts';
 export type { UploadFile, UploadHandle, UploadParams, UploadProgress } from './uploads/uploader.ts';
+export { environmentSnapshot } from './environment.ts';

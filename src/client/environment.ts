@@ -1,4 +1,4 @@
-// The environment snapshot `assay run` sends with start: what a person needs to reproduce or debug the run.
+// The environment snapshot a runner sends with start: what a person needs to reproduce or debug the run.
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 
@@ -8,7 +8,7 @@ const PROBE_TIMEOUT_MS = 3000;
  * OS, CPU, memory, Node, Python when present, the git commit when in a repository, GPUs when nvidia-smi is
  * present. Best effort and bounded: a missing or hanging tool leaves its field out, never delays the run long.
  */
-export async function environmentSnapshot(command: readonly string[], cwd: string = process.cwd()): Promise<Record<string, unknown>> {
+export async function environmentSnapshot(command: readonly string[] = process.argv, cwd: string = process.cwd()): Promise<Record<string, unknown>> {
   const [python3, python, commit, status, gpus] = await Promise.all([
     probe('python3', ['--version'], cwd),
     probe('python', ['--version'], cwd),
