@@ -18,6 +18,10 @@ import { Variations } from './resources/variations.ts';
 import { createUploader, type UploadHandle, type Uploader, type UploadParams } from './uploads/uploader.ts';
 import type { AssetData } from './resources/assets.ts';
 
+// fromFile resolves settings its own way and hands them to the constructor under a key callers cannot write.
+const PRESET = Symbol('preset settings');
+type PresetOptions = ClientOptions & { [PRESET]?: ResolvedSettings };
+
 export interface ClientOptions extends SettingsOptions {
   /** The crash-recovery store of uploads; defaults to ~/.assay/uploads.db. */
   uploadStorePath?: string;
@@ -48,8 +52,7 @@ export class Client implements ClientCore {
   constructor(options: ClientOptions = {}) {
     const { uploadStorePath, fetch, ...settings } = options;
     this.#uploadStorePath = uploadStorePath ?? path.join(os.homedir(), '.assay', 'uploads.db');
-    const resolved = Client.#resolved ?? resolveSettings(settings);
-    Client.#resolved = undefined;
+    const resolved = (options as PresetOptions)[PRESET] ?? resolveSettings(settings);
     this.settings = resolved.settings;
     this.sources = resolved.sources;
     this.transport = new Transport({ serverUrl: this.settings.serverUrl, apiKey: this.settings.apiKey, timeout: this.settings.timeout, fetch });
@@ -63,8 +66,6 @@ export class Client implements ClientCore {
     this.me = new Me(this.transport);
   }
 
-  static #resolved: ResolvedSettings | undefined;
-
   /** Same resolution as the constructor, named for symmetry with SPEC.md's from_env. */
   static fromEnv(options: ClientOptions = {}): Client {
     return new Client(options);
@@ -72,8 +73,7 @@ export class Client implements ClientCore {
 
   /** From the given YAML files only (a combined file may be passed as `config`), ignoring the environment. */
   static fromFile(config?: string, credentials?: string, options: Omit<ClientOptions, keyof SettingsOptions> = {}): Client {
-    Client.#resolved = resolveSettingsFromFile(config, credentials);
-    return new Client(options);
+    return new Client({ ...options, [PRESET]: resolveSettingsFromFile(config, credentials) } as PresetOptions);
   }
 
   /** A handle on an existing experiment. */
