@@ -1,0 +1,64 @@
+// One interface for every place a managed run can execute (DESIGN.md §6); the saga only ever sees this.
+
+export type ComputeKind = 'local' | 'ec2';
+
+export type InstanceState = 'pending' | 'running' | 'stopped' | 'terminated' | 'unknown';
+
+/** The variation's `launch_config`: what to run and, for a cloud provider, on what. */
+export type LaunchConfig = {
+  /** A shell command line (run by `sh -c`) or an argv. */
+  command: string | string[];
+  /** Machine image (the EC2 AMI); overrides the provider's setting. */
+  image?: string;
+  instance_type?: string;
+  subnet_id?: string;
+  security_group_ids?: string[];
+  iam_instance_profile?: string;
+  /** Extra variables for the command; the injected SERVICE_* variables always win. */
+  env?: Record<string, string>;
+};
+
+export type ProvisionRequest = {
+  /** The workflow id: provisioning twice with it yields the same instance. */
+  idempotencyKey: string;
+  /** SERVICE_SERVER_URL, SERVICE_API_KEY, SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN. */
+  env: Record<string, string>;
+  launch: LaunchConfig;
+  /** Extra labels for the instance; never secrets. */
+  tags: Record<string, string>;
+};
+
+export type InstanceInfo = {
+  provider: ComputeKind;
+  instanceId: string;
+  state: InstanceState;
+};
+
+export interface ComputeProvider {
+  readonly kind: ComputeKind;
+  /** Starts the instance, or returns the one already started (in any state) for this key. */
+  provision(req: ProvisionRequest): Promise<InstanceInfo>;
+  /** The live instance for this key; undefined when there is none or it is terminated. */
+  describe(idempotencyKey: string): Promise<InstanceInfo | undefined>;
+  /** Stops the instance for good; an unknown or already-gone instance is success. */
+  terminate(idempotencyKey: string): Promise<void>;
+}
+
+/** A launch that can never succeed as given (bad command, no image): retrying will not help. */
+export class LaunchConfigError extends Error {
+  override name = 'LaunchConfigError';
+}
+
+/** The command as an argv: a string is a shell command line, as users write it in launch_config. */
+export function commandArgv(command: string | string[]): string[] {
+  const argv = typeof command === 'string' ? ['sh', '-c', command] : command;
+  if (argv.length === 0 || argv[0] === '' || (typeof command === 'string' && command.trim() === '')) {
+    throw new LaunchConfigError('launch_config.command is empty');
+  }
+  return [...argv];
+}
+
+/** The command's environment: launch_config.env below the injected variables, so a run cannot be pointed elsewhere. */
+export function launchEnv(req: ProvisionRequest): Record<string, string> {
+  return { ...req.launch.env, ...req.env };
+}

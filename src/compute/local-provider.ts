@@ -1,0 +1,105 @@
+// The embedded default: an "instance" is a detached process group running the runner (`assay run -- …`).
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, open } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  commandArgv,
+  launchEnv,
+  type ComputeProvider,
+  type InstanceInfo,
+  type ProvisionRequest,
+} from './compute-provider.ts';
+import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
+import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+export type LocalProviderOptions = {
+  /** Holds the key → process state file and one log file per instance. */
+  stateDir: string;
+  /** Prefix of every instance's argv; the launch command follows it. Default: this repo's `assay run --`. */
+  runnerArgv?: string[];
+  /** Working directory of the instances (the runner writes ./outputs there). Default: a directory per key under stateDir. */
+  cwd?: string;
+  /** Environment below the injected variables (PATH, HOME…). Default: this process's. */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** SIGTERM → SIGKILL grace of terminate. */
+  graceMs?: number;
+};
+
+export class LocalProvider implements ComputeProvider {
+  readonly kind = 'local' as const;
+  readonly #options: LocalProviderOptions;
+  readonly #state: LocalStateFile;
+
+  constructor(options: LocalProviderOptions) {
+    this.#options = options;
+    this.#state = new LocalStateFile(options.stateDir);
+  }
+
+  provision(req: ProvisionRequest): Promise<InstanceInfo> {
+    const argv = [...(this.#options.runnerArgv ?? defaultRunnerArgv()), ...commandArgv(req.launch.command)];
+    return this.#state.update(async (state) => {
+      const existing = state[req.idempotencyKey];
+      // Even a finished instance stays the answer: the run it carried must not start twice.
+      if (existing) return [state, info(existing)];
+      const record = await this.#spawn(req, argv);
+      return [{ ...state, [req.idempotencyKey]: record }, info(record)];
+    });
+  }
+
+  async describe(idempotencyKey: string): Promise<InstanceInfo | undefined> {
+    const record = await this.#state.get(idempotencyKey);
+    if (!record) return undefined;
+    const current = info(record);
+    return current.state === 'terminated' ? undefined : current;
+  }
+
+  async terminate(idempotencyKey: string): Promise<void> {
+    const record = await this.#state.get(idempotencyKey);
+    if (!record) return;
+    await killGroup(record.pid, record.startTime, this.#options.graceMs ?? 10_000);
+  }
+
+  async #spawn(req: ProvisionRequest, argv: string[]): Promise<LocalInstanceRecord> {
+    const name = fileSafe(req.idempotencyKey);
+    const cwd = this.#options.cwd ?? path.join(this.#options.stateDir, 'instances', name);
+    await mkdir(cwd, { recursive: true });
+    // The runner's output goes to a file: a pipe would die with this worker and take the runner with it.
+    const log = await open(path.join(this.#options.stateDir, `${name}.log`), 'a', 0o600);
+    try {
+      const child = spawn(argv[0]!, argv.slice(1), {
+        cwd,
+        env: { ...(this.#options.baseEnv ?? process.env), ...launchEnv(req) },
+        detached: true,
+        stdio: ['ignore', log.fd, log.fd],
+      });
+      const pid = await new Promise<number>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('spawn', () => resolve(child.pid!));
+      });
+      // The instance outlives this worker; node still reaps it if it ends first.
+      child.unref();
+      return { pid, startTime: processStartTime(pid), startedAt: new Date().toISOString() };
+    } finally {
+      await log.close();
+    }
+  }
+}
+
+function defaultRunnerArgv(): string[] {
+  return [process.execPath, path.join(repoRoot, 'bin', 'assay.js'), 'run', '--'];
+}
+
+function info(record: LocalInstanceRecord): InstanceInfo {
+  const state = groupAlive(record.pid, record.startTime) ? 'running' : 'terminated';
+  return { provider: 'local', instanceId: `pid-${record.pid}`, state };
+}
+
+/** A file name for any key: readable when the key is tame, hashed when it is not. */
+function fileSafe(key: string): string {
+  return /^[A-Za-z0-9._-]{1,100}$/.test(key) && !key.startsWith('.')
+    ? key
+    : createHash('sha256').update(key).digest('hex');
+}

@@ -1,0 +1,44 @@
+// The boot script of an EC2 run instance: it installs nothing (the image carries `assay`), it only starts the runner.
+import { commandArgv, LaunchConfigError } from './compute-provider.ts';
+
+export type UserDataInput = {
+  /** Exported before the runner starts: launch_config.env under the injected SERVICE_* variables. */
+  env: Record<string, string>;
+  command: string | string[];
+  /** The runner as found on the image. */
+  runner?: string;
+  /** Where the runner starts (its ./outputs lives there). */
+  workDir?: string;
+};
+
+/** Quotes one word for bash: single quotes, each embedded quote closed, escaped and reopened. */
+export function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The user data as a bash script (plain text; the provider base64-encodes it for RunInstances). */
+export function buildUserData(input: UserDataInput): string {
+  const exports = Object.entries(input.env).map(([name, value]) => {
+    // A name is spliced unquoted into `export`, so only a plain identifier may pass.
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new LaunchConfigError(`not a valid environment variable name: ${JSON.stringify(name)}`);
+    if (value.includes('\0')) throw new LaunchConfigError(`environment variable ${name} holds a NUL byte`);
+    return `export ${name}=${shellQuote(value)}`;
+  });
+  const argv = commandArgv(input.command);
+  if (argv.some((word) => word.includes('\0')))
+    throw new LaunchConfigError('launch_config.command holds a NUL byte');
+  const workDir = input.workDir ?? '/var/lib/assay';
+  return [
+    '#!/bin/bash',
+    '# Assay managed run: start the runner with the injected variables; nothing is installed.',
+    'set -euo pipefail',
+    // cloud-init logs the script's output, never its text: nothing here echoes the variables.
+    'umask 077',
+    ...exports,
+    `mkdir -p ${shellQuote(workDir)}`,
+    `cd ${shellQuote(workDir)}`,
+    `exec ${[input.runner ?? 'assay', 'run', '--', ...argv].map(shellQuote).join(' ')}`,
+    '',
+  ].join('\n');
+}

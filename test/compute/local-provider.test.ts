@@ -1,0 +1,145 @@
+// The local provider with a stand-in runner: the real `assay run` needs a service, this one proves what arrives.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, test } from 'node:test';
+import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
+import { LocalProvider } from '../../src/compute/local-provider.ts';
+
+const root = mkdtempSync(path.join(tmpdir(), 'assay-local-provider-'));
+const stateDir = path.join(root, 'state');
+// Writes what the runner saw, then runs the launch command like `assay run -- …` would.
+const runnerArgv = [
+  'bash',
+  '-c',
+  'echo "$SERVICE_RUN $SERVICE_EXPERIMENT_ID" > "$OUT_DIR/runner"; exec "$@"',
+  'runner',
+];
+const started: number[] = [];
+
+function provider(graceMs = 2_000) {
+  return new LocalProvider({ stateDir, runnerArgv, graceMs });
+}
+
+/** A run whose command leaves a background child (to prove the whole group dies) and then waits. */
+function request(
+  key: string,
+  command = 'sleep 300 & echo $! > "$OUT_DIR/child"; echo started > "$OUT_DIR/started"; wait',
+): ProvisionRequest & { out: string } {
+  const out = path.join(root, key);
+  return {
+    out,
+    idempotencyKey: key,
+    env: {
+      SERVICE_SERVER_URL: 'http://127.0.0.1:1',
+      SERVICE_API_KEY: 'sk-never-logged',
+      SERVICE_EXPERIMENT_ID: 'exp-1',
+      SERVICE_VARIATION: '1',
+      SERVICE_RUN: '7',
+    },
+    launch: { command, env: { OUT_DIR: out, SERVICE_RUN: 'overridden?' } },
+    tags: {},
+  };
+}
+
+async function waitForFile(file: string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    if (existsSync(file)) {
+      const text = readFileSync(file, 'utf8');
+      if (text.endsWith('\n')) return text.trim();
+    }
+    await sleep(25);
+  }
+  throw new Error(`${file} never appeared`);
+}
+
+/** Running, not merely a zombie waiting for init to reap it. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
+  } catch {
+    return false;
+  }
+}
+
+async function provisionStarted(p: LocalProvider, req: ReturnType<typeof request>) {
+  mkdirSync(req.out, { recursive: true });
+  const instance = await p.provision(req);
+  started.push(Number(instance.instanceId.slice('pid-'.length)));
+  await waitForFile(path.join(req.out, 'started'));
+  return instance;
+}
+
+describe('local compute provider', () => {
+  after(() => {
+    // Nothing may outlive the file, whatever failed.
+    for (const pid of started) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test('runs the command under the runner with the injected variables, once per key', async () => {
+    const p = provider();
+    const req = request('run-exp-1-1-7');
+    const instance = await provisionStarted(p, req);
+    assert.equal(instance.provider, 'local');
+    assert.equal(instance.state, 'running');
+    // The injected SERVICE_RUN wins over launch_config.env.
+    assert.equal(await waitForFile(path.join(req.out, 'runner')), '7 exp-1');
+    assert.deepEqual(await p.describe(req.idempotencyKey), instance);
+    assert.deepEqual(await p.provision(req), instance);
+    assert.deepEqual(await Promise.all([p.provision(req), p.provision(req)]), [instance, instance]);
+
+    const child = Number(await waitForFile(path.join(req.out, 'child')));
+    assert.equal(alive(child), true);
+    await p.terminate(req.idempotencyKey);
+    assert.equal(alive(child), false, 'the background child died with the group');
+    assert.equal(await p.describe(req.idempotencyKey), undefined);
+    await p.terminate(req.idempotencyKey);
+    // A finished instance is still the answer: the run is not started again.
+    assert.deepEqual(await p.provision(req), { ...instance, state: 'terminated' });
+    assert.doesNotMatch(readFileSync(path.join(stateDir, 'local-instances.json'), 'utf8'), /sk-never-logged/);
+  });
+
+  test('another provider on the same state dir finds and terminates the instance', async () => {
+    const req = request('run-exp-1-1-8');
+    const instance = await provisionStarted(provider(), req);
+    const restarted = provider();
+    assert.deepEqual(await restarted.describe(req.idempotencyKey), instance);
+    assert.deepEqual(await restarted.provision(req), instance);
+    await restarted.terminate(req.idempotencyKey);
+    assert.equal(await provider().describe(req.idempotencyKey), undefined);
+  });
+
+  test('kills a group that ignores SIGTERM once the grace is over', async () => {
+    const req = request(
+      'run-exp-1-1-9',
+      'trap "" TERM; echo started > "$OUT_DIR/started"; while :; do sleep 0.1; done',
+    );
+    const p = provider(300);
+    await provisionStarted(p, req);
+    const t0 = Date.now();
+    await p.terminate(req.idempotencyKey);
+    assert.ok(Date.now() - t0 >= 250);
+    assert.equal(await p.describe(req.idempotencyKey), undefined);
+  });
+
+  test('unknown keys: nothing to describe, terminate succeeds', async () => {
+    assert.equal(await provider().describe('run-nope'), undefined);
+    await provider().terminate('run-nope');
+  });
+
+  test('a command that cannot start fails provision and leaves no record', async () => {
+    const p = new LocalProvider({ stateDir, runnerArgv: [path.join(root, 'no-such-runner')] });
+    await assert.rejects(p.provision(request('run-exp-1-1-10')), /ENOENT/);
+    assert.equal(await p.describe('run-exp-1-1-10'), undefined);
+  });
+});

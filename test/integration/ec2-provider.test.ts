@@ -1,0 +1,161 @@
+// The EC2 provider against a real moto_server EC2 endpoint: tags, user data, idempotency, and nothing left running.
+import assert from 'node:assert/strict';
+import {
+  DescribeImagesCommand,
+  DescribeInstanceAttributeCommand,
+  DescribeInstancesCommand,
+  EC2Client,
+  type Instance,
+} from '@aws-sdk/client-ec2';
+import { after, before, describe, test } from 'node:test';
+import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
+import { ec2Config } from '../../src/compute/ec2-config.ts';
+import { Ec2Provider } from '../../src/compute/ec2-provider.ts';
+import { startMoto, type Moto } from '../support/moto.ts';
+
+const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+const region = 'us-east-1';
+
+function request(key: string): ProvisionRequest {
+  return {
+    idempotencyKey: key,
+    env: {
+      SERVICE_SERVER_URL: 'https://assay.example',
+      SERVICE_API_KEY: 'sk-secret',
+      SERVICE_EXPERIMENT_ID: 'exp-1',
+      SERVICE_VARIATION: '2',
+      SERVICE_RUN: '3',
+    },
+    launch: {
+      command: ['python', 'train.py', "--name=it's"],
+      instance_type: 't3.small',
+      env: { EXTRA: 'a b' },
+    },
+    tags: { team: 'vision' },
+  };
+}
+
+describe('EC2 compute provider against moto', () => {
+  let moto: Moto;
+  let ec2: EC2Client;
+  let provider: Ec2Provider;
+
+  before(async () => {
+    moto = await startMoto();
+    ec2 = new EC2Client({ region, endpoint: moto.endpoint, credentials });
+    const images = await ec2.send(new DescribeImagesCommand({ Owners: ['amazon'] }));
+    const ami = images.Images?.find((i) => /^ami-[0-9a-f]{8,17}$/.test(i.ImageId ?? ''))?.ImageId;
+    assert.ok(ami, 'moto offers a default AMI');
+    provider = new Ec2Provider({
+      config: ec2Config({ EC2_REGION: region, EC2_ENDPOINT: moto.endpoint, EC2_AMI: ami }),
+      credentials,
+    });
+  });
+
+  after(async () => {
+    try {
+      if (ec2) {
+        const live = await instances([{ Name: 'instance-state-name', Values: ['pending', 'running'] }]);
+        assert.deepEqual(
+          live.map((i) => i.InstanceId),
+          [],
+          'no instance left running after the tests',
+        );
+      }
+    } finally {
+      provider?.close();
+      ec2?.destroy();
+      await moto?.stop();
+    }
+  });
+
+  async function instances(filters: { Name: string; Values: string[] }[]): Promise<Instance[]> {
+    const page = await ec2.send(new DescribeInstancesCommand({ Filters: filters }));
+    return (page.Reservations ?? []).flatMap((r) => r.Instances ?? []);
+  }
+
+  async function byId(id: string): Promise<Instance> {
+    const page = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
+    return page.Reservations![0]!.Instances![0]!;
+  }
+
+  test('provisions one instance with the run tags and the runner in its user data', async () => {
+    const key = 'run-exp-1-2-3';
+    const instance = await provider.provision(request(key));
+    assert.equal(instance.provider, 'ec2');
+    assert.match(instance.state, /^(pending|running)$/);
+
+    const described = await byId(instance.instanceId);
+    assert.equal(described.InstanceType, 't3.small');
+    const tags = Object.fromEntries((described.Tags ?? []).map((t) => [t.Key, t.Value]));
+    assert.deepEqual(tags, {
+      team: 'vision',
+      Name: 'assay exp-1 v2 r3',
+      'assay:experiment': 'exp-1',
+      'assay:variation': '2',
+      'assay:run': '3',
+      'assay:workflow': key,
+    });
+
+    const attribute = await ec2.send(
+      new DescribeInstanceAttributeCommand({ InstanceId: instance.instanceId, Attribute: 'userData' }),
+    );
+    const script = Buffer.from(attribute.UserData!.Value!, 'base64').toString('utf8');
+    assert.match(script, /^#!\/bin\/bash\n/);
+    for (const line of [
+      "export SERVICE_SERVER_URL='https://assay.example'",
+      "export SERVICE_API_KEY='sk-secret'",
+      "export SERVICE_EXPERIMENT_ID='exp-1'",
+      "export SERVICE_VARIATION='2'",
+      "export SERVICE_RUN='3'",
+      "export EXTRA='a b'",
+      `exec 'assay' 'run' '--' 'python' 'train.py' '--name=it'\\''s'`,
+    ]) {
+      assert.ok(script.split('\n').includes(line), `user data has: ${line}\n---\n${script}`);
+    }
+
+    const now = await provider.describe(key);
+    assert.equal(now?.instanceId, instance.instanceId);
+    assert.match(now.state, /^(pending|running)$/);
+    await provider.terminate(key);
+    assert.equal((await byId(instance.instanceId)).State?.Name, 'terminated');
+    assert.equal(await provider.describe(key), undefined);
+  });
+
+  test('provisioning twice with the same key yields the same instance', async () => {
+    const key = 'run-exp-1-2-4';
+    const first = await provider.provision(request(key));
+    const again = await provider.provision(request(key));
+    assert.equal(again.instanceId, first.instanceId);
+    const live = await instances([
+      { Name: 'tag:assay:workflow', Values: [key] },
+      { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] },
+    ]);
+    assert.deepEqual(
+      live.map((i) => i.InstanceId),
+      [first.instanceId],
+    );
+
+    await provider.terminate(key);
+    await provider.terminate(key);
+    // After the end, the same key still names the same (terminated) instance: the run never starts twice.
+    assert.deepEqual(await provider.provision(request(key)), {
+      provider: 'ec2',
+      instanceId: first.instanceId,
+      state: 'terminated',
+    });
+  });
+
+  test('a key longer than a ClientToken allows still works and stays idempotent', async () => {
+    const key = `run-${'e'.repeat(36)}-12-345-${'x'.repeat(40)}`;
+    const first = await provider.provision(request(key));
+    assert.equal((await provider.provision(request(key))).instanceId, first.instanceId);
+    await provider.terminate(key);
+    assert.equal((await byId(first.instanceId)).State?.Name, 'terminated');
+  });
+
+  test('unknown keys: nothing to describe, terminate succeeds', async () => {
+    assert.equal(await provider.describe('run-never-provisioned'), undefined);
+    await provider.terminate('run-never-provisioned');
+  });
+});
