@@ -1,7 +1,6 @@
 // The EC2 provider's settings, read once from the environment; launch_config may override the machine fields per variation.
-import { ConfigError } from '../server/config.ts';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { ConfigError } from '../server/config-error.ts';
+import { text, type Env } from '../server/env-values.ts';
 
 export type Ec2Config = {
   readonly region: string;
@@ -72,7 +71,3 @@ function matching(env: Env, name: string, pattern: RegExp): string | undefined {
   return value;
 }
 
-function text(env: Env, name: string): string | undefined {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === '' ? undefined : raw;
-}

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { ConfigError } from './config-error.ts';
+import { flag, integer, text, type Env } from './env-values.ts';
 import { storageConfig, type StorageConfig } from './storage/storage-config.ts';
 
 /** Everything the service reads from its environment, validated once at start and frozen. */
@@ -34,11 +36,7 @@ export interface JwtConfig {
   readonly audience: string;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
+export { ConfigError };
 
 /** One row of the README's configuration table: the variable, its default and what it means. */
 export const SETTINGS = [
@@ -63,15 +61,6 @@ export const SETTINGS = [
   ['ASSAY_JWT_JWKS_FILE', '', 'JWKS as a local JSON file'],
 ] as const;
 
-function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
 
 /** Seconds in the environment, milliseconds in the config; fractions allowed so tests can use short timeouts. */
 function seconds(env: Env, name: string, fallbackSeconds: number): number {
@@ -84,18 +73,7 @@ function seconds(env: Env, name: string, fallbackSeconds: number): number {
   return Math.round(value * 1000);
 }
 
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
-  if (['off', 'false', '0', 'no'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(raw)}`);
-}
 
-function text(env: Env, name: string): string | undefined {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === '' ? undefined : raw;
-}
 
 function jwtConfig(env: Env): JwtConfig | undefined {
   const issuer = text(env, 'ASSAY_JWT_ISSUER');

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../config-error.ts';
+import { flag, integer, text, type Env } from '../env-values.ts';
 
-type Env = Readonly<Record<string, string | undefined>>;
 
 const MIB = 1024 ** 2;
 const GIB = 1024 ** 3;
@@ -53,27 +53,8 @@ export const STORAGE_SETTINGS = [
   ['ASSAY_MULTIPART_PART_BYTES', '536870912', 'Part size of multipart uploads: 5 MiB to 5 GiB with s3; any size from 1 byte with local (for tests)'],
 ] as const;
 
-function text(env: Env, name: string): string | undefined {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === '' ? undefined : raw;
-}
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
 
-function bool(env: Env, name: string): boolean {
-  const raw = text(env, name)?.toLowerCase();
-  if (raw === undefined || ['false', '0', 'no'].includes(raw)) return false;
-  if (['true', '1', 'yes'].includes(raw)) return true;
-  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(env[name])}`);
-}
 
 function httpUrl(value: string, name: string): string {
   let url: URL;
@@ -132,7 +113,7 @@ function s3Settings(env: Env): Omit<S3StorageConfig, keyof CommonStorageConfig> 
     bucket,
     region: text(env, 'S3_REGION') ?? 'us-east-1',
     endpoint: endpoint === undefined ? undefined : httpUrl(endpoint, 'S3_ENDPOINT'),
-    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE'),
+    forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', false),
     credentials: accessKeyId && secretAccessKey ? Object.freeze({ accessKeyId, secretAccessKey }) : undefined,
   };
 }
