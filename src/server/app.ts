@@ -18,9 +18,12 @@ import { healthRoutes } from './health-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
 import { requestIdFor } from './http/request-id.ts';
+import type { Orchestrator } from './orchestration/orchestrator.ts';
+import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
 import { runRoutes } from './runs/run-routes.ts';
+import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
 
 export interface AppDeps {
@@ -29,10 +32,12 @@ export interface AppDeps {
   storage: ObjectStorage;
   /** pino options or an instance; tests pass `false` or a capturing stream. */
   logger?: FastifyServerOptions['logger'];
+  /** Starts and signals managed-run and sweep workflows; without one, provision and sweeps answer 503. */
+  orchestrator?: Orchestrator;
 }
 
 /** Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to serve it. */
-export async function buildApp({ config, db, storage, logger }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, db, storage, logger, orchestrator }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
@@ -72,7 +77,7 @@ export async function buildApp({ config, db, storage, logger }: AppDeps): Promis
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Assay API', version: '0.1.0', description: 'Experiments, variations, runs, assets, search, API keys and organizations.' },
+      info: { title: 'Assay API', version: '0.1.0', description: 'Experiments, variations, runs, sweeps, assets, search, API keys and organizations.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token' } } },
       security: [{ bearer: [] }],
     },
@@ -86,7 +91,9 @@ export async function buildApp({ config, db, storage, logger }: AppDeps): Promis
   await app.register(healthRoutes(db));
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db));
-  await app.register(runRoutes(db));
+  await app.register(runRoutes(db, orchestrator));
+  await app.register(sweepRoutes(db, orchestrator));
+  await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
   await app.register(apiKeyRoutes(db, config, authenticator));
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));

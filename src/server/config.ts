@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseToken } from './auth/api-key-token.ts';
 import { ConfigError } from './config-error.ts';
 import { flag, integer, text, type Env } from './env-values.ts';
 import { storageConfig, type StorageConfig } from './storage/storage-config.ts';
@@ -27,6 +28,8 @@ export interface ServiceConfig {
   /** Largest inline asset (reports, environment snapshots); larger content goes through presigned uploads. */
   readonly inlineMaxBytes: number;
   readonly storage: StorageConfig;
+  /** A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user; never logged. */
+  readonly orchestratorKey: string | undefined;
 }
 
 export interface JwtConfig {
@@ -59,6 +62,7 @@ export const SETTINGS = [
   ['ASSAY_JWT_AUDIENCE', '(required with the issuer)', 'Expected `aud`'],
   ['ASSAY_JWT_JWKS_URL', '', 'JWKS URL of the identity provider (or ASSAY_JWT_JWKS_FILE)'],
   ['ASSAY_JWT_JWKS_FILE', '', 'JWKS as a local JSON file'],
+  ['ASSAY_ORCHESTRATOR_KEY', '(unset)', 'Pre-shared orchestrator key (sk_agent_…) for standalone Temporal workers; give the workers the same value'],
 ] as const;
 
 
@@ -87,6 +91,17 @@ function jwtConfig(env: Env): JwtConfig | undefined {
   return Object.freeze({ issuer, audience, jwksUrl, jwksFile });
 }
 
+/** The pre-shared orchestrator key, which must be one of our agent keys (the service stores its hash at start). */
+function orchestratorKey(env: Env): string | undefined {
+  const key = text(env, 'ASSAY_ORCHESTRATOR_KEY');
+  if (key === undefined) return undefined;
+  // The message never echoes the value: it is a credential.
+  if (parseToken(key)?.kind !== 'agent') {
+    throw new ConfigError('ASSAY_ORCHESTRATOR_KEY must be an agent key: sk_agent_ followed by 32 hex digits and 43 base64url characters (generate one offline)');
+  }
+  return key;
+}
+
 /** Reads and validates the service configuration; throws ConfigError naming the bad variable. */
 export function loadConfig(env: Env = process.env, overrides: Partial<ServiceConfig> = {}): ServiceConfig {
   const databaseUrl = text(env, 'DATABASE_URL');
@@ -111,6 +126,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     storage: undefined as never,
     searchEnabled: flag(env, 'ASSAY_SEARCH', true),
     inlineMaxBytes: integer(env, 'ASSAY_INLINE_MAX_BYTES', 256 * 1024, 0),
+    orchestratorKey: orchestratorKey(env),
     ...overrides,
   };
   const publicUrl = text(env, 'ASSAY_PUBLIC_URL') ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;

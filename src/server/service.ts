@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from './app.ts';
+import type { Orchestrator } from './orchestration/orchestrator.ts';
 import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
 
@@ -18,15 +20,22 @@ export interface Service {
 
 /**
  * Everything a running service needs, without listening: open and migrate the database, bootstrap the
- * first admin, build the app, start the watchdog. `server.ts` listens; tests use `app.inject` or listen too.
+ * first admin, store the pre-shared orchestrator key, build the app, start the watchdog. `server.ts` listens;
+ * tests use `app.inject` or listen too. The orchestrator, when given, stays the caller's to close.
  */
-export async function createService(config: ServiceConfig, opts: { logger?: AppDeps['logger']; db?: Db } = {}): Promise<Service> {
+export async function createService(config: ServiceConfig, opts: { logger?: AppDeps['logger']; db?: Db; orchestrator?: Orchestrator } = {}): Promise<Service> {
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
-  await migrate(db);
+  try {
+    await migrate(db);
+    if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
+  } catch (err) {
+    if (!opts.db) await db.close();
+    throw err;
+  }
   const bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays);
   const storage = await createObjectStorage(config.storage);
-  const app = await buildApp({ config, db, storage, logger: opts.logger });
-  const watchdog = startWatchdog(db, { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs }, app.log);
+  const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
+  const watchdog = startWatchdog(db, { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs }, app.log, opts.orchestrator);
   return {
     app,
     db,

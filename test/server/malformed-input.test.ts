@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
+import { generateOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { addVariation, committedExperiment, createExperiment, createRun } from '../support/fixtures.ts';
 import { bodyCases } from '../support/malformed/body-cases.ts';
 import { operationsOf, type Case, type Operation, type Targets } from '../support/malformed/operations.ts';
@@ -59,7 +61,7 @@ const GROUPS: {
     id: 'yaml',
     title: 'config_yaml',
     about:
-      'Sent to create and to edit a variation of a draft experiment, where valid YAML would be stored. Syntax errors name `details.line` and `details.column`.',
+      'Sent to create and to edit a variation of a draft experiment, where valid YAML would be stored, and as a sweep’s `base_yaml`. Syntax errors name `details.line` and `details.column`.',
     build: (_, t) => yamlCases(t),
   },
   {
@@ -86,6 +88,8 @@ describe('malformed input never gets a 5xx', () => {
   let ops: Operation[];
   let targets: Targets;
   let before_: Record<string, unknown>;
+  // The /orchestrator/* operations are called with the orchestrator's key (the admin's lacks their scope).
+  const orchestratorKey = generateOrchestratorKey();
   const outcomes: Outcome[] = [];
 
   /** Everything the battery must leave as it was, read through the API. */
@@ -124,7 +128,10 @@ describe('malformed input never gets a 5xx', () => {
   }
 
   before(async () => {
-    t = await startTestService();
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey },
+    });
     const key = t.adminKey;
     const experiment = await committedExperiment(t, key);
     const run = await createRun(t, key, experiment.id);
@@ -163,7 +170,7 @@ describe('malformed input never gets a 5xx', () => {
       const cases = group.build(ops, targets);
       const offset = outcomes.length;
       await inBatches(cases, 8, async (c, i) => {
-        const res = await send(t, c);
+        const res = await send(t, c, orchestratorKey);
         outcomes.push({
           index: offset + i,
           group: c.group,
@@ -185,9 +192,10 @@ describe('malformed input never gets a 5xx', () => {
   });
 });
 
-function send(t: TestService, c: Case): Promise<Reply> {
+function send(t: TestService, c: Case, orchestratorKey: string): Promise<Reply> {
   const headers = { ...c.headers };
-  if (c.authorization === undefined) headers.authorization = `Bearer ${t.adminKey}`;
+  if (c.authorization === undefined)
+    headers.authorization = `Bearer ${c.url.startsWith('/orchestrator/') ? orchestratorKey : t.adminKey}`;
   else if (c.authorization !== null) headers.authorization = c.authorization;
   return t.request(c.method, c.url, { rawBody: c.rawBody, headers });
 }
@@ -247,6 +255,7 @@ function renderDoc(ops: Operation[], outcomes: Outcome[]): string {
     '<!-- Generated: WRITE_MALFORMED_DOC=1 node --test test/server/malformed-input.test.ts (edit the battery, not this file). -->',
     '',
     `${outcomes.length} requests against the ${ops.length} operations \`/openapi.json\` lists, on a fresh PostgreSQL database, with a valid admin key`,
+    '(the orchestrator key for `/orchestrator/*`, whose run ids name no run) and an orchestrator that answers every call,',
     'and real objects: a committed experiment with a variation and a run (config read, still pending), a draft experiment with a variation,',
     'an organization. The test asserts that no answer is 5xx; that every non-2xx answer has the body',
     '`{"error": {"code": "<snake_case>", "message": …, "details"?}}` and every answer an `x-request-id` header; and that afterwards',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/server/config.ts';
+import type { Orchestrator } from '../../src/server/orchestration/orchestrator.ts';
 import { createService, type Service } from '../../src/server/service.ts';
 import { freePort } from './free-port.ts';
 import { createTestDatabase } from './postgres.ts';
@@ -46,10 +47,11 @@ let userCounter = 0;
  * Starts the real service for a test file: a fresh PostgreSQL database (or PGlite in a temp directory with
  * `{ pglite: true }`), migrations, the bootstrap admin, and the Fastify app driven with `inject`.
  * `{ replicaOf }` starts a second service instance on the same PostgreSQL database (its own app and auth
- * cache, the primary's admin key); closing a replica leaves the database to the primary.
+ * cache, the primary's admin key); closing a replica leaves the database to the primary. `{ orchestrator }` is
+ * handed to the service (a FakeOrchestrator, or a real one on a Temporal dev server); the caller closes it.
  */
 export async function startTestService(
-  opts: { pglite?: boolean; env?: Record<string, string>; replicaOf?: TestService; listen?: boolean; storage?: 'local' | 's3' } = {},
+  opts: { pglite?: boolean; env?: Record<string, string>; replicaOf?: TestService; listen?: boolean; storage?: 'local' | 's3'; orchestrator?: Orchestrator } = {},
 ): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-test-'));
   if (opts.replicaOf && !opts.replicaOf.databaseUrl) throw new Error('a replica needs a primary on PostgreSQL');
@@ -80,7 +82,7 @@ export async function startTestService(
       done();
     },
   });
-  const service = await createService(config, { logger: { level: 'info', stream } as never });
+  const service = await createService(config, { logger: { level: 'info', stream } as never, orchestrator: opts.orchestrator });
   const adminKey = opts.replicaOf?.adminKey ?? service.bootstrapKey;
   if (!adminKey) throw new Error('a fresh database must yield a bootstrap admin key');
   const api = apiFor(service);

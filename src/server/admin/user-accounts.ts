@@ -1,4 +1,4 @@
-import { SCOPES, USER_SCOPES } from '../auth/scopes.ts';
+import { ADMIN_SCOPES, USER_SCOPES } from '../auth/scopes.ts';
 import type { Db } from '../db/database.ts';
 import { insertKey } from '../api-keys/api-key-repository.ts';
 import { conflict } from '../http/errors.ts';
@@ -17,7 +17,7 @@ export async function createUserWithKey(db: Db, input: { email: string; name?: s
       userId: user.id,
       kind: 'user',
       description: input.isAdmin ? 'bootstrap admin key' : 'first key, minted by an admin',
-      scopes: input.isAdmin ? SCOPES : USER_SCOPES,
+      scopes: input.isAdmin ? ADMIN_SCOPES : USER_SCOPES,
       runId: null,
       ttlDays: input.ttlDays,
       mintedByKeyId: null,

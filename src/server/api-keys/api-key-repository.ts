@@ -16,15 +16,15 @@ export interface ApiKeyRow {
 
 const COLUMNS = 'id, user_id, kind, description, scopes, run_id, created_at, expires_at, last_used_at, revoked_at';
 
-/** Mints and stores a key; the clear token is returned to the caller once and never stored. */
+/** Mints and stores a key; the clear token is returned to the caller once and never stored. `ttlDays: null`: no expiry. */
 export async function insertKey(
   db: Queryable,
-  key: { userId: string; kind: KeyKind; description: string; scopes: readonly string[]; runId: string | null; ttlDays: number; mintedByKeyId: string | null },
+  key: { userId: string; kind: KeyKind; description: string; scopes: readonly string[]; runId: string | null; ttlDays: number | null; mintedByKeyId: string | null },
 ): Promise<{ row: ApiKeyRow; token: string }> {
   const { id, token, secretHash } = mintToken(key.kind);
   const rows = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash, run_id, minted_by_key_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9)) RETURNING ${COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9::int)) RETURNING ${COLUMNS}`,
     [id, key.userId, key.kind, key.description, key.scopes, secretHash, key.runId, key.mintedByKeyId, key.ttlDays],
   );
   return { row: rows[0]!, token };
@@ -41,4 +41,13 @@ export async function revokeKey(db: Queryable, userId: string, id: string): Prom
     [id, userId],
   );
   return rows[0];
+}
+
+/** Revokes every unrevoked worker key of a run; answers the ids it revoked (none on a repeat). */
+export async function revokeRunWorkerKeys(db: Queryable, runId: string): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE api_keys SET revoked_at = now() WHERE run_id = $1 AND kind = 'worker' AND revoked_at IS NULL RETURNING id`,
+    [runId],
+  );
+  return rows.map((r) => r.id);
 }

@@ -8,8 +8,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Routes open to anyone (health, docs, signed storage URLs). */
     public?: boolean;
-    /** The scope a caller's key must hold. */
-    scope?: Scope;
+    /** The scope a caller's key must hold; with a list, every one of them. */
+    scope?: Scope | readonly Scope[];
   }
   interface FastifyRequest {
     principal: Principal;
@@ -32,8 +32,14 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
       throw unauthorized(header ? 'Authorization header must be "Bearer <token>"' : 'missing Authorization: Bearer <token> header');
     }
     request.principal = await authenticator.authenticate(match[1]!);
-    if (config.scope && !request.principal.scopes.has(config.scope)) {
-      throw forbidden('insufficient_scope', `this call needs the ${config.scope} scope, which the key does not hold`);
+    const needed: readonly Scope[] = config.scope === undefined ? [] : typeof config.scope === 'string' ? [config.scope] : config.scope;
+    const missing = needed.filter((s) => !request.principal.scopes.has(s));
+    if (missing.length > 0) {
+      throw forbidden('insufficient_scope', `this call needs the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}, which the key does not hold`);
+    }
+    // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such as /v1/me.
+    if (request.principal.scopes.has('orchestrate') && !needed.includes('orchestrate')) {
+      throw forbidden('orchestrator_key_restricted', 'an orchestrator key reaches only the /orchestrator/* endpoints');
     }
   });
 }

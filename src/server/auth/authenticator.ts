@@ -34,7 +34,7 @@ export function createAuthenticator(config: ServiceConfig, db: Db, log: { warn(o
     if (key.expired) throw unauthorized('API key expired');
     if (key.run_ended_long_ago) throw unauthorized('worker key expired: its run ended');
     touchKey(db, key.id).catch((err: unknown) => log.warn({ err }, 'could not record key use'));
-    const held = new Set(scopesOfUser(key.is_admin));
+    const held = new Set(scopesOfUser(key.user_id, key.is_admin));
     return {
       userId: key.user_id,
       via: key.kind,
@@ -64,7 +64,7 @@ export function createAuthenticator(config: ServiceConfig, db: Db, log: { warn(o
       userId: user.id,
       via: 'jwt',
       keyId: null,
-      scopes: new Set(scopesOfUser(user.is_admin)),
+      scopes: new Set(scopesOfUser(user.id, user.is_admin)),
       isAdmin: user.is_admin,
       runId: null,
     };

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
 
 export interface StoredKey {
   id: string;
@@ -48,9 +49,10 @@ export async function userForSubject(
   );
   if (found[0]) return found[0];
   if (claims.email && claims.emailVerified) {
+    // The orchestrator user is never linked: its scope must not be reachable through an identity provider.
     const linked = await db.query<{ id: string; is_admin: boolean }>(
-      `UPDATE users SET idp_issuer = $1, idp_subject = $2 WHERE email = $3 AND idp_issuer IS NULL RETURNING id, is_admin`,
-      [claims.issuer, claims.subject, claims.email],
+      `UPDATE users SET idp_issuer = $1, idp_subject = $2 WHERE email = $3 AND idp_issuer IS NULL AND id <> $4 RETURNING id, is_admin`,
+      [claims.issuer, claims.subject, claims.email, ORCHESTRATOR_USER_ID],
     );
     if (linked[0]) return linked[0];
   }

@@ -18,3 +18,4 @@ export const unauthorized = (message = 'missing or invalid credentials') => new 
 export const forbidden = (code: string, message: string) => new AppError(403, code, message);
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
 export const conflict = (code: string, message: string, details?: unknown) => new AppError(409, code, message, details);
+export const unavailable = (code: string, message: string, details?: unknown) => new AppError(503, code, message, details);

@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
+import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
 
 interface OrganizationRow {
   id: string;
@@ -50,9 +51,10 @@ export async function listMembers(db: Db, principal: Principal, id: string) {
 export async function addMember(db: Db, principal: Principal, id: string, input: { user_id?: string; email?: string; role?: 'owner' | 'member' }) {
   const org = await getOrganization(db, principal, id);
   if (org.role !== 'owner') throw forbidden('not_organization_owner', 'only an owner of the organization can add members');
+  // The orchestrator user is no one's colleague: as a member it would see nothing anyway, but it must not look like one.
   const [user] = await db.query<{ id: string; email: string | null; name: string | null }>(
-    input.user_id ? 'SELECT id, email, name FROM users WHERE id = $1' : 'SELECT id, email, name FROM users WHERE lower(email) = lower($1)',
-    [input.user_id ?? input.email],
+    `SELECT id, email, name FROM users WHERE ${input.user_id ? 'id = $1' : 'lower(email) = lower($1)'} AND id <> $2`,
+    [input.user_id ?? input.email, ORCHESTRATOR_USER_ID],
   );
   if (!user) throw notFound('user');
   const role = input.role ?? 'member';

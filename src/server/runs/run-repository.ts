@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable, Tx } from '../db/database.ts';
+import { managedRunWorkflowId } from '../orchestration/orchestrator.ts';
 import { experimentVisible } from '../organizations/tenancy.ts';
 import { RUN_MOVES, type RunMove } from './run-states.ts';
 
@@ -21,6 +22,9 @@ export interface RunRow {
   workflow_id: string | null;
   cancel_requested: boolean;
   created_at: Date;
+  provisioned_by: string | null;
+  recovers_run_id: string | null;
+  sweep_id: string | null;
 }
 
 export interface RunKey {
@@ -29,8 +33,11 @@ export interface RunKey {
   r: number;
 }
 
-const COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
-  r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at`;
+/** Every column of RunRow, for a `runs` row aliased `r`. */
+export const RUN_COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
+  r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at,
+  r.provisioned_by, r.recovers_run_id, r.sweep_id`;
+const COLUMNS = RUN_COLUMNS;
 
 /**
  * The run addressed by (experiment, n, r), visible to the caller: $1 user, $2 experiment, $3 n, $4 r, and $5 the
@@ -53,6 +60,44 @@ export async function insertRun(tx: Tx, userId: string, experimentId: string, n:
   );
   if (!counter) return undefined;
   const rows = await tx.query<RunRow>(`INSERT INTO runs AS r (experiment_id, n, r) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [experimentId, n, counter.r]);
+  return rows[0];
+}
+
+/**
+ * A managed run beside the variation's others, numbered from the same counter as insertRun; no tenancy check
+ * (sweeps check it before, recovery runs belong to the orchestrator). Undefined unless the experiment is committed.
+ */
+export async function insertManagedRun(
+  tx: Tx,
+  run: { experimentId: string; n: number; provisionedBy: string | null; sweepId: string | null; recoversRunId: string | null },
+): Promise<RunRow | undefined> {
+  const [counter] = await tx.query<{ r: number }>(
+    `UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
+      WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
+      RETURNING v.next_run_r - 1 AS r`,
+    [run.experimentId, run.n],
+  );
+  if (!counter) return undefined;
+  const rows = await tx.query<RunRow>(
+    `INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id)
+     VALUES ($1, $2, $3, true, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [run.experimentId, run.n, counter.r, managedRunWorkflowId(run.experimentId, run.n, counter.r), run.provisionedBy, run.sweepId, run.recoversRunId],
+  );
+  return rows[0];
+}
+
+/**
+ * Makes the run managed in one conditional UPDATE: it must be pending, or managed already (then in any state,
+ * so a repeated provision finds the same workflow). The first provisioner stays the key owner.
+ */
+export async function markManaged(db: Queryable, principal: Principal, key: RunKey): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `UPDATE runs r SET managed = true, workflow_id = COALESCE(r.workflow_id, $6), provisioned_by = COALESCE(r.provisioned_by, $1)
+       FROM experiments e
+      WHERE ${ADDRESSED} AND (r.managed OR r.state = 'pending')
+      RETURNING ${COLUMNS}`,
+    [...address(principal, key), managedRunWorkflowId(key.experimentId, key.n, key.r)],
+  );
   return rows[0];
 }
 
@@ -110,12 +155,12 @@ export async function readConfig(db: Queryable, principal: Principal, key: RunKe
  * Fails every running run silent for longer than the timeout, in one statement: concurrent replicas both run
  * it, and Postgres re-checks `state = 'running'` on each locked row, so each run is failed exactly once.
  */
-export async function failSilentRuns(db: Queryable, timeoutMs: number): Promise<{ id: string }[]> {
-  return db.query<{ id: string }>(
+export async function failSilentRuns(db: Queryable, timeoutMs: number): Promise<{ id: string; workflow_id: string | null }[]> {
+  return db.query<{ id: string; workflow_id: string | null }>(
     `UPDATE runs SET state = 'failed', failure_reason = 'heartbeat_timeout', ended_at = now(),
             failure_message = 'no heartbeat for ' || $1::text || ' ms'
       WHERE state = 'running' AND last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
-      RETURNING id`,
+      RETURNING id, workflow_id`,
     [timeoutMs],
   );
 }

@@ -3,11 +3,14 @@ import type { Db } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
+import { workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
+import type { Orchestrator } from '../orchestration/orchestrator.ts';
 import { getVariation } from '../variations/variation-service.ts';
 import * as repo from './run-repository.ts';
 import { RUN_MOVES, type RunMove } from './run-states.ts';
 
-export function toApi(row: repo.RunRow) {
+/** The one Run mapper; the orchestrator (when the service has one) gives the workflow's Temporal UI address. */
+export function toApi(row: repo.RunRow, orchestrator: Orchestrator | undefined) {
   return {
     id: row.id,
     experiment_id: row.experiment_id,
@@ -24,15 +27,21 @@ export function toApi(row: repo.RunRow) {
     managed: row.managed,
     instance: row.instance,
     workflow_id: row.workflow_id,
+    workflow_url: workflowUrlOf(orchestrator, row.workflow_id),
+    recovers_run_id: row.recovers_run_id,
     cancel_requested: row.cancel_requested,
     created_at: iso(row.created_at)!,
   };
 }
 
-export async function createRun(db: Db, principal: Principal, experimentId: string, n: number) {
+export function refuseWorkerKey(principal: Principal): void {
   if (principal.runId) throw forbidden('worker_key_restricted', 'a worker key reaches only its own run');
+}
+
+export async function createRun(db: Db, principal: Principal, experimentId: string, n: number, orchestrator: Orchestrator | undefined) {
+  refuseWorkerKey(principal);
   const row = await db.transaction((tx) => repo.insertRun(tx, principal.userId, experimentId, n));
-  if (row) return toApi(row);
+  if (row) return toApi(row, orchestrator);
   await getVariation(db, principal, experimentId, n);
   const experiment = await getVisibleExperiment(db, principal, experimentId);
   throw conflict('experiment_not_runnable', `runs can be created only in a committed experiment; this one is ${experiment.state}`, { state: experiment.state });
@@ -44,9 +53,9 @@ export async function getRun(db: Db, principal: Principal, key: repo.RunKey) {
   return row;
 }
 
-export async function listRuns(db: Db, principal: Principal, experimentId: string, n: number) {
+export async function listRuns(db: Db, principal: Principal, experimentId: string, n: number, orchestrator: Orchestrator | undefined) {
   if (!principal.runId) await getVariation(db, principal, experimentId, n);
-  return { items: (await repo.listRuns(db, principal, experimentId, n)).map(toApi) };
+  return { items: (await repo.listRuns(db, principal, experimentId, n)).map((row) => toApi(row, orchestrator)) };
 }
 
 export async function readRunConfig(db: Db, principal: Principal, key: repo.RunKey) {
@@ -70,7 +79,7 @@ async function refuse(db: Db, principal: Principal, key: repo.RunKey, move: RunM
 
 async function move(db: Db, principal: Principal, key: repo.RunKey, m: RunMove, verb: string, sets: string, extra: unknown[] = [], guard = '') {
   const row = await repo.applyRunMove(db, principal, key, m, sets, extra, guard);
-  return row ? toApi(row) : refuse(db, principal, key, m, verb);
+  return row ?? refuse(db, principal, key, m, verb);
 }
 
 export const startRun = (db: Db, p: Principal, key: repo.RunKey, environment: Record<string, unknown>) =>
@@ -78,7 +87,7 @@ export const startRun = (db: Db, p: Principal, key: repo.RunKey, environment: Re
 
 export async function heartbeat(db: Db, p: Principal, key: repo.RunKey) {
   const run = await move(db, p, key, 'heartbeat', 'heartbeat', 'last_heartbeat_at = now()');
-  return { state: run.state, cancel_requested: run.cancel_requested, last_heartbeat_at: run.last_heartbeat_at };
+  return { state: run.state, cancel_requested: run.cancel_requested, last_heartbeat_at: iso(run.last_heartbeat_at) };
 }
 
 export const succeedRun = (db: Db, p: Principal, key: repo.RunKey) => move(db, p, key, 'succeed', 'succeed', 'ended_at = now()');
@@ -86,9 +95,12 @@ export const succeedRun = (db: Db, p: Principal, key: repo.RunKey) => move(db, p
 export const failRun = (db: Db, p: Principal, key: repo.RunKey, reason: string, message: string | undefined) =>
   move(db, p, key, 'fail', 'fail', 'ended_at = now(), failure_reason = $7, failure_message = $8', [reason, message ?? null]);
 
+/** What a cancel before the runner started sets, whoever asks (a user, or the orchestrator for a managed run). */
+export const CANCELLED_BEFORE_START = "failure_reason = 'abandoned', failure_message = 'cancelled before start', cancel_requested = true";
+
 /** Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its heartbeat answer. */
 export async function cancelRun(db: Db, p: Principal, key: repo.RunKey) {
-  const pending = await repo.applyRunMove(db, p, key, 'cancel_pending', "ended_at = now(), failure_reason = 'abandoned', failure_message = 'cancelled before start', cancel_requested = true");
-  if (pending) return toApi(pending);
-  return move(db, p, key, 'request_cancel', 'cancel', 'cancel_requested = true');
+  const pending = await repo.applyRunMove(db, p, key, 'cancel_pending', `ended_at = now(), ${CANCELLED_BEFORE_START}`);
+  return pending ?? move(db, p, key, 'request_cancel', 'cancel', 'cancel_requested = true');
 }
+

@@ -1,4 +1,6 @@
 import type { Db } from '../db/database.ts';
+import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
+import type { Orchestrator } from '../orchestration/orchestrator.ts';
 import { failSilentRuns } from './run-repository.ts';
 
 export interface Watchdog {
@@ -7,12 +9,15 @@ export interface Watchdog {
   stop(): void;
 }
 
-/** Fails runs that stopped heartbeating. Every replica runs one; the statement itself makes that safe. */
-export function startWatchdog(db: Db, opts: { timeoutMs: number; intervalMs: number }, log: { info(o: object, m: string): void; warn(o: object, m: string): void }): Watchdog {
+type Log = Record<'debug' | 'info' | 'warn', (o: object, m: string) => void>;
+
+/** Fails runs that stopped heartbeating, and tells managed runs' workflows. Every replica runs one; the statement itself makes that safe. */
+export function startWatchdog(db: Db, opts: { timeoutMs: number; intervalMs: number }, log: Log, orchestrator?: Orchestrator): Watchdog {
   let running: Promise<number> | undefined;
   const sweep = async () => {
     const failed = await failSilentRuns(db, opts.timeoutMs);
     if (failed.length > 0) log.info({ runs: failed.map((r) => r.id) }, `watchdog failed ${failed.length} silent run(s) with heartbeat_timeout`);
+    for (const run of failed) notifyRunChanged(orchestrator, run.workflow_id, log);
     return failed.length;
   };
   const timer = setInterval(() => {

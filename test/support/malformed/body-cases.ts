@@ -39,6 +39,15 @@ function baseBody(op: Operation, t: Targets): Record<string, unknown> {
     'POST /organizations/{id}/members': { user_id: t.otherUserId, role: 'member' },
     'PATCH /v1/me': { default_organization_id: t.organizationId },
     'POST /admin/users': { email: 'probe@example.test', name: 'probe', admin: false },
+    // At the committed experiment: a valid sweep would still be refused (409), so nothing is written.
+    'POST /experiments/{id}/sweeps': {
+      base_yaml: 'lr: 0.1\n',
+      grid: { lr: [0.1, 0.2] },
+      concurrency: 2,
+      name_prefix: 'probe',
+    },
+    'PUT /orchestrator/runs/{run_id}/instance': { provider: 'local', instance_id: 'probe', state: 'running' },
+    'POST /orchestrator/runs/{run_id}/fail': { reason: 'provision_failed', message: 'probe' },
   };
   return bodies[op.label] ?? {};
 }

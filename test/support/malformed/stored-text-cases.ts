@@ -35,6 +35,12 @@ export function storageCases(t: Targets): Case[] {
     ],
     ['API key description', 'POST', '/api-keys', (s) => ({ description: s, scopes: ['experiments:read'] })],
     ['user name', 'POST', '/admin/users', (s) => ({ email: 'probe@example.test', name: s })],
+    [
+      'sweep name prefix (draft experiment)',
+      'POST',
+      `/experiments/${t.draftId}/sweeps`,
+      (s) => ({ base_yaml: 'lr: 0.1\n', grid: { lr: [0.1] }, name_prefix: s }),
+    ],
   ];
   // name, the text, the same in a query string: percent-encoded UTF-8, or the CESU-8 bytes of a surrogate, which
   // decode to no lone surrogate at all (a harmless search for odd text may then answer 200).
@@ -138,18 +144,19 @@ const YAML: [string, string, 'invalid_yaml' | 'invalid_config', boolean][] = [
 ];
 
 export function yamlCases(t: Targets): Case[] {
-  const targets: [string, string][] = [
-    ['POST', `/experiments/${t.draftId}/variations`],
-    ['PATCH', `/experiments/${t.draftId}/variations/1`],
+  const targets: [string, string, (text: string) => unknown][] = [
+    ['POST', `/experiments/${t.draftId}/variations`, (text) => ({ config_yaml: text })],
+    ['PATCH', `/experiments/${t.draftId}/variations/1`, (text) => ({ config_yaml: text })],
+    ['POST', `/experiments/${t.draftId}/sweeps`, (text) => ({ base_yaml: text, grid: { seed: [1, 2] } })],
   ];
   return YAML.flatMap(([name, text, code, lineColumn]) =>
-    targets.map(([method, url]) => ({
+    targets.map(([method, url, body]) => ({
       group: 'yaml',
       name,
       op: `${method} ${url}`,
       method,
       url,
-      rawBody: JSON.stringify({ config_yaml: text }),
+      rawBody: JSON.stringify(body(text)),
       headers: JSON_CT,
       expect: { status: [400], code: [code], lineColumn },
     })),

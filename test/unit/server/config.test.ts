@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../../src/server/config.ts';
+import { generateOrchestratorKey } from '../../../src/server/orchestration/orchestrator-keys.ts';
 
 describe('service config', () => {
   it('has defaults for the embedded service', () => {
@@ -48,11 +49,21 @@ describe('service config', () => {
     ['ASSAY_WATCHDOG_TIMEOUT_S', 'soon'],
     ['ASSAY_LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'mysql://x'],
+    ['ASSAY_ORCHESTRATOR_KEY', 'not-a-key'],
+    ['ASSAY_ORCHESTRATOR_KEY', `sk_agent_${'0'.repeat(32)}`],
   ] as const) {
     it(`refuses ${name}=${value} with an error naming the variable`, () => {
       assert.throws(() => loadConfig({ [name]: value }), (e: unknown) => e instanceof ConfigError && e.message.includes(name));
     });
   }
+
+  it('takes an agent key as ASSAY_ORCHESTRATOR_KEY, and never echoes a refused one', () => {
+    const key = generateOrchestratorKey();
+    assert.equal(loadConfig({ ASSAY_ORCHESTRATOR_KEY: key }).orchestratorKey, key);
+    assert.equal(loadConfig({}).orchestratorKey, undefined);
+    const userKey = key.replace(/^sk_agent_/, 'sk_user_');
+    assert.throws(() => loadConfig({ ASSAY_ORCHESTRATOR_KEY: userKey }), (e: unknown) => e instanceof ConfigError && !e.message.includes(userKey.slice(8)));
+  });
 
   it('needs issuer, audience and exactly one JWKS source for identity-provider tokens', () => {
     assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'https://idp' }), ConfigError);

@@ -19,6 +19,7 @@ describe('run state machine', () => {
     assert.deepEqual(RUN_MOVES.start, { from: ['pending'], to: 'running' });
     assert.deepEqual(RUN_MOVES.succeed, { from: ['running'], to: 'succeeded' });
     assert.deepEqual(RUN_MOVES.fail, { from: ['running'], to: 'failed' });
+    assert.deepEqual(RUN_MOVES.conclude_failed, { from: ['pending', 'running'], to: 'failed' }, "the orchestrator's fail, before or after start");
     for (const { from } of Object.values(RUN_MOVES)) {
       for (const terminal of TERMINAL_STATES) assert.ok(!from.includes(terminal));
     }

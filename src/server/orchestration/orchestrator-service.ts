@@ -1,0 +1,96 @@
+import type { Principal } from '../auth/principal.ts';
+import { WORKER_SCOPES } from '../auth/scopes.ts';
+import { insertKey, revokeRunWorkerKeys } from '../api-keys/api-key-repository.ts';
+import type { Db } from '../db/database.ts';
+import { conflict, notFound } from '../http/errors.ts';
+import { insertManagedRun, type RunRow } from '../runs/run-repository.ts';
+import { CANCELLED_BEFORE_START } from '../runs/run-service.ts';
+import { TERMINAL_STATES, type RunState } from '../runs/run-states.ts';
+import * as repo from './orchestrator-repository.ts';
+
+// The rules behind /orchestrator/*: every call is safe to repeat, because activities are retried.
+
+const isTerminal = (run: RunRow) => TERMINAL_STATES.includes(run.state as RunState);
+
+export async function getManagedRun(db: Db, runId: string) {
+  const run = await repo.findManagedRun(db, runId);
+  if (!run) throw notFound('managed run');
+  return run;
+}
+
+/**
+ * A fresh worker key for the run's instance, owned by the user who provisioned it (so it reaches only what they
+ * may see). Earlier keys of the run are revoked: a re-provisioned instance must not share the lost one's key.
+ */
+export async function mintWorkerKey(db: Db, principal: Principal, runId: string, ttlDays: number) {
+  return db.transaction(async (tx) => {
+    const run = await repo.lockManagedRun(tx, runId);
+    if (!run) throw notFound('managed run');
+    if (isTerminal(run)) throw conflict('run_ended', `the run is ${run.state}; it needs no worker key`, { state: run.state });
+    if (!run.provisioned_by) throw conflict('run_not_provisioned', 'the run has no provisioning user to own its worker key');
+    const revoked = await revokeRunWorkerKeys(tx, runId);
+    const { row, token } = await insertKey(tx, {
+      userId: run.provisioned_by,
+      kind: 'worker',
+      description: `managed run ${run.workflow_id}`,
+      scopes: WORKER_SCOPES,
+      runId,
+      ttlDays,
+      mintedByKeyId: principal.keyId,
+    });
+    return { id: row.id, key: token, revoked };
+  });
+}
+
+/** Revokes every worker key of the run (a compensation); the ids let the caller drop them from the auth cache. */
+export async function revokeWorkerKeys(db: Db, runId: string): Promise<string[]> {
+  await getManagedRun(db, runId);
+  return revokeRunWorkerKeys(db, runId);
+}
+
+export async function recordInstance(db: Db, runId: string, instance: { provider: string; instance_id: string; state: string }) {
+  const run = await repo.recordInstance(db, runId, instance);
+  if (!run) throw notFound('managed run');
+  return run;
+}
+
+/** Fails a pending or running run; an ended run is answered as it is, since a compensation may come twice. */
+export async function failManagedRun(db: Db, runId: string, reason: string, message: string | undefined) {
+  const failed = await repo.applyManagedRunMove(db, runId, 'conclude_failed', 'ended_at = now(), failure_reason = $3, failure_message = $4', [reason, message ?? null]);
+  return failed ?? getManagedRun(db, runId);
+}
+
+/** As a user's cancel: a pending run fails `abandoned`, a running one is asked to stop; an ended one is left as it is. */
+export async function cancelManagedRun(db: Db, runId: string) {
+  const pending = await repo.applyManagedRunMove(db, runId, 'cancel_pending', `ended_at = now(), ${CANCELLED_BEFORE_START}`);
+  if (pending) return pending;
+  const requested = await repo.applyManagedRunMove(db, runId, 'request_cancel', 'cancel_requested = true');
+  return requested ?? getManagedRun(db, runId);
+}
+
+/**
+ * The run that recovers this one (its instance was lost): the next run of the same variation, managed for the
+ * same user and sweep. One per run: asking again answers the same run, with `created: false`.
+ */
+export async function createRecoveryRun(db: Db, runId: string): Promise<{ run: RunRow; created: boolean }> {
+  return db.transaction(async (tx) => {
+    const original = await repo.lockManagedRun(tx, runId);
+    if (!original) throw notFound('managed run');
+    const existing = await repo.findRecoveryOf(tx, runId);
+    if (existing) return { run: existing, created: false };
+    const run = await insertManagedRun(tx, {
+      experimentId: original.experiment_id,
+      n: original.n,
+      provisionedBy: original.provisioned_by,
+      sweepId: original.sweep_id,
+      recoversRunId: original.id,
+    });
+    if (!run) throw conflict('experiment_not_runnable', 'the experiment is no longer committed: it takes no new runs');
+    return { run, created: true };
+  });
+}
+
+export async function listRunAssets(db: Db, runId: string) {
+  await getManagedRun(db, runId);
+  return { items: await repo.listRunAssets(db, runId) };
+}

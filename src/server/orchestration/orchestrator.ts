@@ -1,0 +1,52 @@
+// What the HTTP service needs from the orchestrator (Temporal), as one small interface: routes depend on it,
+// `src/orchestrator/temporal-orchestrator.ts` implements it, and a service without one answers 503.
+
+/** A managed run as the workflows address it; the workflow id is derived, never chosen by callers. */
+export interface ManagedRunRef {
+  runId: string;
+  experimentId: string;
+  n: number;
+  r: number;
+  workflowId: string;
+}
+
+export interface SweepStart {
+  sweepId: string;
+  workflowId: string;
+  experimentId: string;
+  concurrency: number;
+  runs: ManagedRunRef[];
+}
+
+export interface SweepProgress {
+  total: number;
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  done: boolean;
+}
+
+export interface Orchestrator {
+  /** Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). */
+  startManagedRun(run: ManagedRunRef): Promise<void>;
+  /** Starts the sweep workflow, or finds the one already started. */
+  startSweep(sweep: SweepStart): Promise<void>;
+  /** The sweep workflow's own progress (a Temporal query); undefined when no such workflow exists. */
+  sweepProgress(workflowId: string): Promise<SweepProgress | undefined>;
+  /** Cancels the sweep workflow, which cancels its runs; an unknown or finished workflow is success. */
+  cancelSweep(workflowId: string): Promise<void>;
+  /** Tells a run's workflow its run changed (started, ended, cancel requested) so it need not wait for a poll. */
+  notifyRunChanged(workflowId: string): Promise<void>;
+  /** Where an operator sees the workflow in the Temporal UI; undefined when no UI is known. */
+  workflowUrl(workflowId: string): string | undefined;
+  close(): Promise<void>;
+}
+
+export const managedRunWorkflowId = (experimentId: string, n: number, r: number) => `run-${experimentId}-${n}-${r}`;
+export const sweepWorkflowId = (sweepId: string) => `sweep-${sweepId}`;
+
+/** The signal a run's workflow receives from the service; the payload-free nudge to look at the run now. */
+export const RUN_CHANGED_SIGNAL = 'runChanged';
+/** The sweep workflow's progress query. */
+export const SWEEP_PROGRESS_QUERY = 'progress';

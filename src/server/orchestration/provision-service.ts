@@ -1,0 +1,29 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from '../auth/principal.ts';
+import type { Db } from '../db/database.ts';
+import { conflict } from '../http/errors.ts';
+import { markManaged, type RunKey, type RunRow } from '../runs/run-repository.ts';
+import { getRun, refuseWorkerKey } from '../runs/run-service.ts';
+import { callOrchestrator, requireOrchestrator } from './orchestrator-calls.ts';
+import type { Orchestrator } from './orchestrator.ts';
+
+/**
+ * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry
+ * after Temporal was unreachable) answers the same workflow; a run that already left pending on its own is refused.
+ */
+export async function provisionRun(db: Db, principal: Principal, key: RunKey, orchestrator: Orchestrator | undefined, log: FastifyBaseLogger): Promise<RunRow> {
+  refuseWorkerKey(principal);
+  const orch = requireOrchestrator(orchestrator);
+  const row = await markManaged(db, principal, key);
+  if (!row) {
+    const run = await getRun(db, principal, key);
+    throw conflict('invalid_state_transition', `only a pending run can be provisioned; this one is ${run.state} and runs on its own`, {
+      state: run.state,
+      failure_reason: run.failure_reason,
+      allowed_from: ['pending'],
+    });
+  }
+  const ref = { runId: row.id, experimentId: row.experiment_id, n: row.n, r: row.r, workflowId: row.workflow_id! };
+  await callOrchestrator(log, `starting workflow ${ref.workflowId}`, () => orch.startManagedRun(ref));
+  return row;
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from '../auth/principal.ts';
+import type { Db } from '../db/database.ts';
+import { applyMove } from '../experiments/experiment-repository.ts';
+import { getVisibleExperiment } from '../experiments/experiment-service.ts';
+import { AppError, conflict, notFound } from '../http/errors.ts';
+import { iso } from '../http/schemas.ts';
+import { callOrchestrator, requireOrchestrator, workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
+import { sweepWorkflowId, type ManagedRunRef, type Orchestrator, type SweepProgress } from '../orchestration/orchestrator.ts';
+import { insertManagedRun } from '../runs/run-repository.ts';
+import { refuseWorkerKey } from '../runs/run-service.ts';
+import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
+import { insertVariation } from '../variations/variation-repository.ts';
+import { pointName, pointYaml, sweepPoints, type SweepSpecInput } from './sweep-points.ts';
+import * as repo from './sweep-repository.ts';
+
+export interface SweepRequest extends SweepSpecInput {
+  base_yaml: string;
+  concurrency?: number;
+  name_prefix?: string;
+}
+
+// Generated YAML is held in memory and stored once per point: bound the whole, not only each point.
+const MAX_TOTAL_YAML = 20_000_000;
+
+interface Deps {
+  db: Db;
+  orchestrator: Orchestrator | undefined;
+  log: FastifyBaseLogger;
+}
+
+/** The variations a sweep makes, each config checked exactly as POST …/variations checks one. */
+function variationsOf(input: SweepRequest, prefix: string) {
+  const base = parseConfigYaml(input.base_yaml, 'base_yaml');
+  const points = sweepPoints(input);
+  if (input.base_yaml.length * points.length > MAX_TOTAL_YAML) {
+    throw new AppError(400, 'sweep_too_large', `the sweep's configs would total over ${MAX_TOTAL_YAML / 1e6} MB of YAML; use fewer points or a smaller base`);
+  }
+  return points.map((point, i) => {
+    const configYaml = pointYaml(base, point);
+    const name = pointName(prefix, point);
+    try {
+      return { name, configYaml, config: splitConfigYaml(configYaml) };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      throw new AppError(err.statusCode, err.code, `sweep point ${i + 1} (${name}): ${err.message}`, { point: i + 1 });
+    }
+  });
+}
+
+/**
+ * Turns a draft experiment into a sweep in one transaction: a variation per point, the commit, a managed run
+ * per variation and the sweep row; then starts the sweep workflow. Repeating the same request after a 503
+ * finds the recorded sweep and starts its workflow (the start is idempotent).
+ */
+export async function createSweep({ db, orchestrator, log }: Deps, principal: Principal, experimentId: string, input: SweepRequest) {
+  refuseWorkerKey(principal);
+  const orch = requireOrchestrator(orchestrator);
+  const concurrency = input.concurrency ?? 4;
+  const prefix = input.name_prefix ?? 'sweep';
+  const spec = { base_yaml: input.base_yaml, ...(input.grid ? { grid: input.grid } : { list: input.list }), name_prefix: prefix };
+  const variations = variationsOf(input, prefix);
+
+  let sweep = await repo.findSameSweep(db, principal.userId, experimentId, spec, concurrency);
+  if (!sweep) {
+    const id = randomUUID();
+    sweep = await db.transaction(async (tx) => {
+      const experiment = await repo.lockVisibleExperiment(tx, principal.userId, experimentId);
+      if (!experiment) throw notFound('experiment');
+      if (experiment.state !== 'draft') {
+        throw conflict('experiment_not_draft', `a sweep creates variations, so it needs a draft experiment; this one is ${experiment.state}`, { state: experiment.state });
+      }
+      const row = await repo.insertSweep(tx, { id, experimentId, workflowId: sweepWorkflowId(id), spec, concurrency, createdBy: principal.userId });
+      const numbers: number[] = [];
+      for (const v of variations) numbers.push((await insertVariation(tx, principal.userId, experimentId, v))!.n);
+      await applyMove(tx, principal.userId, experimentId, 'commit', null);
+      for (const n of numbers) await insertManagedRun(tx, { experimentId, n, provisionedBy: principal.userId, sweepId: id, recoversRunId: null });
+      return row;
+    });
+  }
+  const runs = await repo.sweepRuns(db, sweep.id);
+  const refs: ManagedRunRef[] = runs
+    .filter((r) => r.recovers_run_id === null)
+    .map((r) => ({ runId: r.id, experimentId, n: r.n, r: r.r, workflowId: r.workflow_id }));
+  const start = { sweepId: sweep.id, workflowId: sweep.workflow_id, experimentId, concurrency, runs: refs };
+  await callOrchestrator(log, `starting sweep workflow ${sweep.workflow_id}`, () => orch.startSweep(start));
+  return toApi(sweep, runs, orchestrator, null);
+}
+
+async function visibleSweep(db: Db, principal: Principal, experimentId: string, sweepId: string) {
+  const sweep = await repo.findSweep(db, principal.userId, experimentId, sweepId);
+  if (sweep) return sweep;
+  await getVisibleExperiment(db, principal, experimentId);
+  throw notFound('sweep');
+}
+
+/** The sweep with its runs' states from the database and the workflow's own progress (null when it cannot be asked). */
+export async function getSweep({ db, orchestrator, log }: Deps, principal: Principal, experimentId: string, sweepId: string) {
+  const sweep = await visibleSweep(db, principal, experimentId, sweepId);
+  let progress: SweepProgress | null = null;
+  if (orchestrator) {
+    try {
+      progress = (await orchestrator.sweepProgress(sweep.workflow_id)) ?? null;
+    } catch (err) {
+      log.debug({ err }, `could not query sweep workflow ${sweep.workflow_id}`);
+    }
+  }
+  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator, progress);
+}
+
+/** Cancels the sweep workflow, which cancels the runs it started. */
+export async function cancelSweep({ db, orchestrator, log }: Deps, principal: Principal, experimentId: string, sweepId: string) {
+  refuseWorkerKey(principal);
+  const orch = requireOrchestrator(orchestrator);
+  const sweep = await visibleSweep(db, principal, experimentId, sweepId);
+  await callOrchestrator(log, `cancelling sweep workflow ${sweep.workflow_id}`, () => orch.cancelSweep(sweep.workflow_id));
+  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator, null);
+}
+
+function toApi(sweep: repo.SweepRow, runs: repo.SweepRunRow[], orchestrator: Orchestrator | undefined, progress: SweepProgress | null) {
+  return {
+    id: sweep.id,
+    experiment_id: sweep.experiment_id,
+    workflow_id: sweep.workflow_id,
+    workflow_url: workflowUrlOf(orchestrator, sweep.workflow_id),
+    concurrency: sweep.concurrency,
+    created_at: iso(sweep.created_at)!,
+    runs: runs.map((r) => ({ n: r.n, r: r.r, variation_name: r.variation_name, workflow_id: r.workflow_id, state: r.state })),
+    progress,
+  };
+}
