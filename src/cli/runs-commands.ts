@@ -10,12 +10,14 @@ const USAGE = `usage: assay runs <command> [--json]
   show EXPERIMENT N R
   create EXPERIMENT N          a new pending run (of a committed experiment)
   cancel EXPERIMENT N R        a pending run fails at once; a running one is asked to stop
+  provision EXPERIMENT N R     run it as a managed run: the server's orchestrator starts its workflow, which
+                               provisions an instance running it; prints the workflow and its Temporal UI URL
 `;
 
 const JSON_OPTION = { json: { type: 'boolean' } } as const;
 
 export function runsCommand(args: string[]): Promise<number> {
-  return dispatch(USAGE, { list, show, create, cancel }, args);
+  return dispatch(USAGE, { list, show, create, cancel, provision }, args);
 }
 
 function variationOf(positionals: string[]): [string, number] {
@@ -67,6 +69,19 @@ async function cancel(args: string[]): Promise<number> {
   return 0;
 }
 
+async function provision(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
+  const provisioned = await openClient().client.runs.provision(...variationOf(positionals), positiveInt(positionals[2], 'R')!);
+  if (values.json) {
+    printJson(provisioned);
+    return 0;
+  }
+  const { run } = provisioned;
+  process.stdout.write(`provisioning run ${run.r} of variation ${run.n} of experiment ${run.experiment_id} (${run.state})\n`);
+  printFields([['workflow', provisioned.workflow_id], ...(provisioned.workflow_url ? [['temporal ui', provisioned.workflow_url] as const] : [])]);
+  return 0;
+}
+
 function printRun(run: RunData): void {
   printFields([
     ['experiment', run.experiment_id],
@@ -81,6 +96,9 @@ function printRun(run: RunData): void {
     ['last heartbeat', run.last_heartbeat_at],
     ['ended', run.ended_at],
     ['managed', run.managed ? 'yes' : 'no'],
+    ['workflow', run.workflow_id],
+    ['temporal ui', run.workflow_url],
+    ['recovers run', run.recovers_run_id],
     ['environment', run.environment],
   ]);
 }

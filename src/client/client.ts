@@ -12,8 +12,10 @@ import { ApiKeys } from './resources/api-keys.ts';
 import { Assets } from './resources/assets.ts';
 import { Experiments, type CreateExperimentParams } from './resources/experiments.ts';
 import { Me } from './resources/me.ts';
+import { Orchestrator } from './resources/orchestrator.ts';
 import { Runs } from './resources/runs.ts';
 import { Search } from './resources/search.ts';
+import { Sweeps } from './resources/sweeps.ts';
 import { Variations } from './resources/variations.ts';
 import { createUploader, type UploadHandle, type Uploader, type UploadParams } from './uploads/uploader.ts';
 import type { AssetData } from './resources/assets.ts';
@@ -41,10 +43,13 @@ export class Client implements ClientCore {
   readonly experiments: Experiments;
   readonly variations: Variations;
   readonly runs: Runs;
+  readonly sweeps: Sweeps;
   readonly assets: Assets;
   readonly search: Search;
   readonly apiKeys: ApiKeys;
   readonly me: Me;
+  /** For the orchestrator's own key only (the Temporal activities); see Orchestrator. */
+  readonly orchestrator: Orchestrator;
   readonly #uploadStorePath: string;
   #uploader: Uploader | undefined;
 
@@ -60,10 +65,12 @@ export class Client implements ClientCore {
     this.experiments = new Experiments(this.transport, organization);
     this.variations = new Variations(this.transport);
     this.runs = new Runs(this.transport);
+    this.sweeps = new Sweeps(this.transport);
     this.assets = new Assets(this.transport, organization);
     this.search = new Search(this.transport, organization);
     this.apiKeys = new ApiKeys(this.transport);
     this.me = new Me(this.transport);
+    this.orchestrator = new Orchestrator(this.transport);
   }
 
   /** Same resolution as the constructor, named for symmetry with SPEC.md's from_env. */

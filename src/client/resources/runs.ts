@@ -20,6 +20,10 @@ export interface RunData {
   managed: boolean;
   instance: Record<string, unknown> | null;
   workflow_id: string | null;
+  /** Where the run's workflow is seen in the Temporal UI; null for self-managed runs or when no UI is known. */
+  workflow_url: string | null;
+  /** The run this one was created to recover (a recovery run of a managed run that failed), else null. */
+  recovers_run_id: string | null;
   cancel_requested: boolean;
   created_at: string;
 }
@@ -32,6 +36,14 @@ export interface RunConfig {
   accelerate_config_json: Record<string, unknown>;
   launch_config: Record<string, unknown>;
   config_read_at: string;
+}
+
+/** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
+export interface ProvisionData {
+  workflow_id: string;
+  /** The workflow in the Temporal UI, when the server knows the UI's address. */
+  workflow_url: string | null;
+  run: RunData;
 }
 
 export interface Checkpoint {
@@ -71,6 +83,15 @@ export class Runs {
   /** Cancels: a pending run fails `abandoned` at once; a running one is asked to stop via its heartbeat. */
   cancel(experimentId: string, n: number, r: number): Promise<RunData> {
     return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/cancel`);
+  }
+
+  /**
+   * Makes the run a managed run: the server starts its workflow, which mints a worker key and provisions an
+   * instance that runs it. Repeating it is a no-op answering the same workflow; ServerError 503
+   * (`orchestrator_unavailable`) when the server runs without an orchestrator.
+   */
+  provision(experimentId: string, n: number, r: number): Promise<ProvisionData> {
+    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/provision`);
   }
 
   /** The newest ready checkpoint of the run's variation with download URLs; NotFoundError when none. */

@@ -1,0 +1,127 @@
+// `assay sweeps …`: many managed runs from one base config, as a grid or a list of changes to it.
+import type { SweepData, SweepProgress, SweepSpec } from '../client/resources/sweeps.ts';
+import { openClient } from './cli-client.ts';
+import { dispatch, parseCommand, positiveInt, readTextFile, UsageError } from './command-args.ts';
+import { printFields, printJson, printTable } from './output.ts';
+import { gridFromSets } from './sweep-sets.ts';
+
+const USAGE = `usage: assay sweeps <command> [--json]
+
+  create EXPERIMENT --base FILE.yaml (--grid FILE.json | --list FILE.json | --set PATH=V1,V2,… …)
+         [--concurrency N] [--name-prefix PREFIX]
+                               a draft experiment gets a variation per point, is committed, and each
+                               variation runs as a managed run, at most N (default 4) at a time;
+                               PATH is dotted (optimizer.lr); --set repeats and builds a grid; a value
+                               that parses as JSON is taken as JSON (3e-4, true, [1,2]), else as a string
+  show EXPERIMENT SWEEP_ID     the sweep, its progress and its runs
+  cancel EXPERIMENT SWEEP_ID   cancels the sweep's workflow, which cancels its runs
+`;
+
+const JSON_OPTION = { json: { type: 'boolean' } } as const;
+const CREATE_OPTIONS = {
+  ...JSON_OPTION,
+  base: { type: 'string' },
+  grid: { type: 'string' },
+  list: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  concurrency: { type: 'string' },
+  'name-prefix': { type: 'string' },
+} as const;
+
+export function sweepsCommand(args: string[]): Promise<number> {
+  return dispatch(USAGE, { create, show, cancel }, args);
+}
+
+async function create(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, CREATE_OPTIONS, { min: 1, max: 1 });
+  if (values.base === undefined) throw new UsageError('--base is required: the base variation config as YAML');
+  const sources = [values.grid !== undefined, values.list !== undefined, values.set !== undefined].filter(Boolean).length;
+  if (sources !== 1) throw new UsageError('give exactly one of --grid FILE, --list FILE or --set PATH=V1,V2,… (which may repeat)');
+  const spec: SweepSpec = {
+    baseYaml: await readTextFile(values.base),
+    concurrency: positiveInt(values.concurrency, '--concurrency'),
+    namePrefix: values['name-prefix'],
+  };
+  if (values.grid !== undefined) spec.grid = gridFile(values.grid, await readJson(values.grid));
+  else if (values.list !== undefined) spec.list = listFile(values.list, await readJson(values.list));
+  else spec.grid = gridFromSets(values.set!);
+  const sweep = await openClient().client.sweeps.create(positionals[0]!, spec);
+  if (values.json) {
+    printJson(sweep);
+    return 0;
+  }
+  process.stdout.write(`created sweep ${sweep.id}: ${sweep.runs.length} run(s) of experiment ${sweep.experiment_id}, at most ${sweep.concurrency} at a time\n`);
+  printFields(workflowFields(sweep));
+  return 0;
+}
+
+async function show(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
+  const sweep = await openClient().client.sweeps.get(positionals[0]!, positionals[1]!);
+  if (values.json) printJson(sweep);
+  else printSweep(sweep);
+  return 0;
+}
+
+async function cancel(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
+  const sweep = await openClient().client.sweeps.cancel(positionals[0]!, positionals[1]!);
+  if (values.json) printJson(sweep);
+  else process.stdout.write(`sweep ${sweep.id} cancelled: its workflow cancels its ${sweep.runs.length} run(s)\n`);
+  return 0;
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readTextFile(file);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function gridFile(file: string, value: unknown): Record<string, unknown[]> {
+  if (!isObject(value) || Object.values(value).some((v) => !Array.isArray(v))) {
+    throw new UsageError(`${file}: a grid is a JSON object of dotted paths to arrays of values, e.g. {"optimizer.lr": [1e-4, 3e-4]}`);
+  }
+  return value as Record<string, unknown[]>;
+}
+
+function listFile(file: string, value: unknown): Array<Record<string, unknown>> {
+  if (!Array.isArray(value) || !value.every(isObject)) {
+    throw new UsageError(`${file}: a list is a JSON array of objects of dotted paths to values, e.g. [{"optimizer.lr": 1e-4, "seed": 1}]`);
+  }
+  return value;
+}
+
+function workflowFields(sweep: SweepData): Array<readonly [string, unknown]> {
+  return [['workflow', sweep.workflow_id], ...(sweep.workflow_url ? [['temporal ui', sweep.workflow_url] as const] : [])];
+}
+
+function progressText(p: SweepProgress | null): string | undefined {
+  if (p === null) return undefined;
+  return `${p.succeeded} succeeded, ${p.failed} failed, ${p.running} running, ${p.pending} pending of ${p.total}${p.done ? ' (done)' : ''}`;
+}
+
+function printSweep(sweep: SweepData): void {
+  printFields([
+    ['id', sweep.id],
+    ['experiment', sweep.experiment_id],
+    ...workflowFields(sweep),
+    ['concurrency', sweep.concurrency],
+    ['created', sweep.created_at],
+    ['progress', progressText(sweep.progress) ?? 'unknown (the sweep workflow did not answer)'],
+  ]);
+  process.stdout.write('\n');
+  printTable(sweep.runs, [
+    ['N', (r) => r.n],
+    ['R', (r) => r.r],
+    ['VARIATION', (r) => r.variation_name],
+    ['STATE', (r) => r.state],
+    ['WORKFLOW', (r) => r.workflow_id],
+  ]);
+}

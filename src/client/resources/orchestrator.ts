@@ -1,0 +1,86 @@
+import { path } from '../core/path.ts';
+import type { Transport } from '../core/transport.ts';
+import type { RunData } from './runs.ts';
+
+/** Why the orchestrator fails a run: the reasons of SPEC.md §3 plus the two only it detects. */
+export type OrchestratorFailureReason = 'provision_failed' | 'heartbeat_timeout' | 'abandoned' | 'crash';
+
+/** A managed run as its workflow needs it: the run and its variation's launch block. */
+export interface OrchestratorRun {
+  run: RunData;
+  launch_config: Record<string, unknown>;
+}
+
+/** A freshly minted worker key: the full key is returned once, to be injected into the instance. */
+export interface WorkerKey {
+  id: string;
+  key: string;
+}
+
+/** The instance a run was provisioned on. */
+export interface RunInstance {
+  provider: string;
+  instance_id: string;
+  state: string;
+}
+
+export interface RunAssetSummary {
+  id: string;
+  kind: string;
+  name: string;
+  state: 'pending' | 'ready';
+}
+
+/**
+ * The orchestrator namespace: the calls the managed-run and sweep workflows' activities make, every one keyed
+ * by run id. Only the orchestrator's own key (minted by the service for its Temporal worker) may call them;
+ * any other key is refused. Researchers and runners never need it.
+ */
+export class Orchestrator {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** The run and the launch config its instance is provisioned from. */
+  getRun(runId: string): Promise<OrchestratorRun> {
+    return this.#t.get(path`/orchestrator/runs/${runId}`);
+  }
+
+  /** Mints a worker key bound to the run, for the instance's environment. */
+  mintWorkerKey(runId: string): Promise<WorkerKey> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/worker-key`);
+  }
+
+  /** Revokes every worker key of the run and answers how many it revoked (a saga compensation). */
+  revokeWorkerKeys(runId: string): Promise<{ revoked: number }> {
+    return this.#t.request('DELETE', path`/orchestrator/runs/${runId}/worker-keys`);
+  }
+
+  /** Records the run's instance and its provider state. */
+  recordInstance(runId: string, instance: RunInstance): Promise<RunData> {
+    const { provider, instance_id, state } = instance;
+    return this.#t.request('PUT', path`/orchestrator/runs/${runId}/instance`, { body: { provider, instance_id, state } });
+  }
+
+  /** Fails the run for a reason the orchestrator found (an instance that never came up, a silent runner, …). */
+  failRun(runId: string, reason: OrchestratorFailureReason, message?: string): Promise<RunData> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/fail`, { reason, message });
+  }
+
+  /** Cancels the run as a user's cancel does: a pending run fails at once, a running one is asked to stop. */
+  cancelRun(runId: string): Promise<RunData> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/cancel`);
+  }
+
+  /** The pending run that recovers this failed one; asking again answers the same run. */
+  createRecoveryRun(runId: string): Promise<RunData> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/recovery`);
+  }
+
+  /** The run's assets (its outputs and checkpoints), without components. */
+  listRunAssets(runId: string): Promise<{ items: RunAssetSummary[] }> {
+    return this.#t.get(path`/orchestrator/runs/${runId}/assets`);
+  }
+}

@@ -1,0 +1,79 @@
+import { path } from '../core/path.ts';
+import type { Transport } from '../core/transport.ts';
+import type { RunState } from './runs.ts';
+
+/**
+ * What to sweep: a base variation config and the changes to it. Each key of `grid` and `list` is a dotted
+ * path into the base YAML (`optimizer.lr`); `grid` takes every combination of its values, `list` one
+ * variation per entry. Give one of the two.
+ */
+export interface SweepSpec {
+  /** The base variation config, YAML as a variation takes it (top-level `launch:` and `accelerate:` included). */
+  baseYaml: string;
+  grid?: Record<string, unknown[]>;
+  list?: Array<Record<string, unknown>>;
+  /** How many of the sweep's runs may be in flight at once; the server's default when left out. */
+  concurrency?: number;
+  /** Prefix of the generated variation names. */
+  namePrefix?: string;
+}
+
+/** The sweep workflow's own count of its runs; `done` once every run has ended. */
+export interface SweepProgress {
+  total: number;
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  done: boolean;
+}
+
+/** One managed run of a sweep, on a variation of its own. */
+export interface SweepRun {
+  n: number;
+  r: number;
+  variation_name: string;
+  workflow_id: string;
+  state: RunState;
+}
+
+export interface SweepData {
+  id: string;
+  experiment_id: string;
+  workflow_id: string;
+  /** The sweep workflow in the Temporal UI, when the server knows the UI's address. */
+  workflow_url: string | null;
+  concurrency: number;
+  created_at: string;
+  runs: SweepRun[];
+  /** null when the server cannot ask the sweep workflow (it is gone, or the orchestrator is unreachable). */
+  progress: SweepProgress | null;
+}
+
+/**
+ * The sweeps namespace: one variation per point of a grid or list, each run as a managed run by a sweep
+ * workflow with bounded concurrency. Needs a server with an orchestrator (ServerError 503 otherwise).
+ */
+export class Sweeps {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** Creates the variations and their runs and starts the sweep workflow. */
+  create(experimentId: string, spec: SweepSpec): Promise<SweepData> {
+    const { baseYaml, grid, list, concurrency, namePrefix } = spec;
+    return this.#t.post(path`/experiments/${experimentId}/sweeps`, { base_yaml: baseYaml, grid, list, concurrency, name_prefix: namePrefix });
+  }
+
+  /** The sweep with its runs' states and the workflow's progress. */
+  get(experimentId: string, sweepId: string): Promise<SweepData> {
+    return this.#t.get(path`/experiments/${experimentId}/sweeps/${sweepId}`);
+  }
+
+  /** Cancels the sweep workflow, which cancels the runs it started. */
+  cancel(experimentId: string, sweepId: string): Promise<SweepData> {
+    return this.#t.post(path`/experiments/${experimentId}/sweeps/${sweepId}/cancel`);
+  }
+}
