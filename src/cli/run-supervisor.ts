@@ -51,12 +51,17 @@ export async function supervise(client: Client, run: Run, command: readonly stri
   }
 }
 
+/** Files under outputs/checkpoints/ are checkpoints: a later run of the variation resumes from the newest (GET …/checkpoint). */
+function assetKindOf(name: string): 'checkpoint' | 'output' {
+  return name.startsWith('checkpoints/') ? 'checkpoint' : 'output';
+}
+
 async function watch(client: Client, run: Run, command: readonly string[], env: NodeJS.ProcessEnv, options: SuperviseOptions): Promise<number> {
   const progress = new ProgressLine();
   const ref = { experimentId: run.experimentId, n: run.n, r: run.r };
   const outputs = new OutputsWatcher(
     options.outputsDir,
-    (file, name) => client.uploadAsync({ kind: 'output', name, run: ref, files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }] }),
+    (file, name) => client.uploadAsync({ kind: assetKindOf(name), name, run: ref, files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }] }),
     {
       stableMs: STABLE_MS,
       pollMs: POLL_MS,

@@ -1,22 +1,30 @@
+import { prepareOrchestration } from '../orchestrator/embedded.ts';
+import { orchestratorConfig, type OrchestratorConfig } from '../orchestrator/orchestrator-config.ts';
 import { loadConfig, type ServiceConfig } from './config.ts';
 import { createService } from './service.ts';
 
-/** Runs the service until SIGINT or SIGTERM, then drains requests and closes the database. */
-export async function runServer(config: ServiceConfig = loadConfig()): Promise<void> {
-  const service = await createService(config);
+/** Runs the service (and, on the embedded default, Temporal and a worker) until SIGINT or SIGTERM. */
+export async function runServer(config: ServiceConfig = loadConfig(), orchestration: OrchestratorConfig = orchestratorConfig(process.env)): Promise<void> {
+  const startupLog = (await import('pino')).default({ level: config.logLevel });
+  const orchestrating = await prepareOrchestration(orchestration, { dataDir: config.dataDir, env: process.env, log: startupLog });
+  if (orchestrating.temporalUiUrl) process.stdout.write(`Temporal UI: ${orchestrating.temporalUiUrl}\n`);
+  const service = await createService(config, { orchestrator: orchestrating.orchestrator });
   if (service.bootstrapKey) {
     // Deliberately outside the structured log: it is shown once, to the operator, and never logged.
     process.stdout.write(`bootstrap admin key: ${service.bootstrapKey}\n`);
   }
   const address = await service.app.listen({ host: config.host, port: config.port });
-  service.app.log.info({ address, database: service.db.driver, docs: `${address}/docs` }, `Assay listening on ${address}`);
+  await orchestrating.startWorker({ db: service.db, serviceUrl: config.publicUrl });
+  service.app.log.info({ address, database: service.db.driver, docs: `${address}/docs`, temporalUi: orchestrating.temporalUiUrl }, `Assay listening on ${address}`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     service.app.log.info({ signal }, 'shutting down');
-    service
+    // The worker goes first: its activities need the service, and the service's routes need Temporal.
+    orchestrating
       .close()
+      .then(() => service.close())
       .then(() => process.exit(0))
       .catch((err: unknown) => {
         service.app.log.error({ err }, 'shutdown failed');

@@ -61,6 +61,19 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
       assert.deepEqual(stdout.trim().split('\n'), ['ready', 'ready']);
     });
 
+    it('runs the managed-runs example as written: Temporal, the worker and the local provider, embedded', async () => {
+      assert.match(server.process.output(), /Temporal UI: http:\/\/127\.0\.0\.1:\d+/);
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await readmeBlock('managed')], {
+        env: { ...process.env, KEY: server.bootstrapKey!, ASSAY_URL: server.url },
+        timeout: 120_000,
+      });
+      const lines = stdout.trim().split('\n');
+      assert.ok(lines.some((l) => /^run-[0-9a-f-]+-1-1$/.test(l)), stdout);
+      assert.ok(lines.includes('{"state":"succeeded","managed":true,"instance":"local"}'), stdout);
+      assert.ok(lines.includes('loss.txt ready'), stdout);
+      assert.equal(lines.at(-1), '{"total":4,"succeeded":4,"failed":0}');
+    });
+
     it('creates a user with `assay admin create-user`, whose key works', async () => {
       const { stdout } = await run(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'admin', 'create-user', '--email', 'ada@example.org', '--server-url', server.url], {
         env: { ...process.env, SERVICE_API_KEY: server.bootstrapKey! },

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePort, freePorts } from './free-port.ts';
 import { spawnProcessGroup, type ProcessGroup } from './process-group.ts';
 import { waitUntilReady } from './readiness.ts';
 
@@ -15,11 +15,13 @@ export interface AssayServer {
 
 /** Runs `assay server` as a real process, exactly as `npm start` does, on a free port. */
 export async function startAssayServer(env: Record<string, string>): Promise<AssayServer> {
-  const port = await freePort();
+  const port = Number(env.PORT ?? (await freePort()));
+  // The embedded Temporal dev server defaults to 7233/8233: servers of parallel tests each get their own.
+  const [temporalPort, temporalUiPort] = await freePorts(2);
   const child = spawnProcessGroup(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'server'], {
     name: 'assay server',
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ASSAY_TEMPORAL_PORT: String(temporalPort), ASSAY_TEMPORAL_UI_PORT: String(temporalUiPort), ...env, PORT: String(port) },
     stopGraceMs: 5_000,
   });
   const url = `http://127.0.0.1:${port}`;

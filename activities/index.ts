@@ -1,0 +1,154 @@
+// The saga's side effects. Each one is idempotent: Temporal may run it again after a crash or timeout, so
+// every call either converges on the same result (keyed by the workflow id or the run id) or is harmless twice.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ConflictError, NotFoundError, type Client } from '../src/client/index.ts';
+import type { RunData } from '../src/client/index.ts';
+import { LaunchConfigError, type ComputeProvider, type LaunchConfig } from '../src/compute/compute-provider.ts';
+import type { FailureReason, RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
+
+export interface ActivityDeps {
+  /** Holds the orchestrator key: it reaches managed runs only, through /orchestrator/*. */
+  client: Client;
+  provider: ComputeProvider;
+  /** What instances get as SERVICE_SERVER_URL (the service as they can reach it). */
+  runnerServerUrl: string;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed']);
+
+function snapshot(run: RunData): RunSnapshot {
+  const lastSign = run.last_heartbeat_at ?? run.started_at;
+  return {
+    state: run.state,
+    failureReason: run.failure_reason,
+    cancelRequested: run.cancel_requested,
+    // Measured against this worker's clock; the silence timeout is minutes, so seconds of skew do not matter.
+    silentForMs: lastSign ? Math.max(0, Date.now() - Date.parse(lastSign)) : null,
+  };
+}
+
+/**
+ * Service calls: a missing (or unmanaged) run will not appear by retrying, nor will a conflict (the run
+ * ended meanwhile) go away; everything else (service down, 5xx, timeouts) is retried by Temporal.
+ */
+async function orchestrated<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof NotFoundError) throw ApplicationFailure.nonRetryable(error.message, 'RunNotFound');
+    if (error instanceof ConflictError) throw ApplicationFailure.nonRetryable(error.message, 'RunConflict');
+    throw error;
+  }
+}
+
+export function createActivities({ client, provider, runnerServerUrl }: ActivityDeps) {
+  const api = client.orchestrator;
+
+  async function readRun(runId: string): Promise<RunSnapshot> {
+    return snapshot((await orchestrated(() => api.getRun(runId))).run);
+  }
+
+  return {
+    readRun,
+
+    /**
+     * Mints the run's worker key and starts its instance with it, in one activity so that the key's secret
+     * never leaves this process: an activity's result is stored in the workflow history, which operators
+     * read in the Temporal UI. An instance found for the workflow id is returned as is, so a retry after a
+     * crash never starts a second one (and never rotates the key of the one that runs).
+     */
+    async provisionInstance(ref: { runId: string; workflowId: string; experimentId: string; n: number; r: number }) {
+      const existing = await provider.describe(ref.workflowId);
+      if (existing) return { provider: existing.provider, instanceId: existing.instanceId };
+      const { launch_config: launch } = await orchestrated(() => api.getRun(ref.runId));
+      if (typeof launch.command !== 'string' && !Array.isArray(launch.command)) {
+        throw ApplicationFailure.nonRetryable('the variation has no launch.command: a managed run needs one', 'LaunchConfigError');
+      }
+      const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
+      try {
+        const instance = await provider.provision({
+          idempotencyKey: ref.workflowId,
+          env: {
+            SERVICE_SERVER_URL: runnerServerUrl,
+            SERVICE_API_KEY: key.key,
+            SERVICE_EXPERIMENT_ID: ref.experimentId,
+            SERVICE_VARIATION: String(ref.n),
+            SERVICE_RUN: String(ref.r),
+          },
+          launch: launch as LaunchConfig,
+          tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
+        });
+        await api.recordInstance(ref.runId, { provider: instance.provider, instance_id: instance.instanceId, state: instance.state });
+        return { provider: instance.provider, instanceId: instance.instanceId };
+      } catch (error) {
+        if (error instanceof LaunchConfigError) throw ApplicationFailure.nonRetryable(error.message, 'LaunchConfigError');
+        throw error;
+      }
+    },
+
+    /** Whether the instance still exists (not terminated, not vanished). */
+    async instanceAlive(workflowId: string): Promise<boolean> {
+      return (await provider.describe(workflowId)) !== undefined;
+    },
+
+    async terminateInstance(workflowId: string): Promise<void> {
+      await provider.terminate(workflowId);
+    },
+
+    async revokeWorkerKeys(runId: string): Promise<number> {
+      return (await orchestrated(() => api.revokeWorkerKeys(runId))).revoked;
+    },
+
+    /** Ends the run failed unless it already ended; the service treats a terminal run as success. */
+    async failRun(runId: string, reason: FailureReason, message: string): Promise<RunSnapshot> {
+      return snapshot(await orchestrated(() => api.failRun(runId, reason, message)));
+    },
+
+    /** Asks a running runner to stop (it sees it in its heartbeat answer); a pending run ends at once. */
+    async requestCancel(runId: string): Promise<RunSnapshot> {
+      return snapshot(await orchestrated(() => api.cancelRun(runId)));
+    },
+
+    async createRecoveryRun(runId: string) {
+      const run = await orchestrated(() => api.createRecoveryRun(runId));
+      return { runId: run.id, experimentId: run.experiment_id, n: run.n, r: run.r, workflowId: run.workflow_id! };
+    },
+
+    /**
+     * Watches a started run for one slice without writing history: polls the service and the instance,
+     * reports Temporal heartbeats (which carry cancellation to us), and returns on the first thing the
+     * workflow must act on, or when the slice is over.
+     */
+    async watchRun(input: { runId: string; workflowId: string; silenceTimeoutMs: number; pollMs: number; sliceMs: number }): Promise<WatchOutcome> {
+      const context = Context.current();
+      const sliceEnd = Date.now() + input.sliceMs;
+      for (;;) {
+        context.heartbeat();
+        // The instance first: a runner ends its run before it exits, so a gone instance with a live run is a loss.
+        const alive = (await provider.describe(input.workflowId)) !== undefined;
+        const run = await readRun(input.runId);
+        if (TERMINAL.has(run.state)) return { kind: 'ended', state: run.state, failureReason: run.failureReason };
+        if (run.cancelRequested) return { kind: 'cancel_requested' };
+        if (!alive) return { kind: 'instance_lost' };
+        if (run.silentForMs !== null && run.silentForMs > input.silenceTimeoutMs) return { kind: 'silent', silentForMs: run.silentForMs };
+        if (Date.now() >= sliceEnd) return { kind: 'slice_over' };
+        await context.sleep(input.pollMs);
+      }
+    },
+
+    /** Waits (bounded) until every asset of the run is ready; the runner may still be finalizing uploads. */
+    async collectOutputs(input: { runId: string; timeoutMs: number; pollMs: number }): Promise<{ ready: number; pending: number }> {
+      const context = Context.current();
+      const deadline = Date.now() + input.timeoutMs;
+      for (;;) {
+        context.heartbeat();
+        const { items } = await orchestrated(() => api.listRunAssets(input.runId));
+        const pending = items.filter((a) => a.state !== 'ready').length;
+        if (pending === 0 || Date.now() >= deadline) return { ready: items.length - pending, pending };
+        await context.sleep(Math.min(input.pollMs, Math.max(0, deadline - Date.now())));
+      }
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

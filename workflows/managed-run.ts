@@ -1,0 +1,173 @@
+// One managed run as a saga (DESIGN.md §6): provision → await start → watch → collect outputs → conclude,
+// with compensation (terminate the instance, revoke the worker key, leave the run terminal) on every path.
+import {
+  CancellationScope,
+  ContinueAsNew,
+  ParentClosePolicy,
+  condition,
+  continueAsNew,
+  defineSignal,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type { FailureReason, ManagedRunInput, ManagedRunResult, RunSnapshot } from './saga-types.ts';
+
+/** Sent by the service when the run starts, ends or is asked to cancel: a nudge to look now instead of at the next poll. */
+export const runChangedSignal = defineSignal('runChanged');
+
+// Short, idempotent service calls: local activities, ≈7× cheaper a step than regular ones (DESIGN.md §6).
+// They retry without end: a service that is down for a while delays the saga but loses nothing.
+const service = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+// Compute calls: their own timeouts, and retried on another worker if this one dies.
+const compute = proxyActivities<Activities>({
+  startToCloseTimeout: '5m',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: ['LaunchConfigError'] },
+});
+
+// Cleanup must eventually succeed, or an instance would leak: no attempt limit.
+const cleanup = proxyActivities<Activities>({
+  startToCloseTimeout: '5m',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+const TERMINAL = ['succeeded', 'failed'];
+
+function describeError(error: unknown): string {
+  const cause = (error as { cause?: { message?: string } }).cause;
+  return cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResult> {
+  const { settings, runId, workflowId } = input;
+  const ref = { runId, workflowId, experimentId: input.experimentId, n: input.n, r: input.r };
+  let nudged = false;
+  setHandler(runChangedSignal, () => {
+    nudged = true;
+  });
+  const watcher = proxyActivities<Activities>({
+    startToCloseTimeout: settings.watchSliceMs + 5 * 60_000,
+    // Heartbeats are how a dead worker is noticed and how cancellation reaches the activity.
+    heartbeatTimeout: Math.max(4 * settings.pollMs, 10_000),
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+  });
+  let instanceId: string | null = null;
+
+  /** Polls the run until `done` holds or the time is up; the service's signal cuts a poll short. */
+  async function waitFor(done: (run: RunSnapshot) => boolean, timeoutMs: number, checkInstance: boolean) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const alive = checkInstance ? await service.instanceAlive(workflowId) : true;
+      const run = await service.readRun(runId);
+      if (done(run)) return { run, alive: true, timedOut: false };
+      if (!alive) return { run, alive: false, timedOut: false };
+      const left = deadline - Date.now();
+      if (left <= 0) return { run, alive, timedOut: true };
+      nudged = false;
+      await condition(() => nudged, Math.min(settings.pollMs, left));
+    }
+  }
+
+  async function fail(reason: FailureReason, message: string) {
+    await service.failRun(runId, reason, message);
+  }
+
+  /** Outputs, then the instance, then the key: the runner may still be finishing uploads with that key. */
+  async function conclude(waitForOutputs: boolean): Promise<ManagedRunResult> {
+    return CancellationScope.nonCancellable(async () => {
+      const outputs = await cleanup.collectOutputs({ runId, timeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0, pollMs: settings.pollMs });
+      await cleanup.terminateInstance(workflowId);
+      await service.revokeWorkerKeys(runId);
+      let run = await service.readRun(runId);
+      if (!TERMINAL.includes(run.state)) run = await service.failRun(runId, 'abandoned', 'the managed run ended before its runner did');
+      return { runId, workflowId, state: run.state, failureReason: run.failureReason, instanceId, outputs, recoveredBy: null };
+    });
+  }
+
+  async function recover(result: ManagedRunResult): Promise<ManagedRunResult> {
+    const left = input.recoveriesLeft ?? settings.maxRecoveries;
+    if (left <= 0) return result;
+    const next = await service.createRecoveryRun(runId);
+    const recoveredBy = await executeChild(managedRun, {
+      workflowId: next.workflowId,
+      args: [{ ...next, settings, recoveriesLeft: left - 1 }],
+      // A terminated parent must still let the child compensate.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+    return { ...result, recoveredBy };
+  }
+
+  try {
+    if (!input.watching) {
+      const before = await service.readRun(runId);
+      if (before.state !== 'pending') return await conclude(false);
+      try {
+        instanceId = (await compute.provisionInstance(ref)).instanceId;
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        await fail('provision_failed', `provisioning failed: ${describeError(error)}`);
+        return await conclude(false);
+      }
+      const start = await waitFor((run) => run.state !== 'pending', settings.startTimeoutMs, true);
+      if (!start.alive) {
+        await fail('provision_failed', 'the instance exited before the run started');
+        return await conclude(false);
+      }
+      if (start.timedOut) {
+        await fail('provision_failed', `the run did not start within ${settings.startTimeoutMs / 1000} s of provisioning`);
+        return await conclude(false);
+      }
+      if (TERMINAL.includes(start.run.state)) return await conclude(true);
+    }
+    let slices = input.watching?.slicesDone ?? 0;
+    for (;;) {
+      const seen = await watcher.watchRun({ runId, workflowId, silenceTimeoutMs: settings.silenceTimeoutMs, pollMs: settings.pollMs, sliceMs: settings.watchSliceMs });
+      switch (seen.kind) {
+        case 'slice_over':
+          slices += 1;
+          // A week-long run stays a handful of events per execution: each slice is one activity.
+          if (slices >= settings.slicesPerExecution) return await continueAsNew<typeof managedRun>({ ...input, watching: { slicesDone: 0 } });
+          continue;
+        case 'ended':
+          return await conclude(true);
+        case 'silent':
+          await fail('heartbeat_timeout', `no heartbeat for ${Math.round(seen.silentForMs / 1000)} s`);
+          return await conclude(false);
+        case 'cancel_requested': {
+          const stop = await waitFor((run) => TERMINAL.includes(run.state), settings.cancelGraceMs, false);
+          if (!TERMINAL.includes(stop.run.state)) await fail('abandoned', `cancelled; the runner did not stop within ${settings.cancelGraceMs / 1000} s`);
+          return await conclude(TERMINAL.includes(stop.run.state));
+        }
+        case 'instance_lost':
+          await fail('crash', 'the instance was lost before the run ended');
+          return await recover(await conclude(false));
+      }
+    }
+  } catch (error) {
+    if (error instanceof ContinueAsNew) throw error;
+    if (isCancellation(error)) {
+      // Cancelled from the Temporal UI or by a cancelled sweep: ask the runner to stop, give it the grace, then end it.
+      await CancellationScope.nonCancellable(async () => {
+        const asked = await service.requestCancel(runId);
+        if (!TERMINAL.includes(asked.state)) {
+          const stop = await waitFor((run) => TERMINAL.includes(run.state), settings.cancelGraceMs, false);
+          if (!TERMINAL.includes(stop.run.state)) await fail('abandoned', 'cancelled; the runner did not stop in time');
+        }
+        await conclude(false);
+      });
+      throw error;
+    }
+    await CancellationScope.nonCancellable(async () => {
+      await fail('crash', `the managed run failed: ${describeError(error)}`);
+      await conclude(false);
+    });
+    throw error;
+  }
+}

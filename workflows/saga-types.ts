@@ -1,0 +1,77 @@
+// The shapes that cross the workflow boundary: inputs, results and activity answers. Types only, so the
+// service, the worker and the workflow bundle share them without sharing code.
+
+/** Timing of a managed run's saga, fixed when its workflow starts so that replays see the same values. */
+export interface SagaSettings {
+  startTimeoutMs: number;
+  silenceTimeoutMs: number;
+  cancelGraceMs: number;
+  maxRecoveries: number;
+  pollMs: number;
+  watchSliceMs: number;
+  slicesPerExecution: number;
+  outputsTimeoutMs: number;
+}
+
+export interface RunRef {
+  runId: string;
+  experimentId: string;
+  n: number;
+  r: number;
+  workflowId: string;
+}
+
+export interface ManagedRunInput extends RunRef {
+  settings: SagaSettings;
+  /** Instance losses this run may still recover from; the settings' maximum when absent. */
+  recoveriesLeft?: number;
+  /** Set when the workflow continued as new while watching: provisioning and start are behind it. */
+  watching?: { slicesDone: number };
+}
+
+export type RunState = 'pending' | 'running' | 'succeeded' | 'failed';
+export type FailureReason = 'abandoned' | 'crash' | 'heartbeat_timeout' | 'provision_failed';
+
+export interface RunSnapshot {
+  state: RunState;
+  failureReason: FailureReason | null;
+  cancelRequested: boolean;
+  /** Milliseconds since the run's last sign of life (heartbeat or start), measured by the service's clock. */
+  silentForMs: number | null;
+}
+
+export interface ManagedRunResult {
+  runId: string;
+  workflowId: string;
+  state: RunState;
+  failureReason: FailureReason | null;
+  instanceId: string | null;
+  outputs: { ready: number; pending: number } | null;
+  /** The run that took over after this one's instance was lost. */
+  recoveredBy: ManagedRunResult | null;
+}
+
+/** What one watch slice saw last. */
+export type WatchOutcome =
+  | { kind: 'ended'; state: RunState; failureReason: FailureReason | null }
+  | { kind: 'cancel_requested' }
+  | { kind: 'instance_lost' }
+  | { kind: 'silent'; silentForMs: number }
+  | { kind: 'slice_over' };
+
+export interface SweepInput {
+  sweepId: string;
+  experimentId: string;
+  concurrency: number;
+  runs: RunRef[];
+  settings: SagaSettings;
+}
+
+export interface SweepProgress {
+  total: number;
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  done: boolean;
+}
