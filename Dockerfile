@@ -1,0 +1,33 @@
+# The Assay image: `assay server` (the default command) and `assay worker`, as docker-compose.yml runs them.
+#   docker build -t assay:local .
+#   docker run --rm assay:local admin orchestrator-key      # any `assay` command works the same way
+
+# --- build: every dependency (TypeScript and the rest), then `npm run build` (dist/ plus the SQL migrations) ---
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+RUN npm run build
+
+# --- runtime: production dependencies and the built JavaScript only (dist/workflows is what the worker bundles) ---
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    ASSAY_DATA_DIR=/var/lib/assay
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+# The data directory is only used by the embedded defaults (PGlite, local storage); it must be writable anyway.
+RUN mkdir -p /var/lib/assay && chown node:node /var/lib/assay
+# The `node` user (uid 1000) of the base image: nothing runs as root.
+USER node
+EXPOSE 8080
+# bin/assay.js runs dist/ only when installed under node_modules (otherwise it runs src/*.ts, absent here), so
+# the image starts the built CLI directly.
+ENTRYPOINT ["node", "dist/src/cli/main.js"]
+CMD ["server"]
