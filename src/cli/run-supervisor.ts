@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '../client/client.ts';
 import type { Run } from '../client/handles/run.ts';
+import { APIConnectionError, ConflictError, ServerError } from '../client/core/errors.ts';
 import { componentName, contentTypeOf } from './content-type.ts';
 import { errorLine, formatBytes } from './output.ts';
 import { describeExit, exitCodeOf, startChild, type ChildExit } from './run-child.ts';
@@ -140,33 +141,59 @@ async function waitForUploads(outputs: OutputsWatcher, progress: ProgressLine, i
   }
 }
 
+/** How long the final move keeps trying through a service outage (a restart, a failover) before giving up. */
+const REPORT_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * The run's final move, tried again while the service is unreachable or answers 5xx: the work is done, and a
+ * service that is down for a minute must not turn a finished run into a silent one (the client itself never
+ * retries). A 409 after a failed try means an earlier try landed if the run now holds the state it asked for.
+ */
+async function patiently(run: Run, patienceMs: number, target: 'succeeded' | 'failed', move: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + patienceMs;
+  for (let delay = 500, tried = false; ; delay = Math.min(delay * 2, 15_000), tried = true) {
+    try {
+      await move();
+      return;
+    } catch (error) {
+      if (tried && error instanceof ConflictError && (await run.refresh().data()).state === target) return;
+      const transient = error instanceof APIConnectionError || error instanceof ServerError;
+      if (!transient || Date.now() + delay > deadline) throw error;
+      log(`could not report the end of the run yet (${errorLine(error)}); trying again in ${delay / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 /** The final move, and the exit code: the command's own, never 0 unless the run succeeded. */
 async function report(run: Run, heartbeat: Heartbeat, exit: ChildExit, ending: Ending | undefined, outputs: OutputsSummary | undefined): Promise<number> {
   await heartbeat.stop();
   const code = exitCodeOf(exit);
   const failed = (c: number) => (c === 0 ? 1 : c);
+  // A signal often means the machine is going down: one try, then upload what is left.
+  const patience = ending?.reason === 'interrupted' ? 0 : REPORT_PATIENCE_MS;
   try {
     if (ending?.reason === 'ended') {
       log(`the run ended on the server (${ending.detail}); command: ${describeExit(exit)}`);
       return failed(code);
     }
     if (ending) {
-      await run.fail('abandoned', `${ending.detail}; command: ${describeExit(exit)}`);
+      await patiently(run, patience, 'failed', () => run.fail('abandoned', `${ending.detail}; command: ${describeExit(exit)}`));
       log(`run failed: abandoned (${ending.detail})`);
       return failed(ending.signal && code === 0 ? exitCodeOf({ code: null, signal: ending.signal }) : code);
     }
     if (code === 0 && outputs && outputs.failures.length > 0) {
       const names = outputs.failures.map((f) => f.relativePath).join(', ');
-      await run.fail('crash', `the command succeeded but ${outputs.failures.length} output upload(s) failed: ${names}`);
+      await patiently(run, patience, 'failed', () => run.fail('crash', `the command succeeded but ${outputs.failures.length} output upload(s) failed: ${names}`));
       log(`run failed: crash (output uploads failed: ${names})`);
       return 1;
     }
     if (code === 0) {
-      await run.succeed();
+      await patiently(run, patience, 'succeeded', () => run.succeed());
       log(`run succeeded${outputs ? ` (${outputs.uploaded.length} output file(s) uploaded)` : ''}`);
       return 0;
     }
-    await run.fail('crash', describeExit(exit));
+    await patiently(run, patience, 'failed', () => run.fail('crash', describeExit(exit)));
     log(`run failed: crash (${describeExit(exit)})`);
     return code;
   } catch (error) {

@@ -1,6 +1,6 @@
 // The saga under faults: a worker killed mid-saga, the service down for a while, an instance lost.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -119,7 +119,11 @@ describe('managed runs under faults', () => {
         return { status: res.status, body: (await res.json()) as any };
       };
       const experiment = await call('POST', '/experiments', { name: 'outage', organization_id: 'personal' });
-      await call('POST', `/experiments/${experiment.body.id}/variations`, { config_yaml: stringify({ launch: { command: 'sleep 8 && mkdir -p outputs && echo ok > outputs/after-outage.txt' } }) });
+      // The command ends only once the test says the service is back: its output upload and its succeed must not race the outage.
+      const backFlag = path.join(dataDir, 'service-is-back');
+      await call('POST', `/experiments/${experiment.body.id}/variations`, {
+        config_yaml: stringify({ launch: { command: 'while [ ! -f "$BACK_FLAG" ]; do sleep 0.2; done; mkdir -p outputs && echo ok > outputs/after-outage.txt', env: { BACK_FLAG: backFlag } } }),
+      });
       await call('POST', `/experiments/${experiment.body.id}/commit`);
       const run = await call('POST', `/experiments/${experiment.body.id}/variations/1/runs`);
       const runPath = `/experiments/${experiment.body.id}/variations/1/runs/${run.body.r}`;
@@ -135,6 +139,7 @@ describe('managed runs under faults', () => {
       await server.process.exited;
       await new Promise((resolve) => setTimeout(resolve, 4_000));
       server = await startAssayServer({ ...serverEnv, PORT: new URL(server.url).port });
+      await writeFile(backFlag, '');
 
       const result = await env.client.workflow.getHandle(provisioned.body.workflow_id).result();
       assert.equal(result.state, 'succeeded', JSON.stringify(result));
