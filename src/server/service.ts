@@ -35,6 +35,8 @@ export async function createService(config: ServiceConfig, opts: { logger?: AppD
   const bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays);
   const storage = await createObjectStorage(config.storage);
   const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
+  // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
+  await app.ready();
   const watchdog = startWatchdog(db, { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs }, app.log, opts.orchestrator);
   return {
     app,
