@@ -17,6 +17,7 @@ import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
+import { documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from './orchestration/orchestrator.ts';
 import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
@@ -36,28 +37,40 @@ export interface AppDeps {
   orchestrator?: Orchestrator;
 }
 
+const KEY_IN_PATH = /sk_(user|agent|worker)_[^/]*/g;
+
+/**
+ * The service's pino options: credentials redacted, query strings and database parameters dropped. Exported so
+ * tests that check what the service logs can capture exactly these, with a stream of their own.
+ */
+export function loggerOptions(level: string) {
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    serializers: {
+      // Paths only: query strings may carry signatures of presigned URLs. A key pasted where an id belongs
+      // (DELETE /api-keys/<the key itself>) is masked, or the request log would keep it.
+      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0]!.replace(KEY_IN_PATH, 'sk_$1_[redacted]'), id: req.id }),
+      // Database errors carry the statement's parameters, which may hold user data or key material.
+      err: (err: Error & { params?: unknown }) => {
+        const { params: _params, ...rest } = pino.stdSerializers.err(err) as ReturnType<typeof pino.stdSerializers.err> & { params?: unknown };
+        return rest;
+      },
+    },
+  };
+}
+
 /** Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to serve it. */
 export async function buildApp({ config, db, storage, logger, orchestrator }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: logger ?? {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-      serializers: {
-        // Paths only: query strings may carry signatures of presigned URLs.
-        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0], id: req.id }),
-        // Database errors carry the statement's parameters, which may hold user data or key material.
-        err: (err: Error & { params?: unknown }) => {
-          const { params: _params, ...rest } = pino.stdSerializers.err(err) as ReturnType<typeof pino.stdSerializers.err> & { params?: unknown };
-          return rest;
-        },
-      },
-    },
+    logger: logger ?? loggerOptions(config.logLevel),
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: handleFrameworkError,
   });
+  app.addHook('onRoute', documentBodyErrors);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

@@ -1,3 +1,4 @@
+import type { RouteOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 
 /** Shared wire shapes: ids are UUID text, timestamps RFC 3339 text, nullable where a moment may not have come. */
@@ -23,6 +24,19 @@ export function withErrors(responses: Record<number, TSchema>, ...statuses: numb
   const all: Record<number, TSchema> = { ...responses };
   for (const status of [400, 401, 403, 404, 422, ...statuses]) all[status] = ErrorResponse;
   return all;
+}
+
+// Methods whose bodies Fastify parses, and so may refuse before any handler: over the body limit (413) or of
+// a media type no parser reads (415).
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** An onRoute hook: every documented route that reads a body also documents the 413 and 415 Fastify may answer. */
+export function documentBodyErrors(route: RouteOptions): void {
+  const response = route.schema?.response as Record<number, unknown> | undefined;
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!response || !methods.some((m) => BODY_METHODS.has(m))) return;
+  response[413] ??= ErrorResponse;
+  response[415] ??= ErrorResponse;
 }
 
 export const PageQuery = {
