@@ -12,7 +12,9 @@ import { startTestService, type TestService } from '../support/service.ts';
 // not documented, hence status_code_conformance too. Seeded ids (dictionaries bound to path and query parameters)
 // make about half the requests name real objects. Bounded: a fixed seed (SCHEMATHESIS_SEED) and
 // SCHEMATHESIS_MAX_EXAMPLES per operation keep it under a minute on 2 idle cores, a few minutes under load, and
-// SCHEMATHESIS_TIMEOUT_S stops it; all three can be raised to explore.
+// SCHEMATHESIS_TIMEOUT_S stops it; all three can be raised to explore. One worker: hypothesis describes its
+// filters by parsing source with `ast`, and CPython 3.11.7's parser fails under threads ("AST constructor
+// recursion depth mismatch"), which schemathesis then reports as an error of the run.
 //
 // Exclusion: DELETE /api-keys/{id} is left out of the main run. The ids the fuzzer reuses from earlier answers
 // include the key it fuzzes with (GET /api-keys lists it, GET /v1/me names it): revoking that key would turn
@@ -21,9 +23,9 @@ import { startTestService, type TestService } from '../support/service.ts';
 // The /orchestrator/* operations are fuzzed with the orchestrator's key (the admin's lacks the orchestrate scope).
 
 const SEED = Number(process.env.SCHEMATHESIS_SEED ?? 20251123);
-const MAX_EXAMPLES = Number(process.env.SCHEMATHESIS_MAX_EXAMPLES ?? 40);
+const MAX_EXAMPLES = Number(process.env.SCHEMATHESIS_MAX_EXAMPLES ?? 30);
 const CHECKS = 'not_a_server_error,response_schema_conformance,status_code_conformance';
-const TIMEOUT_MS = Number(process.env.SCHEMATHESIS_TIMEOUT_S ?? 210) * 1000;
+const TIMEOUT_MS = Number(process.env.SCHEMATHESIS_TIMEOUT_S ?? 300) * 1000;
 const REVOKE_TIMEOUT_MS = 60_000;
 const REVOKE = 'DELETE /api-keys/{id}';
 
@@ -73,7 +75,7 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
 
   it('finds no 5xx, no undocumented status and no answer off its schema', { timeout: TIMEOUT_MS + REVOKE_TIMEOUT_MS + 30_000 }, async (ctx) => {
     const schema = `${t.url}/openapi.json`;
-    const common = ['--checks', CHECKS, '--seed', String(SEED), '--workers', '2', '--request-timeout', '10', '--generation-database', 'none', '-H', `Authorization: Bearer ${t.adminKey}`];
+    const common = ['--checks', CHECKS, '--seed', String(SEED), '--workers', '1', '--request-timeout', '10', '--generation-database', 'none', '-H', `Authorization: Bearer ${t.adminKey}`];
     const main = await runSchemathesis(configToml(), [schema, ...common, '--phases', 'examples,coverage,fuzzing,stateful', '--max-examples', String(MAX_EXAMPLES), '--exclude-name', REVOKE], { timeoutMs: TIMEOUT_MS, name: 'schemathesis' });
     runs.push(main);
     const revoke = await runSchemathesis(configToml(), [schema, ...common, '--phases', 'examples,coverage,fuzzing', '--max-examples', String(MAX_EXAMPLES), '--include-name', REVOKE], { timeoutMs: REVOKE_TIMEOUT_MS, name: 'schemathesis-revoke' });
