@@ -1,0 +1,209 @@
+// Runner traffic: N simulated runners doing the real lifecycle against our service on PostgreSQL, side by side
+// with the MLflow tracking server doing its nearest equivalent and with pgbench running the heartbeat's own
+// UPDATE (the database's limit). Prints figures (not a test); every phase has a deadline; loopback only.
+// Run: node bench/runner-traffic.ts [--runners 100,1000] [--seconds 20] [--skip-mlflow] [--skip-pgbench] [--cpu-prof]
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { assayTarget, PGBENCH_VARIATION, startAssay } from './runner-traffic/assay.ts';
+import { heartbeatPhase, lifecyclePhase, type RunnerTarget } from './runner-traffic/load.ts';
+import { ensureMlflow, MLFLOW_WORKERS, mlflowTarget, mlflowVersion, startMlflow } from './runner-traffic/mlflow.ts';
+import { findPgbench, heartbeatScript, runPgbench } from './runner-traffic/pgbench.ts';
+import { createDatabase, databaseUrl, dropDatabase, freeConnections, serverFacts } from './runner-traffic/postgres.ts';
+import { section, type Row, type ServerFigures } from './runner-traffic/report.ts';
+import { cpuAccount } from './runner-traffic/cpu-account.ts';
+import { groupUsage, rssSampler } from './runner-traffic/stats.ts';
+import type { ProcessGroup } from '../test/support/process-group.ts';
+
+const { values } = parseArgs({
+  options: {
+    runners: { type: 'string', default: '100,1000' },
+    seconds: { type: 'string', default: '20' },
+    'skip-mlflow': { type: 'boolean', default: false },
+    'skip-pgbench': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    out: { type: 'string', default: 'bench/results/runner-traffic.md' },
+  },
+});
+const runnerCounts = values.runners.split(',').map((s) => Number(s.trim()));
+const seconds = Number(values.seconds);
+if (runnerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) || !(seconds >= 2 && seconds <= 600)) {
+  throw new Error('--runners takes counts from 1 to 5000 (comma-separated), --seconds 2 to 600');
+}
+const repoRoot = path.resolve(import.meta.dirname, '..');
+const profileDir = path.join(repoRoot, 'bench/results/profiles');
+
+// Bounded: Ctrl-C or the overall deadline aborts the load loops; the finally blocks stop servers and drop databases.
+const abort = new AbortController();
+const budgetS = runnerCounts.length * (6 * seconds + 900);
+const deadline = setTimeout(() => {
+  console.error(`runner-traffic: over its ${budgetS} s budget; stopping`);
+  abort.abort();
+  setTimeout(() => process.exit(2), 60_000).unref();
+}, budgetS * 1000);
+deadline.unref();
+process.on('SIGINT', () => {
+  if (abort.signal.aborted) process.exit(130);
+  console.error('runner-traffic: interrupted; stopping servers and dropping databases (Ctrl-C again to quit at once)');
+  abort.abort();
+});
+const checkAborted = () => {
+  if (abort.signal.aborted) throw new Error('aborted');
+};
+
+const databases = new Set<string>();
+async function freshDatabase(label: string): Promise<string> {
+  const name = await createDatabase(label);
+  databases.add(name);
+  return name;
+}
+async function dropAll(): Promise<void> {
+  for (const name of databases) {
+    await dropDatabase(name).catch((error: unknown) => console.error(`could not drop ${name}: ${String(error)}`));
+    databases.delete(name);
+  }
+}
+
+/** Both load phases against one server, with its process group's RSS sampled throughout. */
+async function measureServer<Run>(label: string, server: ProcessGroup, database: string, target: RunnerTarget<Run>, runners: number, lifecycleRequests: number): Promise<ServerFigures> {
+  const rssIdle = (await groupUsage(server.pid)).rss;
+  const sampler = rssSampler(server.pid);
+  const cpu = await cpuAccount(server.pid, database);
+  try {
+    console.log(`  ${label}: heartbeat phase (${runners} runners, ${seconds} s)`);
+    const heartbeats = await heartbeatPhase(target, runners, seconds, abort.signal, cpu);
+    checkAborted();
+    console.log(`  ${label}: lifecycle phase (${runners} runners, ${seconds} s)`);
+    const lifecycles = await lifecyclePhase(target as RunnerTarget<unknown>, runners, seconds, abort.signal, cpu);
+    checkAborted();
+    return { label, heartbeats, lifecycles, rssIdle, rssPeak: sampler.peak(), lifecycleRequests };
+  } finally {
+    sampler.stop();
+    await cpu.close();
+  }
+}
+
+async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
+  const n = row.runners;
+  const db = await freshDatabase('assay');
+  const flags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=assay-${n}-runners.cpuprofile`] : [];
+  if (values['cpu-prof']) await mkdir(profileDir, { recursive: true });
+  const server = await startAssay(databaseUrl(db), flags);
+  let pgbenchSetup: { user: string; exp: string } | undefined;
+  try {
+    const target = await assayTarget(server, n);
+    try {
+      row.assay = await measureServer('Assay', server.process, db, target, n, 5);
+      if (pgbench) {
+        await target.prepareForPgbench(n);
+        pgbenchSetup = { user: target.userId, exp: target.experimentId };
+      }
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await server.process.stop();
+  }
+  checkAborted();
+  if (!pgbench) row.pgbench = { skipped: 'pgbench: skipped (--skip-pgbench, or no pgbench binary found)' };
+  else if (pgbenchSetup) {
+    // Our service's pool is closed by now; other users of the shared server keep theirs, so leave a margin.
+    const { max, used, free } = await freeConnections();
+    const clients = Math.max(1, Math.min(n, free));
+    if (clients < n) console.log(`  pgbench: ${clients} clients, not ${n}: max_connections = ${max}, ${used} in use by others, margin of 10 kept`);
+    console.log(`  pgbench: heartbeat UPDATE, ${clients} clients, ${seconds} s`);
+    row.pgbench = await runPgbench(pgbench, db, await heartbeatScript(PGBENCH_VARIATION, n), pgbenchSetup, clients, seconds, abort.signal);
+  }
+  await dropDatabase(db);
+  databases.delete(db);
+}
+
+async function mlflowRow(row: Row): Promise<void> {
+  if (values['skip-mlflow']) {
+    row.mlflow = { skipped: 'MLflow: skipped (--skip-mlflow)' };
+    return;
+  }
+  const missing = ensureMlflow();
+  if (missing) {
+    row.mlflow = { skipped: `MLflow: not installed: ${missing}` };
+    return;
+  }
+  const db = await freshDatabase('mlflow');
+  console.log('  MLflow: starting (its migrations take a while on an empty database)');
+  const server = await startMlflow(databaseUrl(db));
+  try {
+    const target = await mlflowTarget(server, row.runners);
+    try {
+      row.mlflow = await measureServer(`MLflow (${MLFLOW_WORKERS} workers)`, server.process, db, target, row.runners, 3);
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await server.process.stop();
+  }
+  await dropDatabase(db);
+  databases.delete(db);
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const pgbench = values['skip-pgbench'] ? undefined : await findPgbench();
+  const cpu = os.cpus();
+  const machine = [
+    `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${os.release()}`,
+    `Node ${process.version}; ${await serverFacts()}; MLflow ${values['skip-mlflow'] ? '(skipped)' : `${await mlflowVersion()} with ${MLFLOW_WORKERS} uvicorn workers (its default)`}`,
+    `load average at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (the client, the servers and PostgreSQL share these cores)`,
+  ];
+  const header = [
+    '# Runner traffic',
+    '',
+    `Run ${started.toISOString()} with \`node bench/runner-traffic.ts --runners ${values.runners} --seconds ${seconds}${values['skip-mlflow'] ? ' --skip-mlflow' : ''}\`.`,
+    '',
+    ...machine.map((m) => `- ${m}`),
+    '- Assay lifecycle: POST …/runs, GET …/config, POST start, POST heartbeat, POST succeed (5 requests); MLflow: runs/create, runs/log-metric, runs/update FINISHED (3).',
+    '- Heartbeat phase: each runner begins its own run, then heartbeats in a closed loop; lifecycle phase: each runner runs whole lifecycles back to back.',
+    '  Figures count requests that end inside the phase after a warm-up (2 s, or a tenth of a shorter phase); RSS is the server\'s whole process group (MLflow: its uvicorn workers too).',
+    '',
+  ].join('\n');
+  console.log(header);
+  const sections: string[] = [];
+  try {
+    for (const runners of runnerCounts) {
+      checkAborted();
+      const row: Row = { runners };
+      console.log(`${runners} runners:`);
+      // One server failing must not lose the others' figures: its row says why instead.
+      await assayRow(row, pgbench).catch((error: unknown) => {
+        checkAborted();
+        row.assay = { skipped: `Assay: failed: ${String(error).slice(0, 500)}` };
+        row.pgbench ??= { skipped: 'pgbench: not run, as the Assay phases that prepare its rows failed' };
+        console.error(row.assay.skipped);
+      });
+      await mlflowRow(row).catch((error: unknown) => {
+        checkAborted();
+        row.mlflow = { skipped: `MLflow: failed: ${String(error).slice(0, 500)}` };
+        console.error(row.mlflow.skipped);
+      });
+      const text = section(row, seconds);
+      sections.push(text);
+      console.log(`\n${text}`);
+    }
+  } finally {
+    await dropAll();
+  }
+  const outFile = path.resolve(repoRoot, values.out);
+  await mkdir(path.dirname(outFile), { recursive: true });
+  await writeFile(outFile, `${header}\n${sections.join('\n')}`);
+  console.log(`written to ${path.relative(repoRoot, outFile)}`);
+}
+
+try {
+  await main();
+} catch (error) {
+  if (!abort.signal.aborted) throw error;
+  console.error('runner-traffic: stopped early; servers stopped, databases dropped, no results written');
+  process.exitCode = 130;
+} finally {
+  clearTimeout(deadline);
+}
