@@ -1,5 +1,24 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { storableParams, type Db, type Tx } from './database.ts';
+
+const names = new Map<string, string>();
+
+/**
+ * A named statement: each pooled connection parses and plans it once, then reuses the plan. Unnamed ones are
+ * planned on every call, which bench/runner-traffic.ts measured as most of a heartbeat's database time
+ * (0.47 ms planning vs 0.26 ms executing). Our parameterized SQL texts are a fixed set, so the names are too.
+ */
+function prepared(sql: string, params: readonly unknown[] | undefined): pg.QueryConfig {
+  // Without parameters a text may hold several statements, which a prepared statement cannot.
+  if (!params || params.length === 0) return { text: sql };
+  let name = names.get(sql);
+  if (!name) {
+    name = `q${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+    if (names.size < 10_000) names.set(sql, name);
+  }
+  return { name, text: sql, values: storableParams(params) };
+}
 
 /** A pooled node-postgres connection; errors on idle clients are logged by the pool owner, never thrown. */
 export function openPostgres(connectionString: string, poolSize = 20): Db {
@@ -9,7 +28,7 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
   return {
     driver: 'postgres',
     async query(sql, params) {
-      const result = await pool.query(sql, storableParams(params));
+      const result = await pool.query(prepared(sql, params));
       return result.rows;
     },
     async exec(sql) {
@@ -21,7 +40,7 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
         await client.query('BEGIN');
         const tx: Tx = {
           inTransaction: true,
-          query: async (sql, params) => (await client.query(sql, storableParams(params))).rows,
+          query: async (sql, params) => (await client.query(prepared(sql, params))).rows,
         };
         const result = await fn(tx);
         await client.query('COMMIT');
