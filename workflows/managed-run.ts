@@ -6,7 +6,6 @@ import {
   ParentClosePolicy,
   condition,
   continueAsNew,
-  defineSignal,
   executeChild,
   isCancellation,
   proxyActivities,
@@ -14,10 +13,8 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import { runChangedSignal } from './definitions.ts';
 import type { FailureReason, ManagedRunInput, ManagedRunResult, RunSnapshot } from './saga-types.ts';
-
-/** Sent by the service when the run starts, ends or is asked to cancel: a nudge to look now instead of at the next poll. */
-export const runChangedSignal = defineSignal('runChanged');
 
 // Short, idempotent service calls: local activities, ≈7× cheaper a step than regular ones (DESIGN.md §6).
 // They retry without end: a service that is down for a while delays the saga but loses nothing.

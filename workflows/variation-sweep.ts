@@ -1,10 +1,9 @@
 // A sweep: one managed run per grid point, at most `concurrency` at a time, its progress queryable.
-import { CancellationScope, ParentClosePolicy, defineQuery, executeChild, isCancellation, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ParentClosePolicy, executeChild, isCancellation, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import { progressQuery } from './definitions.ts';
 import { managedRun } from './managed-run.ts';
 import type { ManagedRunResult, RunRef, SweepInput, SweepProgress } from './saga-types.ts';
-
-export const progressQuery = defineQuery<SweepProgress>('progress');
 
 type Slot = 'pending' | 'running' | 'succeeded' | 'failed';
 

@@ -2,6 +2,7 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ManagedRunRef, Orchestrator, SweepProgress, SweepStart } from '../server/orchestration/orchestrator.ts';
+import { progressQuery, runChangedSignal } from '../../workflows/definitions.ts';
 import type { SagaSettings } from '../../workflows/saga-types.ts';
 import type { TemporalSettings } from './orchestrator-config.ts';
 
@@ -46,7 +47,7 @@ export class TemporalOrchestrator implements Orchestrator {
 
   async sweepProgress(workflowId: string): Promise<SweepProgress | undefined> {
     try {
-      return await this.#client.workflow.getHandle(workflowId).query<SweepProgress>('progress');
+      return await this.#client.workflow.getHandle(workflowId).query(progressQuery);
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;
@@ -58,7 +59,7 @@ export class TemporalOrchestrator implements Orchestrator {
   }
 
   async notifyRunChanged(workflowId: string): Promise<void> {
-    await this.#ignoreGone(() => this.#client.workflow.getHandle(workflowId).signal('runChanged'));
+    await this.#ignoreGone(() => this.#client.workflow.getHandle(workflowId).signal(runChangedSignal));
   }
 
   workflowUrl(workflowId: string): string | undefined {

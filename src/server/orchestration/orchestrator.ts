@@ -18,14 +18,9 @@ export interface SweepStart {
   runs: ManagedRunRef[];
 }
 
-export interface SweepProgress {
-  total: number;
-  pending: number;
-  running: number;
-  succeeded: number;
-  failed: number;
-  done: boolean;
-}
+// One definition of the progress shape: the sweep workflow's query answers it.
+export type { SweepProgress } from '../../../workflows/saga-types.ts';
+import type { SweepProgress } from '../../../workflows/saga-types.ts';
 
 export interface Orchestrator {
   /** Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). */
@@ -46,7 +41,3 @@ export interface Orchestrator {
 export const managedRunWorkflowId = (experimentId: string, n: number, r: number) => `run-${experimentId}-${n}-${r}`;
 export const sweepWorkflowId = (sweepId: string) => `sweep-${sweepId}`;
 
-/** The signal a run's workflow receives from the service; the payload-free nudge to look at the run now. */
-export const RUN_CHANGED_SIGNAL = 'runChanged';
-/** The sweep workflow's progress query. */
-export const SWEEP_PROGRESS_QUERY = 'progress';
