@@ -11,7 +11,7 @@ import { startBenchService } from './support/bench-service.ts';
 import { clientUpload } from './support/client-upload.ts';
 import { type BenchFile, curlPuts, curlUpload, finalize, presign, runCurl } from './support/curl-upload.ts';
 import { machine, mib, options, publish } from './support/report.ts';
-import { startBenchSeaweedFs } from './support/seaweedfs.ts';
+import { startSeaweedFs } from '../test/support/seaweedfs.ts';
 import { randomFiles } from './support/upload-files.ts';
 import { roundsTable, summaryTable, type UploadResult } from './support/upload-report.ts';
 
@@ -30,7 +30,7 @@ scenarios.push({ label: `1 file × ${mib(bytes)}, ${Math.ceil(bytes / partBytes)
 
 // weed's own default volume size (30 GB; volumes are not preallocated): the first write grows all the volumes
 // the run needs, during the warm-up below, rather than again in the middle of a measured upload.
-const seaweed = await startBenchSeaweedFs({ bucket: 'assay-bench', volumeMb: 30_000, volumes: 8 });
+const seaweed = await startSeaweedFs({ bucket: 'assay-bench', volumeSizeMb: 30_000, volumes: 8 });
 const results: UploadResult[] = [];
 
 /** Flushes what the last upload left dirty (SeaweedFS's gigabyte) and idles a moment, so it does not slow the next. */

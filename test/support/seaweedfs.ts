@@ -22,10 +22,15 @@ export type SeaweedFs = {
 const host = '127.0.0.1';
 const region = 'us-east-1';
 
-/** Starts a private SeaweedFS (master, volume, filer, S3 gateway) with one credentialed identity and one bucket. */
+/**
+ * Starts a private SeaweedFS (master, volume, filer, S3 gateway) with one credentialed identity and one bucket.
+ * It holds up to `volumes` × `volumeSizeMb` MB: 512 MB is ample for tests; benchmarks moving GiBs ask for more.
+ */
 export async function startSeaweedFs({
   bucket = 'assay-test',
-}: { bucket?: string } = {}): Promise<SeaweedFs> {
+  volumeSizeMb = 64,
+  volumes = 8,
+}: { bucket?: string; volumeSizeMb?: number; volumes?: number } = {}): Promise<SeaweedFs> {
   const weed = resolveTool('weed');
   const dir = await mkdtemp(join(tmpdir(), 'assay-seaweedfs-'));
   await mkdir(join(dir, 'data'));
@@ -55,10 +60,10 @@ export async function startSeaweedFs({
     `-master.port=${master}`,
     `-master.port.grpc=${masterGrpc}`,
     '-master.telemetry=false',
-    '-master.volumeSizeLimitMB=64',
+    `-master.volumeSizeLimitMB=${volumeSizeMb}`,
     `-volume.port=${volume}`,
     `-volume.port.grpc=${volumeGrpc}`,
-    '-volume.max=8',
+    `-volume.max=${volumes}`,
     '-filer',
     `-filer.port=${filer}`,
     `-filer.port.grpc=${filerGrpc}`,
