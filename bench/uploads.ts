@@ -11,7 +11,7 @@ import { startBenchService } from './support/bench-service.ts';
 import { clientUpload } from './support/client-upload.ts';
 import { type BenchFile, curlPuts, curlUpload, finalize, presign, runCurl } from './support/curl-upload.ts';
 import { machine, mib, options, publish } from './support/report.ts';
-import { startSeaweedFs } from '../test/support/seaweedfs.ts';
+import { s3StorageEnv, startSeaweedFs } from '../test/support/seaweedfs.ts';
 import { randomFiles } from './support/upload-files.ts';
 import { roundsTable, summaryTable, type UploadResult } from './support/upload-report.ts';
 
@@ -41,13 +41,7 @@ async function settle(): Promise<void> {
 
 try {
   const service = await startBenchService('uploads', {
-    ASSAY_STORAGE: 's3',
-    S3_BUCKET: seaweed.bucket,
-    S3_REGION: seaweed.region,
-    S3_ENDPOINT: seaweed.endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_ACCESS_KEY_ID: seaweed.accessKeyId,
-    S3_SECRET_ACCESS_KEY: seaweed.secretAccessKey,
+    ...s3StorageEnv(seaweed),
     // The 1 GiB file goes multipart in parts of --part-mib; the small files are single PUTs.
     ASSAY_MULTIPART_THRESHOLD_BYTES: String(partBytes),
     ASSAY_MULTIPART_PART_BYTES: String(partBytes),

@@ -10,7 +10,7 @@ import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { startLoggedAssayServer, type LoggedAssayServer } from '../support/logged-assay-server.ts';
 import { startLoggedService, type HttpReply, type LoggedService } from '../support/logged-service.ts';
 import { createTestDatabase } from '../support/postgres.ts';
-import { startSeaweedFs, type SeaweedFs } from '../support/seaweedfs.ts';
+import { s3StorageEnv, startSeaweedFs, type SeaweedFs } from '../support/seaweedfs.ts';
 import { SecretRegistry } from '../support/secret-scan.ts';
 
 // "Logs never contain a key or a presigned URL's signature": flows that handle every kind of secret, with the
@@ -220,13 +220,7 @@ describe('logs never contain a key or a presigned URL signature', () => {
           ASSAY_DATA_DIR: dataDir,
           DATABASE_URL: database.url,
           ASSAY_LOG_LEVEL: 'trace',
-          ASSAY_STORAGE: 's3',
-          S3_BUCKET: store.bucket,
-          S3_REGION: store.region,
-          S3_ENDPOINT: store.endpoint,
-          S3_FORCE_PATH_STYLE: 'true',
-          S3_ACCESS_KEY_ID: store.accessKeyId,
-          S3_SECRET_ACCESS_KEY: store.secretAccessKey,
+          ...s3StorageEnv(store),
           ASSAY_RUN_POLL_S: '1',
         },
         dataDir,

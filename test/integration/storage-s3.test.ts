@@ -8,7 +8,7 @@ import { StorageError } from '../../src/server/storage/object-storage.ts';
 import type { S3Storage } from '../../src/server/storage/s3-storage.ts';
 import { storageConfig } from '../../src/server/storage/storage-config.ts';
 import { errorCode, send, sha256, tamperParam } from '../support/presigned-http.ts';
-import { startSeaweedFs, type SeaweedFs } from '../support/seaweedfs.ts';
+import { s3StorageEnv, startSeaweedFs, type SeaweedFs } from '../support/seaweedfs.ts';
 
 const MIB = 1024 * 1024;
 const ttl = { expiresInS: 600 };
@@ -19,18 +19,7 @@ describe('S3 storage against SeaweedFS', () => {
 
   before(async () => {
     store = await startSeaweedFs();
-    const config = storageConfig(
-      {
-        ASSAY_STORAGE: 's3',
-        S3_BUCKET: store.bucket,
-        S3_REGION: store.region,
-        S3_ENDPOINT: store.endpoint,
-        S3_FORCE_PATH_STYLE: 'true',
-        S3_ACCESS_KEY_ID: store.accessKeyId,
-        S3_SECRET_ACCESS_KEY: store.secretAccessKey,
-      },
-      { dataDir: '/nonexistent', publicUrl: 'http://127.0.0.1:1' },
-    );
+    const config = storageConfig(s3StorageEnv(store), { dataDir: '/nonexistent', publicUrl: 'http://127.0.0.1:1' });
     storage = (await createObjectStorage(config)) as S3Storage;
   });
   after(async () => {

@@ -114,3 +114,16 @@ export async function startSeaweedFs({
   }
   return { endpoint, region, accessKeyId, secretAccessKey, bucket, pid: server.pid, stop: server.stop };
 }
+
+/** The service's settings (ASSAY_STORAGE and S3_*) that point it at this store. */
+export function s3StorageEnv(store: SeaweedFs): Record<string, string> {
+  return {
+    ASSAY_STORAGE: 's3',
+    S3_BUCKET: store.bucket,
+    S3_REGION: store.region,
+    S3_ENDPOINT: store.endpoint,
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_ACCESS_KEY_ID: store.accessKeyId,
+    S3_SECRET_ACCESS_KEY: store.secretAccessKey,
+  };
+}

@@ -7,7 +7,7 @@ import type { Orchestrator } from '../../src/server/orchestration/orchestrator.t
 import { createService, type Service } from '../../src/server/service.ts';
 import { freePort } from './free-port.ts';
 import { createTestDatabase } from './postgres.ts';
-import { startSeaweedFs, type SeaweedFs } from './seaweedfs.ts';
+import { s3StorageEnv, startSeaweedFs, type SeaweedFs } from './seaweedfs.ts';
 
 export interface Reply<T = any> {
   status: number;
@@ -64,15 +64,7 @@ export async function startTestService(
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   if (port) Object.assign(env, { PORT: String(port), ASSAY_PUBLIC_URL: `http://127.0.0.1:${port}` });
   if (seaweed) {
-    Object.assign(env, {
-      ASSAY_STORAGE: 's3',
-      S3_BUCKET: seaweed.bucket,
-      S3_REGION: seaweed.region,
-      S3_ENDPOINT: seaweed.endpoint,
-      S3_FORCE_PATH_STYLE: 'true',
-      S3_ACCESS_KEY_ID: seaweed.accessKeyId,
-      S3_SECRET_ACCESS_KEY: seaweed.secretAccessKey,
-    });
+    Object.assign(env, s3StorageEnv(seaweed));
   }
   const config = loadConfig({ ...env, ...opts.env });
   const logs: string[] = [];
