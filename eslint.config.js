@@ -10,7 +10,15 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
@@ -27,8 +35,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'http', 'https', 'net'], message: 'Workflows must stay deterministic: no Node built-ins.' },
-            { group: ['pg', '@electric-sql/*', '**/src/server/**', '**/src/client/**', '**/src/compute/**'], message: 'Workflows reach the world only through activities.' },
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'http', 'https', 'net'],
+              message: 'Workflows must stay deterministic: no Node built-ins.',
+            },
+            {
+              group: ['pg', '@electric-sql/*', '**/src/server/**', '**/src/client/**', '**/src/compute/**'],
+              message: 'Workflows reach the world only through activities.',
+            },
           ],
         },
       ],

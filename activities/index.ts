@@ -3,7 +3,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ConflictError, NotFoundError, type Client } from '../src/client/index.ts';
 import type { RunData } from '../src/client/index.ts';
-import { LaunchConfigError, type ComputeProvider, type LaunchConfig } from '../src/compute/compute-provider.ts';
+import {
+  LaunchConfigError,
+  type ComputeProvider,
+  type LaunchConfig,
+} from '../src/compute/compute-provider.ts';
 import type { FailureReason, RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {
@@ -57,12 +61,21 @@ export function createActivities({ client, provider, runnerServerUrl }: Activity
      * read in the Temporal UI. An instance found for the workflow id is returned as is, so a retry after a
      * crash never starts a second one (and never rotates the key of the one that runs).
      */
-    async provisionInstance(ref: { runId: string; workflowId: string; experimentId: string; n: number; r: number }) {
+    async provisionInstance(ref: {
+      runId: string;
+      workflowId: string;
+      experimentId: string;
+      n: number;
+      r: number;
+    }) {
       const existing = await provider.describe(ref.workflowId);
       if (existing) return { provider: existing.provider, instanceId: existing.instanceId };
       const { launch_config: launch } = await orchestrated(() => api.getRun(ref.runId));
       if (typeof launch.command !== 'string' && !Array.isArray(launch.command)) {
-        throw ApplicationFailure.nonRetryable('the variation has no launch.command: a managed run needs one', 'LaunchConfigError');
+        throw ApplicationFailure.nonRetryable(
+          'the variation has no launch.command: a managed run needs one',
+          'LaunchConfigError',
+        );
       }
       const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
       try {
@@ -78,10 +91,15 @@ export function createActivities({ client, provider, runnerServerUrl }: Activity
           launch: launch as LaunchConfig,
           tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
         });
-        await api.recordInstance(ref.runId, { provider: instance.provider, instance_id: instance.instanceId, state: instance.state });
+        await api.recordInstance(ref.runId, {
+          provider: instance.provider,
+          instance_id: instance.instanceId,
+          state: instance.state,
+        });
         return { provider: instance.provider, instanceId: instance.instanceId };
       } catch (error) {
-        if (error instanceof LaunchConfigError) throw ApplicationFailure.nonRetryable(error.message, 'LaunchConfigError');
+        if (error instanceof LaunchConfigError)
+          throw ApplicationFailure.nonRetryable(error.message, 'LaunchConfigError');
         throw error;
       }
     },
@@ -111,7 +129,13 @@ export function createActivities({ client, provider, runnerServerUrl }: Activity
 
     async createRecoveryRun(runId: string) {
       const run = await orchestrated(() => api.createRecoveryRun(runId));
-      return { runId: run.id, experimentId: run.experiment_id, n: run.n, r: run.r, workflowId: run.workflow_id! };
+      return {
+        runId: run.id,
+        experimentId: run.experiment_id,
+        n: run.n,
+        r: run.r,
+        workflowId: run.workflow_id!,
+      };
     },
 
     /**
@@ -119,7 +143,13 @@ export function createActivities({ client, provider, runnerServerUrl }: Activity
      * reports Temporal heartbeats (which carry cancellation to us), and returns on the first thing the
      * workflow must act on, or when the slice is over.
      */
-    async watchRun(input: { runId: string; workflowId: string; silenceTimeoutMs: number; pollMs: number; sliceMs: number }): Promise<WatchOutcome> {
+    async watchRun(input: {
+      runId: string;
+      workflowId: string;
+      silenceTimeoutMs: number;
+      pollMs: number;
+      sliceMs: number;
+    }): Promise<WatchOutcome> {
       const context = Context.current();
       const sliceEnd = Date.now() + input.sliceMs;
       for (;;) {
@@ -127,17 +157,23 @@ export function createActivities({ client, provider, runnerServerUrl }: Activity
         // The instance first: a runner ends its run before it exits, so a gone instance with a live run is a loss.
         const alive = (await provider.describe(input.workflowId)) !== undefined;
         const run = await readRun(input.runId);
-        if (TERMINAL.has(run.state)) return { kind: 'ended', state: run.state, failureReason: run.failureReason };
+        if (TERMINAL.has(run.state))
+          return { kind: 'ended', state: run.state, failureReason: run.failureReason };
         if (run.cancelRequested) return { kind: 'cancel_requested' };
         if (!alive) return { kind: 'instance_lost' };
-        if (run.silentForMs !== null && run.silentForMs > input.silenceTimeoutMs) return { kind: 'silent', silentForMs: run.silentForMs };
+        if (run.silentForMs !== null && run.silentForMs > input.silenceTimeoutMs)
+          return { kind: 'silent', silentForMs: run.silentForMs };
         if (Date.now() >= sliceEnd) return { kind: 'slice_over' };
         await context.sleep(input.pollMs);
       }
     },
 
     /** Waits (bounded) until every asset of the run is ready; the runner may still be finalizing uploads. */
-    async collectOutputs(input: { runId: string; timeoutMs: number; pollMs: number }): Promise<{ ready: number; pending: number }> {
+    async collectOutputs(input: {
+      runId: string;
+      timeoutMs: number;
+      pollMs: number;
+    }): Promise<{ ready: number; pending: number }> {
       const context = Context.current();
       const deadline = Date.now() + input.timeoutMs;
       for (;;) {

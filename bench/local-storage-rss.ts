@@ -44,7 +44,12 @@ function generated(): { chunks: AsyncGenerator<Buffer>; digest: () => string } {
  * The client side uses node:http, not fetch: undici's fetch keeps every chunk of a streamed request body
  * until the request ends (nodejs/undici#4058), which would measure the client, not the storage.
  */
-function httpRequest(method: 'PUT' | 'GET', url: string, headers: Record<string, string>, body?: AsyncIterable<Buffer>): Promise<IncomingMessage> {
+function httpRequest(
+  method: 'PUT' | 'GET',
+  url: string,
+  headers: Record<string, string>,
+  body?: AsyncIterable<Buffer>,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, resolve);
     req.on('error', reject);
@@ -58,7 +63,9 @@ async function phase<T>(name: string, run: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const result = await run();
   const seconds = (performance.now() - started) / 1000;
-  console.log(`${name.padEnd(8)} peak RSS ${mib(sampler.peak).padStart(10)}   ${seconds.toFixed(1)} s   ${mib(size / seconds)}/s`);
+  console.log(
+    `${name.padEnd(8)} peak RSS ${mib(sampler.peak).padStart(10)}   ${seconds.toFixed(1)} s   ${mib(size / seconds)}/s`,
+  );
   return result;
 }
 
@@ -78,7 +85,11 @@ try {
   const key = 'assets/bench/big.bin';
   const body = generated();
   await phase('PUT', async () => {
-    const put = await storage.presignPut(key, { size, contentType: 'application/octet-stream', expiresInS: 3600 });
+    const put = await storage.presignPut(key, {
+      size,
+      contentType: 'application/octet-stream',
+      expiresInS: 3600,
+    });
     const res = await httpRequest('PUT', put.url, put.headers, body.chunks);
     res.resume();
     if (res.statusCode !== 200) throw new Error(`PUT answered ${res.statusCode}`);
@@ -97,7 +108,9 @@ try {
     return hash.digest('hex');
   });
   if (stored !== sent || got !== sent) throw new Error('checksums differ');
-  console.log(`checksums match; after: RSS ${mib(process.memoryUsage.rss())}, VmHWM (process peak) ${await vmHwm()}`);
+  console.log(
+    `checksums match; after: RSS ${mib(process.memoryUsage.rss())}, VmHWM (process peak) ${await vmHwm()}`,
+  );
 } finally {
   clearInterval(timer);
   await app.close();

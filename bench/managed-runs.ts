@@ -10,17 +10,26 @@ import { NativeConnection } from '@temporalio/worker';
 import { stringify } from 'yaml';
 import { startOrchestration } from '../test/support/orchestration.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '200' }, concurrency: { type: 'string', default: '16' }, baseline: { type: 'string', default: '64' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '16' },
+    baseline: { type: 'string', default: '64' },
+  },
+});
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const baselineCount = Number(values.baseline);
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 // Production timings except the poll: 1 s instead of 5 s, so a trivial run is not dominated by waiting for a poll.
-const world = await startOrchestration({ saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 } });
+const world = await startOrchestration({
+  saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },
+});
 try {
   // --- Baseline: six no-op activities per workflow, same server, same concurrency. ---
   const baselineQueue = `${world.taskQueue}-baseline`;
@@ -28,7 +37,10 @@ try {
   const baselineWorker = await Worker.create({
     connection,
     taskQueue: baselineQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: path.join(import.meta.dirname, 'support/baseline-workflows.ts'), logger: quiet }),
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: path.join(import.meta.dirname, 'support/baseline-workflows.ts'),
+      logger: quiet,
+    }),
     activities: { nothing: async () => undefined },
   });
   const baselineRun = baselineWorker.run();
@@ -40,7 +52,10 @@ try {
       while (next < baselineCount) {
         const i = next++;
         const t0 = performance.now();
-        await world.env.client.workflow.execute('sixNoOps', { taskQueue: baselineQueue, workflowId: `baseline-${i}-${Date.now()}` });
+        await world.env.client.workflow.execute('sixNoOps', {
+          taskQueue: baselineQueue,
+          workflowId: `baseline-${i}-${Date.now()}`,
+        });
         baselineLatencies.push(performance.now() - t0);
       }
     }),
@@ -57,7 +72,11 @@ try {
   const experiment = await api.post('/experiments', { name: 'bench sweep', organization_id: 'personal' });
   const list = Array.from({ length: runs }, (_, i) => ({ seed: i }));
   const t0 = performance.now();
-  const sweep = await api.post(`/experiments/${experiment.body.id}/sweeps`, { base_yaml: stringify({ seed: 0, launch: { command: 'true' } }), list, concurrency });
+  const sweep = await api.post(`/experiments/${experiment.body.id}/sweeps`, {
+    base_yaml: stringify({ seed: 0, launch: { command: 'true' } }),
+    list,
+    concurrency,
+  });
   if (sweep.status !== 202) throw new Error(`sweep: ${sweep.status} ${JSON.stringify(sweep.body)}`);
   const summary = await world.env.client.workflow.getHandle(sweep.body.workflow_id).result();
   const wallMs = performance.now() - t0;
@@ -69,14 +88,16 @@ try {
   for (const run of sweep.body.runs) {
     const handle = world.env.client.workflow.getHandle(run.workflow_id);
     const description = await handle.describe();
-    const detail = (await api.get(`/experiments/${experiment.body.id}/variations/${run.n}/runs/${run.r}`)).body;
+    const detail = (await api.get(`/experiments/${experiment.body.id}/variations/${run.n}/runs/${run.r}`))
+      .body;
     const sagaMs = description.closeTime!.getTime() - description.startTime.getTime();
     const ranMs = Date.parse(detail.ended_at) - Date.parse(detail.started_at);
     commandMs.push(ranMs);
     overheads.push(sagaMs - ranMs);
     events.push(description.historyLength);
   }
-  const sweepEvents = (await world.env.client.workflow.getHandle(sweep.body.workflow_id).describe()).historyLength;
+  const sweepEvents = (await world.env.client.workflow.getHandle(sweep.body.workflow_id).describe())
+    .historyLength;
 
   const lines = [
     `## Managed runs (\`node bench/managed-runs.ts --runs ${runs} --concurrency ${concurrency}\`)`,

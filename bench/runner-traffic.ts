@@ -8,9 +8,21 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { assayTarget, PGBENCH_VARIATION, startAssay } from './runner-traffic/assay.ts';
 import { heartbeatPhase, lifecyclePhase, type RunnerTarget } from './runner-traffic/load.ts';
-import { ensureMlflow, MLFLOW_WORKERS, mlflowTarget, mlflowVersion, startMlflow } from './runner-traffic/mlflow.ts';
+import {
+  ensureMlflow,
+  MLFLOW_WORKERS,
+  mlflowTarget,
+  mlflowVersion,
+  startMlflow,
+} from './runner-traffic/mlflow.ts';
 import { findPgbench, heartbeatScript, runPgbench } from './runner-traffic/pgbench.ts';
-import { createDatabase, databaseUrl, dropDatabase, freeConnections, serverFacts } from './runner-traffic/postgres.ts';
+import {
+  createDatabase,
+  databaseUrl,
+  dropDatabase,
+  freeConnections,
+  serverFacts,
+} from './runner-traffic/postgres.ts';
 import { section, type Row, type ServerFigures } from './runner-traffic/report.ts';
 import { cpuAccount } from './runner-traffic/cpu-account.ts';
 import { groupUsage, rssSampler } from './runner-traffic/stats.ts';
@@ -28,7 +40,10 @@ const { values } = parseArgs({
 });
 const runnerCounts = values.runners.split(',').map((s) => Number(s.trim()));
 const seconds = Number(values.seconds);
-if (runnerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) || !(seconds >= 2 && seconds <= 600)) {
+if (
+  runnerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) ||
+  !(seconds >= 2 && seconds <= 600)
+) {
   throw new Error('--runners takes counts from 1 to 5000 (comma-separated), --seconds 2 to 600');
 }
 const repoRoot = path.resolve(import.meta.dirname, '..');
@@ -45,7 +60,9 @@ const deadline = setTimeout(() => {
 deadline.unref();
 process.on('SIGINT', () => {
   if (abort.signal.aborted) process.exit(130);
-  console.error('runner-traffic: interrupted; stopping servers and dropping databases (Ctrl-C again to quit at once)');
+  console.error(
+    'runner-traffic: interrupted; stopping servers and dropping databases (Ctrl-C again to quit at once)',
+  );
   abort.abort();
 });
 const checkAborted = () => {
@@ -60,13 +77,22 @@ async function freshDatabase(label: string): Promise<string> {
 }
 async function dropAll(): Promise<void> {
   for (const name of databases) {
-    await dropDatabase(name).catch((error: unknown) => console.error(`could not drop ${name}: ${String(error)}`));
+    await dropDatabase(name).catch((error: unknown) =>
+      console.error(`could not drop ${name}: ${String(error)}`),
+    );
     databases.delete(name);
   }
 }
 
 /** Both load phases against one server, with its process group's RSS sampled throughout. */
-async function measureServer<Run>(label: string, server: ProcessGroup, database: string, target: RunnerTarget<Run>, runners: number, lifecycleRequests: number): Promise<ServerFigures> {
+async function measureServer<Run>(
+  label: string,
+  server: ProcessGroup,
+  database: string,
+  target: RunnerTarget<Run>,
+  runners: number,
+  lifecycleRequests: number,
+): Promise<ServerFigures> {
   const rssIdle = (await groupUsage(server.pid)).rss;
   const sampler = rssSampler(server.pid);
   const cpu = await cpuAccount(server.pid, database);
@@ -75,7 +101,13 @@ async function measureServer<Run>(label: string, server: ProcessGroup, database:
     const heartbeats = await heartbeatPhase(target, runners, seconds, abort.signal, cpu);
     checkAborted();
     console.log(`  ${label}: lifecycle phase (${runners} runners, ${seconds} s)`);
-    const lifecycles = await lifecyclePhase(target as RunnerTarget<unknown>, runners, seconds, abort.signal, cpu);
+    const lifecycles = await lifecyclePhase(
+      target as RunnerTarget<unknown>,
+      runners,
+      seconds,
+      abort.signal,
+      cpu,
+    );
     checkAborted();
     return { label, heartbeats, lifecycles, rssIdle, rssPeak: sampler.peak(), lifecycleRequests };
   } finally {
@@ -87,7 +119,9 @@ async function measureServer<Run>(label: string, server: ProcessGroup, database:
 async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
   const n = row.runners;
   const db = await freshDatabase('assay');
-  const flags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=assay-${n}-runners.cpuprofile`] : [];
+  const flags = values['cpu-prof']
+    ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=assay-${n}-runners.cpuprofile`]
+    : [];
   if (values['cpu-prof']) await mkdir(profileDir, { recursive: true });
   const server = await startAssay(databaseUrl(db), flags);
   let pgbenchSetup: { user: string; exp: string } | undefined;
@@ -111,9 +145,20 @@ async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
     // Our service's pool is closed by now; other users of the shared server keep theirs, so leave a margin.
     const { max, used, free } = await freeConnections();
     const clients = Math.max(1, Math.min(n, free));
-    if (clients < n) console.log(`  pgbench: ${clients} clients, not ${n}: max_connections = ${max}, ${used} in use by others, margin of 10 kept`);
+    if (clients < n)
+      console.log(
+        `  pgbench: ${clients} clients, not ${n}: max_connections = ${max}, ${used} in use by others, margin of 10 kept`,
+      );
     console.log(`  pgbench: heartbeat UPDATE, ${clients} clients, ${seconds} s`);
-    row.pgbench = await runPgbench(pgbench, db, await heartbeatScript(PGBENCH_VARIATION, n), pgbenchSetup, clients, seconds, abort.signal);
+    row.pgbench = await runPgbench(
+      pgbench,
+      db,
+      await heartbeatScript(PGBENCH_VARIATION, n),
+      pgbenchSetup,
+      clients,
+      seconds,
+      abort.signal,
+    );
   }
   await dropDatabase(db);
   databases.delete(db);
@@ -135,7 +180,14 @@ async function mlflowRow(row: Row): Promise<void> {
   try {
     const target = await mlflowTarget(server, row.runners);
     try {
-      row.mlflow = await measureServer(`MLflow (${MLFLOW_WORKERS} workers)`, server.process, db, target, row.runners, 3);
+      row.mlflow = await measureServer(
+        `MLflow (${MLFLOW_WORKERS} workers)`,
+        server.process,
+        db,
+        target,
+        row.runners,
+        3,
+      );
     } finally {
       await target.close();
     }
@@ -153,7 +205,10 @@ async function main(): Promise<void> {
   const machine = [
     `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${os.release()}`,
     `Node ${process.version}; ${await serverFacts()}; MLflow ${values['skip-mlflow'] ? '(skipped)' : `${await mlflowVersion()} with ${MLFLOW_WORKERS} uvicorn workers (its default)`}`,
-    `load average at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (the client, the servers and PostgreSQL share these cores)`,
+    `load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} (the client, the servers and PostgreSQL share these cores)`,
   ];
   const header = [
     '# Runner traffic',
@@ -163,7 +218,7 @@ async function main(): Promise<void> {
     ...machine.map((m) => `- ${m}`),
     '- Assay lifecycle: POST …/runs, GET …/config, POST start, POST heartbeat, POST succeed (5 requests); MLflow: runs/create, runs/log-metric, runs/update FINISHED (3).',
     '- Heartbeat phase: each runner begins its own run, then heartbeats in a closed loop; lifecycle phase: each runner runs whole lifecycles back to back.',
-    '  Figures count requests that end inside the phase after a warm-up (2 s, or a tenth of a shorter phase); RSS is the server\'s whole process group (MLflow: its uvicorn workers too).',
+    "  Figures count requests that end inside the phase after a warm-up (2 s, or a tenth of a shorter phase); RSS is the server's whole process group (MLflow: its uvicorn workers too).",
     '',
   ].join('\n');
   console.log(header);

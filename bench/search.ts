@@ -7,10 +7,30 @@ import { type QueryKind, queries, vocabulary } from './support/corpus.ts';
 import { startBenchService } from './support/bench-service.ts';
 import { explainSearch } from './support/explain.ts';
 import { machine, ms, options, publish, quantile, table } from './support/report.ts';
-import { insertDocuments, postDocument, postDocuments, verifySearchVectors } from './support/search-ingest.ts';
-import { httpSearch, matchCounts, runAll, runPaired, sqlSearch, type Timed } from './support/search-queries.ts';
+import {
+  insertDocuments,
+  postDocument,
+  postDocuments,
+  verifySearchVectors,
+} from './support/search-ingest.ts';
+import {
+  httpSearch,
+  matchCounts,
+  runAll,
+  runPaired,
+  sqlSearch,
+  type Timed,
+} from './support/search-queries.ts';
 
-const o = options(process.argv.slice(2), { docs: 100_000, 'api-docs': 2000, 'indexed-docs': 10_000, queries: 300, concurrency: 4, seed: 42, vocabulary: 50_000 });
+const o = options(process.argv.slice(2), {
+  docs: 100_000,
+  'api-docs': 2000,
+  'indexed-docs': 10_000,
+  queries: 300,
+  concurrency: 4,
+  seed: 42,
+  vocabulary: 50_000,
+});
 const KINDS: QueryKind[] = ['one-word', 'phrase', 'three-word'];
 const apiDocs = Math.min(o['api-docs'], o.docs);
 const indexedDocs = Math.min(o['indexed-docs'], o.docs - apiDocs);
@@ -27,33 +47,67 @@ const pool = new pg.Pool({ connectionString: service.databaseUrl, max: o.concurr
 try {
   // Document 0 through the API tells who owns what the bulk load writes.
   const probe = await postDocument(api, v, o.seed, 0);
-  const owner = (await pool.query<{ organization_id: string | null; owner_user_id: string }>('SELECT organization_id, owner_user_id FROM assets WHERE id = $1', [probe])).rows[0]!;
+  const owner = (
+    await pool.query<{ organization_id: string | null; owner_user_id: string }>(
+      'SELECT organization_id, owner_user_id FROM assets WHERE id = $1',
+      [probe],
+    )
+  ).rows[0]!;
 
   log(`bulk insert of documents ${bulkFrom}…${indexFrom - 1} without the GIN index`);
   await pool.query('DROP INDEX assets_search');
-  const bulkS = await insertDocuments(pool, v, o.seed, { organizationId: owner.organization_id, ownerUserId: owner.owner_user_id }, bulkFrom, indexFrom);
-  const maintenanceWorkMem = (await pool.query<{ m: string }>("SELECT current_setting('maintenance_work_mem') AS m")).rows[0]!.m;
+  const bulkS = await insertDocuments(
+    pool,
+    v,
+    o.seed,
+    { organizationId: owner.organization_id, ownerUserId: owner.owner_user_id },
+    bulkFrom,
+    indexFrom,
+  );
+  const maintenanceWorkMem = (
+    await pool.query<{ m: string }>("SELECT current_setting('maintenance_work_mem') AS m")
+  ).rows[0]!.m;
   log(`GIN index build over ${indexFrom} rows (maintenance_work_mem ${maintenanceWorkMem})`);
   let started = performance.now();
   await pool.query('CREATE INDEX assets_search ON assets USING GIN (search_vector)'); // as in 002_assets.sql
   const indexS = seconds(started);
   log(`bulk insert of documents ${indexFrom}…${o.docs - 1} with the index present`);
-  const indexedS = await insertDocuments(pool, v, o.seed, { organizationId: owner.organization_id, ownerUserId: owner.owner_user_id }, indexFrom, o.docs);
+  const indexedS = await insertDocuments(
+    pool,
+    v,
+    o.seed,
+    { organizationId: owner.organization_id, ownerUserId: owner.owner_user_id },
+    indexFrom,
+    o.docs,
+  );
 
   log(`API ingest of documents 1…${apiDocs - 1}: half one at a time, half ${o.concurrency} at a time`);
   const half = Math.ceil(apiDocs / 2);
   const sequential = await postDocuments(api, v, o.seed, 1, half, 1);
   const concurrent = await postDocuments(api, v, o.seed, half, apiDocs, o.concurrency);
   const mismatched = await verifySearchVectors(pool, [probe, ...sequential.ids, ...concurrent.ids]);
-  if (mismatched > 0) throw new Error(`${mismatched} service-indexed rows differ from the bulk load's search_vector expression`);
+  if (mismatched > 0)
+    throw new Error(
+      `${mismatched} service-indexed rows differ from the bulk load's search_vector expression`,
+    );
   started = performance.now();
   await pool.query('VACUUM ANALYZE assets');
   const vacuumS = seconds(started);
-  const sizes = (await pool.query<{ rows: string; table: string; heap: string; index: string; vector: number; text: number; buffers: string }>(
-    `SELECT count(*) AS rows, pg_size_pretty(pg_total_relation_size('assets')) AS table, pg_size_pretty(pg_relation_size('assets')) AS heap,
+  const sizes = (
+    await pool.query<{
+      rows: string;
+      table: string;
+      heap: string;
+      index: string;
+      vector: number;
+      text: number;
+      buffers: string;
+    }>(
+      `SELECT count(*) AS rows, pg_size_pretty(pg_total_relation_size('assets')) AS table, pg_size_pretty(pg_relation_size('assets')) AS heap,
             pg_size_pretty(pg_relation_size('assets_search')) AS index, avg(pg_column_size(search_vector))::int AS vector,
             avg(pg_column_size(search_text))::int AS text, current_setting('shared_buffers') AS buffers FROM assets`,
-  )).rows[0]!;
+    )
+  ).rows[0]!;
 
   const sql = await sqlSearch(pool, owner.owner_user_id);
   const http = httpSearch(api);
@@ -64,14 +118,22 @@ try {
     const list = queries(v, o.seed, o.docs, kind, o.queries);
     const warm = list.slice(0, 20);
     await runPaired(http, sql.run, warm);
-    log(`${kind}: ${list.length} queries, one at a time (HTTP and SQL paired), then ${o.concurrency} at a time`);
+    log(
+      `${kind}: ${list.length} queries, one at a time (HTTP and SQL paired), then ${o.concurrency} at a time`,
+    );
     const paired = await runPaired(http, sql.run, list);
     const httpC = await runAll(http, list, o.concurrency);
     const sqlC = await runAll(sql.run, list, o.concurrency);
     const counts = await matchCounts(pool, list);
     const worst = paired.b.reduce((w, t, i) => (t.ms > paired.b[w]!.ms ? i : w), 0);
-    slowest.push(`- ${kind}, \`${list[worst]}\` (${ms(paired.b[worst]!.ms)} ms as SQL): ${await explainSearch(pool, sql.sql, sql.params(list[worst]!))}.`);
-    const p = (t: Timed[], q: number) => quantile(t.map((x) => x.ms), q);
+    slowest.push(
+      `- ${kind}, \`${list[worst]}\` (${ms(paired.b[worst]!.ms)} ms as SQL): ${await explainSearch(pool, sql.sql, sql.params(list[worst]!))}.`,
+    );
+    const p = (t: Timed[], q: number) =>
+      quantile(
+        t.map((x) => x.ms),
+        q,
+      );
     const ratio = (a: Timed[], b: Timed[], q: number) => (p(a, q) / p(b, q)).toFixed(2);
     const example = list.slice(0, 2).join(', ');
     rows.push([
@@ -92,7 +154,8 @@ try {
     ]);
   }
 
-  const pgVersion = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]!.v;
+  const pgVersion = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v"))
+    .rows[0]!.v;
   const docsPerS = (n: number, s: number) => (n / s).toFixed(0);
   await publish(
     'search',
@@ -110,10 +173,30 @@ Ingest:
 ${table(
   ['Path', 'Documents', 'Time', 'Rate'],
   [
-    ['\`POST /assets\` inline \`document\`, one at a time', String(half - 1), `${sequential.seconds.toFixed(1)} s`, `${docsPerS(half - 1, sequential.seconds)} docs/s`],
-    [`\`POST /assets\` inline \`document\`, ${o.concurrency} at a time`, String(apiDocs - half), `${concurrent.seconds.toFixed(1)} s`, `${docsPerS(apiDocs - half, concurrent.seconds)} docs/s`],
-    ['SQL \`INSERT … SELECT FROM unnest\` (2,000 per statement), no GIN index', String(indexFrom - bulkFrom), `${bulkS.toFixed(1)} s`, `${docsPerS(indexFrom - bulkFrom, bulkS)} docs/s`],
-    ['SQL, same, GIN index present', String(indexedDocs), `${indexedS.toFixed(1)} s`, `${docsPerS(indexedDocs, indexedS)} docs/s`],
+    [
+      '\`POST /assets\` inline \`document\`, one at a time',
+      String(half - 1),
+      `${sequential.seconds.toFixed(1)} s`,
+      `${docsPerS(half - 1, sequential.seconds)} docs/s`,
+    ],
+    [
+      `\`POST /assets\` inline \`document\`, ${o.concurrency} at a time`,
+      String(apiDocs - half),
+      `${concurrent.seconds.toFixed(1)} s`,
+      `${docsPerS(apiDocs - half, concurrent.seconds)} docs/s`,
+    ],
+    [
+      'SQL \`INSERT … SELECT FROM unnest\` (2,000 per statement), no GIN index',
+      String(indexFrom - bulkFrom),
+      `${bulkS.toFixed(1)} s`,
+      `${docsPerS(indexFrom - bulkFrom, bulkS)} docs/s`,
+    ],
+    [
+      'SQL, same, GIN index present',
+      String(indexedDocs),
+      `${indexedS.toFixed(1)} s`,
+      `${docsPerS(indexedDocs, indexedS)} docs/s`,
+    ],
   ],
 )}
 

@@ -25,8 +25,14 @@ const log = (line: string) => console.log(`[uploads] ${line}`);
 const dir = await mkdtemp(path.join(tmpdir(), 'assay-bench-uploads-'));
 const scenarios: Array<{ label: string; files: BenchFile[] }> = [];
 log(`writing ${o.files} random files of ${mib(bytes / o.files)} and one of ${mib(bytes)} to ${dir}`);
-scenarios.push({ label: `${o.files} files × ${mib(bytes / o.files)}`, files: await randomFiles(path.join(dir, 'many'), o.files, Math.floor(bytes / o.files)) });
-scenarios.push({ label: `1 file × ${mib(bytes)}, ${Math.ceil(bytes / partBytes)} parts`, files: await randomFiles(path.join(dir, 'one'), 1, bytes) });
+scenarios.push({
+  label: `${o.files} files × ${mib(bytes / o.files)}`,
+  files: await randomFiles(path.join(dir, 'many'), o.files, Math.floor(bytes / o.files)),
+});
+scenarios.push({
+  label: `1 file × ${mib(bytes)}, ${Math.ceil(bytes / partBytes)} parts`,
+  files: await randomFiles(path.join(dir, 'one'), 1, bytes),
+});
 
 // weed's own default volume size (30 GB; volumes are not preallocated): the first write grows all the volumes
 // the run needs, during the warm-up below, rather than again in the middle of a measured upload.
@@ -60,7 +66,12 @@ try {
           log(`round ${round}, ${s.label}: client upload`);
           const home = path.join(dir, `home-${round}-${s.files.length}`);
           await mkdir(home);
-          return clientUpload({ serverUrl: service.url, apiKey: service.key, home, files: s.files.map((f) => f.path) });
+          return clientUpload({
+            serverUrl: service.url,
+            apiKey: service.key,
+            home,
+            files: s.files.map((f) => f.path),
+          });
         };
         const runCurlUpload = async () => {
           await settle();

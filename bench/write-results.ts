@@ -17,5 +17,8 @@ const header = [
   'Each block names its own command, date and machine; every ratio is measured within one run.',
   '',
 ].join('\n');
-await writeFile(path.join(import.meta.dirname, 'results.md'), `${header}\n${blocks.map((b) => b.trim()).join('\n\n')}\n`);
+await writeFile(
+  path.join(import.meta.dirname, 'results.md'),
+  `${header}\n${blocks.map((b) => b.trim()).join('\n\n')}\n`,
+);
 process.stdout.write(`bench/results.md: ${files.join(', ')}\n`);

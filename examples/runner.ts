@@ -12,13 +12,21 @@ const { config_json: config } = await run.config();
 await run.start(await environmentSnapshot());
 let cancelled = false;
 const beat = setInterval(() => {
-  run.heartbeat().then((b) => (cancelled ||= b.cancel_requested), () => {});
+  run.heartbeat().then(
+    (b) => (cancelled ||= b.cancel_requested),
+    () => {},
+  );
 }, 1000);
 try {
   for (let step = 1; step <= Number(config.steps ?? 3) && !cancelled; step++) {
     const file = `/tmp/assay-example-${process.pid}-step${step}.json`;
     await writeFile(file, JSON.stringify({ step, loss: 1 / step, lr: config.lr }));
-    client.uploadAsync({ kind: 'output', name: `metrics step ${step}`, run, files: [{ path: file, name: 'metrics.json' }] });
+    client.uploadAsync({
+      kind: 'output',
+      name: `metrics step ${step}`,
+      run,
+      files: [{ path: file, name: 'metrics.json' }],
+    });
   }
   if (cancelled) await run.fail('abandoned', 'cancel requested');
   else await run.succeed(); // waits for the uploads above; raises UploadError if one failed

@@ -2,7 +2,14 @@
 // the orchestrator key and running instances through one compute provider. `assay worker` and the embedded
 // `assay server` both start it here.
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { Client } from './client/index.ts';
 import type { ComputeProvider } from './compute/compute-provider.ts';
@@ -31,7 +38,10 @@ export interface RunningWorker {
 }
 
 // Beside this file's own kind: the sources under Node's type stripping, the built .js in an installed package.
-const workflowsPath = path.resolve(import.meta.dirname, `../workflows/index${path.extname(import.meta.filename)}`);
+const workflowsPath = path.resolve(
+  import.meta.dirname,
+  `../workflows/index${path.extname(import.meta.filename)}`,
+);
 
 let bundling: Promise<WorkflowBundleWithSourceMap> | undefined;
 
@@ -42,7 +52,14 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 }
 
 const ignore = () => undefined;
-const quietBundlerLogger = { log: ignore, trace: ignore, debug: ignore, info: ignore, warn: ignore, error: console.error };
+const quietBundlerLogger = {
+  log: ignore,
+  trace: ignore,
+  debug: ignore,
+  info: ignore,
+  warn: ignore,
+  error: console.error,
+};
 
 let runtimeInstalled = false;
 
@@ -63,13 +80,21 @@ export function installRuntimeOnce() {
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   installRuntimeOnce();
   const connection = await NativeConnection.connect({ address: settings.address });
-  const client = new Client({ serverUrl: settings.serviceUrl, apiKey: settings.orchestratorKey, timeout: 30 });
+  const client = new Client({
+    serverUrl: settings.serviceUrl,
+    apiKey: settings.orchestratorKey,
+    timeout: 30,
+  });
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     workflowBundle: settings.workflowBundle ?? (await workflowBundle()),
-    activities: createActivities({ client, provider: settings.provider, runnerServerUrl: settings.runnerServerUrl }),
+    activities: createActivities({
+      client,
+      provider: settings.provider,
+      runnerServerUrl: settings.runnerServerUrl,
+    }),
     maxConcurrentActivityTaskExecutions: settings.maxActivities,
     maxConcurrentLocalActivityExecutions: settings.maxActivities,
     maxConcurrentWorkflowTaskExecutions: settings.maxWorkflows,

@@ -1,4 +1,4 @@
-// One managed run as a saga (DESIGN.md §6): provision → await start → watch → collect outputs → conclude,
+// One managed run as a saga: provision → await start → watch → collect outputs → conclude,
 // with compensation (terminate the instance, revoke the worker key, leave the run terminal) on every path.
 import {
   CancellationScope,
@@ -16,7 +16,7 @@ import type { Activities } from '../activities/index.ts';
 import { runChangedSignal } from './definitions.ts';
 import type { FailureReason, ManagedRunInput, ManagedRunResult, RunSnapshot } from './saga-types.ts';
 
-// Short, idempotent service calls: local activities, ≈7× cheaper a step than regular ones (DESIGN.md §6).
+// Short, idempotent service calls: local activities, ≈7× cheaper a step than regular ones.
 // They retry without end: a service that is down for a while delays the saga but loses nothing.
 const service = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -26,7 +26,13 @@ const service = proxyLocalActivities<Activities>({
 // Compute calls: their own timeouts, and retried on another worker if this one dies.
 const compute = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: ['LaunchConfigError'] },
+  retry: {
+    initialInterval: '2s',
+    backoffCoefficient: 2,
+    maximumInterval: '1m',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['LaunchConfigError'],
+  },
 });
 
 // Cleanup must eventually succeed, or an instance would leak: no attempt limit.
@@ -79,12 +85,25 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
   /** Outputs, then the instance, then the key: the runner may still be finishing uploads with that key. */
   async function conclude(waitForOutputs: boolean): Promise<ManagedRunResult> {
     return CancellationScope.nonCancellable(async () => {
-      const outputs = await cleanup.collectOutputs({ runId, timeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0, pollMs: settings.pollMs });
+      const outputs = await cleanup.collectOutputs({
+        runId,
+        timeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0,
+        pollMs: settings.pollMs,
+      });
       await cleanup.terminateInstance(workflowId);
       await service.revokeWorkerKeys(runId);
       let run = await service.readRun(runId);
-      if (!TERMINAL.includes(run.state)) run = await service.failRun(runId, 'abandoned', 'the managed run ended before its runner did');
-      return { runId, workflowId, state: run.state, failureReason: run.failureReason, instanceId, outputs, recoveredBy: null };
+      if (!TERMINAL.includes(run.state))
+        run = await service.failRun(runId, 'abandoned', 'the managed run ended before its runner did');
+      return {
+        runId,
+        workflowId,
+        state: run.state,
+        failureReason: run.failureReason,
+        instanceId,
+        outputs,
+        recoveredBy: null,
+      };
     });
   }
 
@@ -118,19 +137,29 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
         return await conclude(false);
       }
       if (start.timedOut) {
-        await fail('provision_failed', `the run did not start within ${settings.startTimeoutMs / 1000} s of provisioning`);
+        await fail(
+          'provision_failed',
+          `the run did not start within ${settings.startTimeoutMs / 1000} s of provisioning`,
+        );
         return await conclude(false);
       }
       if (TERMINAL.includes(start.run.state)) return await conclude(true);
     }
     let slices = input.watching?.slicesDone ?? 0;
     for (;;) {
-      const seen = await watcher.watchRun({ runId, workflowId, silenceTimeoutMs: settings.silenceTimeoutMs, pollMs: settings.pollMs, sliceMs: settings.watchSliceMs });
+      const seen = await watcher.watchRun({
+        runId,
+        workflowId,
+        silenceTimeoutMs: settings.silenceTimeoutMs,
+        pollMs: settings.pollMs,
+        sliceMs: settings.watchSliceMs,
+      });
       switch (seen.kind) {
         case 'slice_over':
           slices += 1;
           // A week-long run stays a handful of events per execution: each slice is one activity.
-          if (slices >= settings.slicesPerExecution) return await continueAsNew<typeof managedRun>({ ...input, watching: { slicesDone: 0 } });
+          if (slices >= settings.slicesPerExecution)
+            return await continueAsNew<typeof managedRun>({ ...input, watching: { slicesDone: 0 } });
           continue;
         case 'ended':
           return await conclude(true);
@@ -139,7 +168,11 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
           return await conclude(false);
         case 'cancel_requested': {
           const stop = await waitFor((run) => TERMINAL.includes(run.state), settings.cancelGraceMs, false);
-          if (!TERMINAL.includes(stop.run.state)) await fail('abandoned', `cancelled; the runner did not stop within ${settings.cancelGraceMs / 1000} s`);
+          if (!TERMINAL.includes(stop.run.state))
+            await fail(
+              'abandoned',
+              `cancelled; the runner did not stop within ${settings.cancelGraceMs / 1000} s`,
+            );
           return await conclude(TERMINAL.includes(stop.run.state));
         }
         case 'instance_lost':
@@ -155,7 +188,8 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
         const asked = await service.requestCancel(runId);
         if (!TERMINAL.includes(asked.state)) {
           const stop = await waitFor((run) => TERMINAL.includes(run.state), settings.cancelGraceMs, false);
-          if (!TERMINAL.includes(stop.run.state)) await fail('abandoned', 'cancelled; the runner did not stop in time');
+          if (!TERMINAL.includes(stop.run.state))
+            await fail('abandoned', 'cancelled; the runner did not stop in time');
         }
         await conclude(false);
       });

@@ -1,5 +1,12 @@
 // A sweep: one managed run per grid point, at most `concurrency` at a time, its progress queryable.
-import { CancellationScope, ParentClosePolicy, executeChild, isCancellation, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  executeChild,
+  isCancellation,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { progressQuery } from './definitions.ts';
 import { managedRun } from './managed-run.ts';
@@ -24,7 +31,14 @@ export async function variationSweep(input: SweepInput): Promise<SweepProgress> 
   let done = false;
   const progress = (): SweepProgress => {
     const count = (state: Slot) => [...slots.values()].filter((s) => s === state).length;
-    return { total: slots.size, pending: count('pending'), running: count('running'), succeeded: count('succeeded'), failed: count('failed'), done };
+    return {
+      total: slots.size,
+      pending: count('pending'),
+      running: count('running'),
+      succeeded: count('succeeded'),
+      failed: count('failed'),
+      done,
+    };
   };
   setHandler(progressQuery, progress);
 
@@ -48,7 +62,9 @@ export async function variationSweep(input: SweepInput): Promise<SweepProgress> 
   }
 
   // allSettled: every lane must finish its child's compensation before the sweep reports, even when cancelled.
-  const lanes = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(input.concurrency, input.runs.length)) }, lane));
+  const lanes = await Promise.allSettled(
+    Array.from({ length: Math.max(1, Math.min(input.concurrency, input.runs.length)) }, lane),
+  );
   const failure = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (failure) {
     // Runs that never started would wait forever as pending: end them, then report.

@@ -20,27 +20,38 @@ export interface AssayServer {
  * `node bin/assay.js server` on a fresh database, no orchestrator, logging warnings only. `nodeFlags` (e.g.
  * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_TTL_MS) for experiments.
  */
-export async function startAssay(databaseUrl: string, nodeFlags: string[] = [], extraEnv: Record<string, string> = {}): Promise<AssayServer> {
+export async function startAssay(
+  databaseUrl: string,
+  nodeFlags: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<AssayServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-bench-'));
-  const child = spawnProcessGroup(process.execPath, [...nodeFlags, path.join(repoRoot, 'bin/assay.js'), 'server'], {
-    name: 'assay server',
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      ASSAY_DATA_DIR: dataDir,
-      ASSAY_LOG_LEVEL: 'warn',
-      ASSAY_ORCHESTRATOR: 'off',
-      ...extraEnv,
+  const child = spawnProcessGroup(
+    process.execPath,
+    [...nodeFlags, path.join(repoRoot, 'bin/assay.js'), 'server'],
+    {
+      name: 'assay server',
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        ASSAY_DATA_DIR: dataDir,
+        ASSAY_LOG_LEVEL: 'warn',
+        ASSAY_ORCHESTRATOR: 'off',
+        ...extraEnv,
+      },
+      cleanupPaths: [dataDir],
+      stopGraceMs: 10_000,
     },
-    cleanupPaths: [dataDir],
-    stopGraceMs: 10_000,
-  });
+  );
   const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(child, async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 90_000, intervalMs: 200 });
+  await waitUntilReady(child, async () => (await fetch(`${url}/readyz`)).ok, {
+    timeoutMs: 90_000,
+    intervalMs: 200,
+  });
   const key = /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
   if (!key) {
     await child.stop();
@@ -68,8 +79,14 @@ export const PGBENCH_VARIATION = 2;
 export async function assayTarget(server: AssayServer, connections: number): Promise<AssayTarget> {
   const http = new JsonHttp(server.url, connections, { authorization: `Bearer ${server.key}` });
   const me = await http.call<{ id: string }>('GET', '/v1/me');
-  const experiment = await http.call<{ id: string }>('POST', '/experiments', { name: 'runner-traffic', hypothesis: 'heartbeats scale' });
-  for (let v = 0; v < 2; v++) await http.call('POST', `/experiments/${experiment.id}/variations`, { config_yaml: `lr: 3.0e-4\nseed: ${v}\n` });
+  const experiment = await http.call<{ id: string }>('POST', '/experiments', {
+    name: 'runner-traffic',
+    hypothesis: 'heartbeats scale',
+  });
+  for (let v = 0; v < 2; v++)
+    await http.call('POST', `/experiments/${experiment.id}/variations`, {
+      config_yaml: `lr: 3.0e-4\nseed: ${v}\n`,
+    });
   await http.call('POST', `/experiments/${experiment.id}/commit`);
   const runs = (n: number) => `/experiments/${experiment.id}/variations/${n}/runs`;
   const run = (r: number, n = LOAD_VARIATION) => `${runs(n)}/${r}`;
@@ -79,8 +96,12 @@ export async function assayTarget(server: AssayServer, connections: number): Pro
     await http.call('POST', `${run(r, n)}/start`, { environment: { os: 'linux', python: '3.11' } });
   };
   const heartbeat = async (r: number) => {
-    const answer = await http.call<{ state: string; cancel_requested: boolean }>('POST', `${run(r)}/heartbeat`);
-    if (answer.state !== 'running' || answer.cancel_requested) throw new Error(`heartbeat answered ${JSON.stringify(answer)}`);
+    const answer = await http.call<{ state: string; cancel_requested: boolean }>(
+      'POST',
+      `${run(r)}/heartbeat`,
+    );
+    if (answer.state !== 'running' || answer.cancel_requested)
+      throw new Error(`heartbeat answered ${JSON.stringify(answer)}`);
   };
   const finish = async (r: number) => void (await http.call('POST', `${run(r)}/succeed`));
   return {

@@ -47,7 +47,10 @@ export async function cpuAccount(serverPgid: number, database: string) {
   await admin.connect();
   return {
     async snapshot(): Promise<CpuSnapshot> {
-      const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+      const { rows } = await admin.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+        [database],
+      );
       const backends = new Map<number, number>();
       for (const { pid } of rows) {
         const s = await processCpuS(pid);
@@ -55,7 +58,13 @@ export async function cpuAccount(serverPgid: number, database: string) {
       }
       const { cpuS, runS, waitS } = await groupUsage(serverPgid);
       const self = process.cpuUsage();
-      return { atMs: performance.now(), server: { cpuS, runS, waitS }, backends, clientS: (self.user + self.system) / 1e6, machineS: await machineBusyS() };
+      return {
+        atMs: performance.now(),
+        server: { cpuS, runS, waitS },
+        backends,
+        clientS: (self.user + self.system) / 1e6,
+        machineS: await machineBusyS(),
+      };
     },
     close: () => admin.end(),
   };
@@ -76,8 +85,17 @@ export function cpuSplit(before: CpuSnapshot, after: CpuSnapshot, operations: nu
   const wait = after.server.waitS - before.server.waitS;
   const run = after.server.runS - before.server.runS;
   return {
-    cores: { server: server / seconds, postgres: postgres / seconds, client: client / seconds, other: Math.max(0, machine - server - postgres - client) / seconds },
-    msPerOp: { server: (1000 * server) / ops, postgres: (1000 * postgres) / ops, client: (1000 * client) / ops },
+    cores: {
+      server: server / seconds,
+      postgres: postgres / seconds,
+      client: client / seconds,
+      other: Math.max(0, machine - server - postgres - client) / seconds,
+    },
+    msPerOp: {
+      server: (1000 * server) / ops,
+      postgres: (1000 * postgres) / ops,
+      client: (1000 * client) / ops,
+    },
     serverWaiting: wait / Math.max(1e-9, wait + run),
   };
 }

@@ -8,7 +8,13 @@ export class JsonHttp {
 
   /** `connections` bounds the sockets: one per simulated runner, so none waits for another's socket. */
   constructor(origin: string, connections: number, headers: Record<string, string> = {}) {
-    this.#pool = new Pool(origin, { connections, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000, keepAliveTimeout: 4_000 });
+    this.#pool = new Pool(origin, {
+      connections,
+      pipelining: 1,
+      headersTimeout: 60_000,
+      bodyTimeout: 60_000,
+      keepAliveTimeout: 4_000,
+    });
     this.#headers = headers;
     this.#jsonHeaders = { ...headers, 'content-type': 'application/json' };
   }
@@ -22,7 +28,8 @@ export class JsonHttp {
       body: body === undefined ? (method === 'POST' ? '{}' : undefined) : JSON.stringify(body),
     });
     const text = await res.body.text();
-    if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`${method} ${path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
+    if (res.statusCode < 200 || res.statusCode > 299)
+      throw new Error(`${method} ${path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
@@ -47,7 +54,11 @@ export class JsonHttp {
 }
 
 /** Runs `fn` over `items` with at most `limit` at once, in order of start; answers results in item order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

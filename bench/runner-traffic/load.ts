@@ -94,7 +94,14 @@ function windowOf(seconds: number): { window: Window; end: number } {
  * Runs every runner's loop until `end` (or an abort); runners whose op throws count an error and go on.
  * Answers the window's figures with the server's CPU use over the loops.
  */
-async function closedLoops(window: Window, count: number, end: number, signal: AbortSignal, cpu: CpuAccount | undefined, op: (i: number) => Promise<void>): Promise<PhaseResult> {
+async function closedLoops(
+  window: Window,
+  count: number,
+  end: number,
+  signal: AbortSignal,
+  cpu: CpuAccount | undefined,
+  op: (i: number) => Promise<void>,
+): Promise<PhaseResult> {
   const before = await cpu?.snapshot();
   await Promise.all(
     Array.from({ length: count }, async (_, i) => {
@@ -115,7 +122,13 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
  * Phase 1: N runners each begin their own run, then heartbeat in a closed loop (as fast as answers come) for
  * `seconds`, then finish. Only requests that start and end inside the window after a warm-up are counted.
  */
-export async function heartbeatPhase<Run>(target: RunnerTarget<Run>, runners: number, seconds: number, signal: AbortSignal, cpu?: CpuAccount): Promise<HeartbeatResult> {
+export async function heartbeatPhase<Run>(
+  target: RunnerTarget<Run>,
+  runners: number,
+  seconds: number,
+  signal: AbortSignal,
+  cpu?: CpuAccount,
+): Promise<HeartbeatResult> {
   const runs = await target.prepareRuns(runners);
   const beginS = await timed(() => Promise.all(runs.map((run) => target.begin(run))));
   const { window, end } = windowOf(seconds);
@@ -125,7 +138,13 @@ export async function heartbeatPhase<Run>(target: RunnerTarget<Run>, runners: nu
 }
 
 /** Phase 2: N runners each run whole short lifecycles back to back for `seconds`. */
-export async function lifecyclePhase(target: RunnerTarget<unknown>, runners: number, seconds: number, signal: AbortSignal, cpu?: CpuAccount): Promise<PhaseResult> {
+export async function lifecyclePhase(
+  target: RunnerTarget<unknown>,
+  runners: number,
+  seconds: number,
+  signal: AbortSignal,
+  cpu?: CpuAccount,
+): Promise<PhaseResult> {
   const { window, end } = windowOf(seconds);
   return closedLoops(window, runners, end, signal, cpu, () => target.lifecycle());
 }

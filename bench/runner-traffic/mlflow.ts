@@ -26,7 +26,10 @@ export function ensureMlflow(): string | undefined {
 }
 
 function installMlflow(): string | undefined {
-  const setup = spawnSync('bash', [path.join(repoRoot, 'scripts/setup-bench-tools.sh')], { stdio: 'inherit', timeout: 20 * 60_000 });
+  const setup = spawnSync('bash', [path.join(repoRoot, 'scripts/setup-bench-tools.sh')], {
+    stdio: 'inherit',
+    timeout: 20 * 60_000,
+  });
   if (setup.status === 0 && existsSync(MLFLOW_BIN)) return undefined;
   return `scripts/setup-bench-tools.sh failed (${setup.error?.message ?? `exit ${setup.status}`})`;
 }
@@ -49,17 +52,39 @@ export interface MlflowServer {
 export async function startMlflow(databaseUrl: string): Promise<MlflowServer> {
   const port = await freePort();
   const dir = await mkdtemp(path.join(tmpdir(), 'mlflow-bench-'));
-  const args = ['server', '--backend-store-uri', databaseUrl.replace(/^postgres:/, 'postgresql+psycopg2:'), '--default-artifact-root', `file://${dir}/artifacts`,
-    '--no-serve-artifacts', '--host', '127.0.0.1', '--port', String(port), '--workers', String(MLFLOW_WORKERS), '--uvicorn-opts', '--no-access-log'];
+  const args = [
+    'server',
+    '--backend-store-uri',
+    databaseUrl.replace(/^postgres:/, 'postgresql+psycopg2:'),
+    '--default-artifact-root',
+    `file://${dir}/artifacts`,
+    '--no-serve-artifacts',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--workers',
+    String(MLFLOW_WORKERS),
+    '--uvicorn-opts',
+    '--no-access-log',
+  ];
   const child = spawnProcessGroup(MLFLOW_BIN, args, {
     name: 'mlflow server',
     cwd: dir,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, MLFLOW_DISABLE_TELEMETRY: 'true', DO_NOT_TRACK: 'true' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MLFLOW_DISABLE_TELEMETRY: 'true',
+      DO_NOT_TRACK: 'true',
+    },
     cleanupPaths: [dir],
     stopGraceMs: 10_000,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(child, async () => (await fetch(`${url}/health`)).ok, { timeoutMs: 180_000, intervalMs: 500 });
+  await waitUntilReady(child, async () => (await fetch(`${url}/health`)).ok, {
+    timeoutMs: 180_000,
+    intervalMs: 500,
+  });
   return { url, process: child };
 }
 
@@ -69,18 +94,41 @@ const api = '/api/2.0/mlflow';
  * MLflow's nearest runner lifecycle: runs/create (a created run is already RUNNING), runs/log-metric as the
  * heartbeat, runs/update to FINISHED as the success. There is no config to read and no start move.
  */
-export async function mlflowTarget(server: MlflowServer, connections: number): Promise<RunnerTarget<string> & { close(): Promise<void> }> {
+export async function mlflowTarget(
+  server: MlflowServer,
+  connections: number,
+): Promise<RunnerTarget<string> & { close(): Promise<void> }> {
   const http = new JsonHttp(server.url, connections);
-  const { experiment_id } = await http.setupCall<{ experiment_id: string }>('POST', `${api}/experiments/create`, { name: `runner-traffic-${process.pid}-${Date.now()}` });
+  const { experiment_id } = await http.setupCall<{ experiment_id: string }>(
+    'POST',
+    `${api}/experiments/create`,
+    { name: `runner-traffic-${process.pid}-${Date.now()}` },
+  );
   let step = 0;
   const create = async (setup = false) =>
-    (await http[setup ? 'setupCall' : 'call']<{ run: { info: { run_id: string } } }>('POST', `${api}/runs/create`, { experiment_id, start_time: Date.now(), run_name: 'runner' })).run.info.run_id;
+    (
+      await http[setup ? 'setupCall' : 'call']<{ run: { info: { run_id: string } } }>(
+        'POST',
+        `${api}/runs/create`,
+        { experiment_id, start_time: Date.now(), run_name: 'runner' },
+      )
+    ).run.info.run_id;
   const heartbeat = async (runId: string) => {
     step++;
-    await http.call('POST', `${api}/runs/log-metric`, { run_id: runId, key: 'heartbeat', value: step, timestamp: Date.now(), step });
+    await http.call('POST', `${api}/runs/log-metric`, {
+      run_id: runId,
+      key: 'heartbeat',
+      value: step,
+      timestamp: Date.now(),
+      step,
+    });
   };
   const finish = async (runId: string, setup = false) =>
-    void (await http[setup ? 'setupCall' : 'call']('POST', `${api}/runs/update`, { run_id: runId, status: 'FINISHED', end_time: Date.now() }));
+    void (await http[setup ? 'setupCall' : 'call']('POST', `${api}/runs/update`, {
+      run_id: runId,
+      status: 'FINISHED',
+      end_time: Date.now(),
+    }));
   return {
     name: 'MLflow',
     prepareRuns: (count) => mapLimit(Array.from({ length: count }), 32, () => create(true)),

@@ -34,11 +34,29 @@ function pgbenchValue(value: unknown): string {
 export async function heartbeatScript(variation: number, runs: number): Promise<string> {
   const statements: string[] = [];
   const record: Queryable['query'] = async (sql, params = []) => {
-    statements.push(sql.replace(/\$(\d+)/g, (_, i: string) => pgbenchValue(params[Number(i) - 1])).replace(/\s+/g, ' ').trim());
+    statements.push(
+      sql
+        .replace(/\$(\d+)/g, (_, i: string) => pgbenchValue(params[Number(i) - 1]))
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
     return [{ state: 'running', cancel_requested: false, last_heartbeat_at: new Date() }] as never[];
   };
-  const db: Db = { driver: 'postgres', query: record, exec: async () => {}, transaction: (fn) => fn({ inTransaction: true, query: record }), close: async () => {} };
-  const principal: Principal = { userId: USER, via: 'user', keyId: null, scopes: new Set(), isAdmin: true, runId: null };
+  const db: Db = {
+    driver: 'postgres',
+    query: record,
+    exec: async () => {},
+    transaction: (fn) => fn({ inTransaction: true, query: record }),
+    close: async () => {},
+  };
+  const principal: Principal = {
+    userId: USER,
+    via: 'user',
+    keyId: null,
+    scopes: new Set(),
+    isAdmin: true,
+    runId: null,
+  };
   await heartbeat(db, principal, { experimentId: EXPERIMENT, n: variation, r: R });
   // pgbench reads one statement per line (or up to the semicolon); its variables are substituted per transaction.
   return [`\\set r random(1, ${runs})`, ...statements.map((s) => `${s};`)].join('\n') + '\n';
@@ -48,7 +66,9 @@ export async function heartbeatScript(variation: number, runs: number): Promise<
 export async function findPgbench(): Promise<string | undefined> {
   const base = '/usr/lib/postgresql';
   if (existsSync(base)) {
-    const versions = (await readdir(base)).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = (await readdir(base))
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     for (const v of versions) if (existsSync(`${base}/${v}/bin/pgbench`)) return `${base}/${v}/bin/pgbench`;
   }
   return ['/usr/bin/pgbench', '/usr/local/bin/pgbench'].find((p) => existsSync(p));
@@ -76,8 +96,32 @@ export async function runPgbench(
   const dir = await mkdtemp(path.join(tmpdir(), 'assay-pgbench-'));
   try {
     await writeFile(path.join(dir, 'heartbeat.sql'), script);
-    const args = ['-h', PG_HOST, '-p', String(PG_PORT), '-U', 'postgres', '-n', '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(seconds), '-M', 'prepared',
-      '-f', path.join(dir, 'heartbeat.sql'), '-D', `user=${vars.user}`, '-D', `exp=${vars.exp}`, '-l', `--log-prefix=${path.join(dir, 'log')}`, database];
+    const args = [
+      '-h',
+      PG_HOST,
+      '-p',
+      String(PG_PORT),
+      '-U',
+      'postgres',
+      '-n',
+      '-c',
+      String(clients),
+      '-j',
+      String(Math.min(2, clients)),
+      '-T',
+      String(seconds),
+      '-M',
+      'prepared',
+      '-f',
+      path.join(dir, 'heartbeat.sql'),
+      '-D',
+      `user=${vars.user}`,
+      '-D',
+      `exp=${vars.exp}`,
+      '-l',
+      `--log-prefix=${path.join(dir, 'log')}`,
+      database,
+    ];
     // pgbench runs in a process group of its own, so the CPU account can tell its CPU (the client's) apart.
     const child = spawn(pgbench, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let text = '';
@@ -89,7 +133,9 @@ export async function runPgbench(
     signal.addEventListener('abort', stop, { once: true });
     const exited = new Promise<string>((resolve, reject) => {
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`pgbench exited with ${code}:\n${text}`))));
+      child.once('exit', (code) =>
+        code === 0 ? resolve(text) : reject(new Error(`pgbench exited with ${code}:\n${text}`)),
+      );
     }).finally(() => {
       clearTimeout(timer);
       signal.removeEventListener('abort', stop);
@@ -98,7 +144,14 @@ export async function runPgbench(
     const snapshots: CpuSnapshot[] = [];
     const cpu = await cpuAccount(child.pid!, database).catch(() => undefined);
     // Backends exit with pgbench, taking their CPU times along: the last snapshot before the end is what counts.
-    const sampler = setInterval(() => void cpu?.snapshot().then((s) => snapshots.push(s), () => {}), 1_000);
+    const sampler = setInterval(
+      () =>
+        void cpu?.snapshot().then(
+          (s) => snapshots.push(s),
+          () => {},
+        ),
+      1_000,
+    );
     const output = await exited.finally(async () => {
       clearInterval(sampler);
       await cpu?.close();
@@ -128,7 +181,10 @@ export async function runPgbench(
     });
     // Between the first and the last snapshot, at pgbench's steady rate; the "server" of the split is pgbench itself.
     const [first, last] = [snapshots[1], snapshots.at(-2)];
-    const sampled = first && last && last.atMs > first.atMs ? cpuSplit(first, last, (ends.length * (last.atMs - first.atMs)) / 1000 / runS) : undefined;
+    const sampled =
+      first && last && last.atMs > first.atMs
+        ? cpuSplit(first, last, (ends.length * (last.atMs - first.atMs)) / 1000 / runS)
+        : undefined;
     return {
       cpu: sampled,
       clients,

@@ -45,12 +45,17 @@ for (const [id, us] of selfUs) {
   const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
   const area = areaOf(url, functionName);
   areas.set(area, (areas.get(area) ?? 0) + us);
-  const name = `${functionName || '(anonymous)'} ${url ? `${url.replace(`file://${repoRoot}/`, '')}:${lineNumber + 1}` : ''}`.trim();
+  const name =
+    `${functionName || '(anonymous)'} ${url ? `${url.replace(`file://${repoRoot}/`, '')}:${lineNumber + 1}` : ''}`.trim();
   functions.set(name, (functions.get(name) ?? 0) + us);
 }
 const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)} %`;
 const busy = total - (areas.get('(idle)') ?? 0);
-console.log(`${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (${pct(busy)})\n\nself time by area:`);
-for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${area}`);
+console.log(
+  `${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (${pct(busy)})\n\nself time by area:`,
+);
+for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, top))
+  console.log(`${pct(us)}  ${area}`);
 console.log('\nself time by function:');
-for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${name}`);
+for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top))
+  console.log(`${pct(us)}  ${name}`);

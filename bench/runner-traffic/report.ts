@@ -27,7 +27,8 @@ function pgbenchCpuLine({ cores: c, msPerOp: m }: NonNullable<PhaseResult['cpu']
 
 const skipped = (x: object): x is { skipped: string } => 'skipped' in x;
 
-const num = (x: number) => (Number.isFinite(x) ? (x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1)) : 'n/a');
+const num = (x: number) =>
+  Number.isFinite(x) ? (x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1)) : 'n/a';
 const ms = (x: number) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms` : 'n/a');
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 const ratio = (a: number, b: number) => (Number.isFinite(a / b) && b > 0 ? a / b : Number.NaN);
@@ -35,7 +36,8 @@ const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : 'n/a');
 const errorsOf = (...phases: PhaseResult[]) => phases.reduce((sum, p) => sum + p.errors, 0);
 
 /** Server CPU per operation and the cores it kept busy meanwhile: 1.0 is one core flat out. */
-const cpu = (p: PhaseResult) => (p.cpu ? `${ms(p.cpu.msPerOp.server)} (${p.cpu.cores.server.toFixed(2)} cores)` : 'n/a');
+const cpu = (p: PhaseResult) =>
+  p.cpu ? `${ms(p.cpu.msPerOp.server)} (${p.cpu.cores.server.toFixed(2)} cores)` : 'n/a';
 const cores = (x: number) => x.toFixed(2);
 
 /** One line of the CPU table: who kept the cores busy during a phase, and the CPU each spent per operation. */
@@ -52,7 +54,6 @@ function serverLine(f: ServerFigures, runners: number): string {
   return `| ${f.label} | ${runners} | ${num(h.perSecond)} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${cpu(h)} | ${num(l.perSecond)} (${f.lifecycleRequests} req.) | ${ms(l.p50Ms)} / ${ms(l.p99Ms)} | ${cpu(l)} | ${mib(f.rssIdle)} → ${mib(f.rssPeak)} | ${errors} |`;
 }
 
-
 /** One section per runner count: the table, then the ratios against the goals. */
 export function section(row: Row, seconds: number): string {
   const lines = [
@@ -66,36 +67,48 @@ export function section(row: Row, seconds: number): string {
   if (row.pgbench && !skipped(row.pgbench)) {
     const p = row.pgbench;
     const capped = p.clients < row.runners ? ` (capped from ${row.runners})` : '';
-    lines.push(`| pgbench: the heartbeat's UPDATE | ${p.clients}${capped} | ${num(p.perSecond)} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | — | — | — | — | — | ${p.errors} |`);
+    lines.push(
+      `| pgbench: the heartbeat's UPDATE | ${p.clients}${capped} | ${num(p.perSecond)} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | — | — | — | — | — | ${p.errors} |`,
+    );
   }
   lines.push('');
   const measured = [row.assay, row.mlflow].filter((f): f is ServerFigures => f !== undefined && !skipped(f));
   if (measured.length > 0) {
     lines.push(
-      'CPU during each phase: cores busy for the server / its database\'s PostgreSQL backends / this load client / the rest of',
+      "CPU during each phase: cores busy for the server / its database's PostgreSQL backends / this load client / the rest of",
       'the machine (other users included), the CPU each of the first three spent per operation, and how much of the time',
-      'the server\'s main threads were runnable they spent waiting for a core (high: the machine, not the server, is the bound).',
-      'MLflow opens and closes PostgreSQL connections all the time (SQLAlchemy\'s default pool: 5 kept, 10 more per worker',
+      "the server's main threads were runnable they spent waiting for a core (high: the machine, not the server, is the bound).",
+      "MLflow opens and closes PostgreSQL connections all the time (SQLAlchemy's default pool: 5 kept, 10 more per worker",
       'opened on demand); a backend\'s CPU is lost when it exits, so MLflow\'s PostgreSQL share lands under "rest".',
       '',
       '| Server | Phase | Cores: server / PostgreSQL / client / rest | CPU per op: server / PostgreSQL / client | Server waiting for a core |',
       '|---|---|--:|--:|--:|',
-      ...measured.flatMap((f) => [cpuLine(f.label, 'heartbeats', f.heartbeats), cpuLine(f.label, 'lifecycles', f.lifecycles)]).filter((l): l is string => l !== undefined),
+      ...measured
+        .flatMap((f) => [
+          cpuLine(f.label, 'heartbeats', f.heartbeats),
+          cpuLine(f.label, 'lifecycles', f.lifecycles),
+        ])
+        .filter((l): l is string => l !== undefined),
       ...(row.pgbench && !skipped(row.pgbench) && row.pgbench.cpu ? [pgbenchCpuLine(row.pgbench.cpu)] : []),
       '',
     );
   }
-  for (const other of [row.assay, row.mlflow, row.pgbench]) if (other && skipped(other)) lines.push(`- ${other.skipped}`);
+  for (const other of [row.assay, row.mlflow, row.pgbench])
+    if (other && skipped(other)) lines.push(`- ${other.skipped}`);
   const a = row.assay && !skipped(row.assay) ? row.assay : undefined;
   if (a && row.mlflow && !skipped(row.mlflow)) {
     const hb = ratio(a.heartbeats.perSecond, row.mlflow.heartbeats.perSecond);
     const lc = ratio(a.lifecycles.perSecond, row.mlflow.lifecycles.perSecond);
-    lines.push(`- ours/MLflow: heartbeats ${times(hb)}, lifecycles ${times(lc)} (goal ≥ 10×: ${hb >= 10 && lc >= 10 ? 'met' : 'not met'})`);
+    lines.push(
+      `- ours/MLflow: heartbeats ${times(hb)}, lifecycles ${times(lc)} (goal ≥ 10×: ${hb >= 10 && lc >= 10 ? 'met' : 'not met'})`,
+    );
     const m = row.mlflow;
     if (a.heartbeats.cpu && a.lifecycles.cpu && m.heartbeats.cpu && m.lifecycles.cpu) {
       const hbCpu = ratio(m.heartbeats.cpu.msPerOp.server, a.heartbeats.cpu.msPerOp.server);
       const lcCpu = ratio(m.lifecycles.cpu.msPerOp.server, a.lifecycles.cpu.msPerOp.server);
-      lines.push(`- server CPU per operation, MLflow/ours (independent of who got the cores): heartbeats ${times(hbCpu)}, lifecycles ${times(lcCpu)}`);
+      lines.push(
+        `- server CPU per operation, MLflow/ours (independent of who got the cores): heartbeats ${times(hbCpu)}, lifecycles ${times(lcCpu)}`,
+      );
     }
   }
   if (a && row.pgbench && !skipped(row.pgbench)) {

@@ -27,7 +27,10 @@ async function admin(sql: string): Promise<void> {
 }
 
 /** Starts the service with `env` (orchestrator off, a temp data directory) and returns its URL and admin key. */
-export async function startBenchService(bench: string, env: Record<string, string> = {}): Promise<BenchService> {
+export async function startBenchService(
+  bench: string,
+  env: Record<string, string> = {},
+): Promise<BenchService> {
   const database = `assay_bench_${bench}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE ${database}`);
   const url = new URL(ADMIN_URL);
@@ -38,7 +41,12 @@ export async function startBenchService(bench: string, env: Record<string, strin
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    const server = await startAssayServer({ DATABASE_URL: url.toString(), ASSAY_ORCHESTRATOR: 'off', ASSAY_DATA_DIR: dataDir, ...env });
+    const server = await startAssayServer({
+      DATABASE_URL: url.toString(),
+      ASSAY_ORCHESTRATOR: 'off',
+      ASSAY_DATA_DIR: dataDir,
+      ...env,
+    });
     if (!server.bootstrapKey) throw new Error('a fresh database must print a bootstrap admin key');
     return {
       url: server.url,

@@ -5,12 +5,28 @@ import { procMemory } from './report.ts';
 import type { UploadReport } from './upload-child.ts';
 
 /** One client upload of `files` in a child process (HOME and the upload store in `home`); its report and sampled peak RSS. */
-export async function clientUpload(o: { serverUrl: string; apiKey: string; home: string; files: string[] }): Promise<UploadReport & { sampledPeakRss: number }> {
-  const input = JSON.stringify({ serverUrl: o.serverUrl, apiKey: o.apiKey, storePath: path.join(o.home, 'uploads.db'), files: o.files });
+export async function clientUpload(o: {
+  serverUrl: string;
+  apiKey: string;
+  home: string;
+  files: string[];
+}): Promise<UploadReport & { sampledPeakRss: number }> {
+  const input = JSON.stringify({
+    serverUrl: o.serverUrl,
+    apiKey: o.apiKey,
+    storePath: path.join(o.home, 'uploads.db'),
+    files: o.files,
+  });
   // No SERVICE_* variables: the client runs on its defaults (among them max_upload_workers).
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'upload-child.ts'), input], { env: { PATH: process.env.PATH, HOME: o.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'upload-child.ts'), input], {
+    env: { PATH: process.env.PATH, HOME: o.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let sampledPeakRss = 0;
-  const sampler = setInterval(() => (sampledPeakRss = Math.max(sampledPeakRss, procMemory(child.pid!, 'VmRSS') ?? 0)), 20);
+  const sampler = setInterval(
+    () => (sampledPeakRss = Math.max(sampledPeakRss, procMemory(child.pid!, 'VmRSS') ?? 0)),
+    20,
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -21,7 +21,32 @@ const STOP_WORDS = (
   'each more over very about between through after before under again any same own what how where why here'
 ).split(' ');
 
-const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'cl', 'dr', 'gr', 'pl', 'st', 'tr', 'sk'];
+const ONSETS = [
+  'b',
+  'c',
+  'd',
+  'f',
+  'g',
+  'h',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'z',
+  'br',
+  'cl',
+  'dr',
+  'gr',
+  'pl',
+  'st',
+  'tr',
+  'sk',
+];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
 const CODAS = ['', '', '', 'n', 'r', 'l', 'm', 'x', 'nd', 'st'];
 
@@ -51,13 +76,19 @@ export function vocabulary(seed: number, contentWords: number, exponent = 1): Vo
   while (words.length < STOP_WORDS.length + contentWords) {
     const syllables = 2 + Math.floor(random() * 3);
     let word = '';
-    for (let s = 0; s < syllables; s++) word += pick(ONSETS) + pick(VOWELS) + (s === syllables - 1 ? pick(CODAS) : '');
+    for (let s = 0; s < syllables; s++)
+      word += pick(ONSETS) + pick(VOWELS) + (s === syllables - 1 ? pick(CODAS) : '');
     if (!seen.has(word)) {
       seen.add(word);
       words.push(word);
     }
   }
-  return { words, stopWords: STOP_WORDS.length, textCdf: cdf(words.length, 1, exponent), contentCdf: cdf(contentWords, STOP_WORDS.length + 1, exponent) };
+  return {
+    words,
+    stopWords: STOP_WORDS.length,
+    textCdf: cdf(words.length, 1, exponent),
+    contentCdf: cdf(contentWords, STOP_WORDS.length + 1, exponent),
+  };
 }
 
 /** Index drawn from a cumulative distribution (binary search). */
@@ -74,7 +105,8 @@ function draw(table: Float64Array, random: () => number): number {
 }
 
 export const textWord = (v: Vocabulary, random: () => number): string => v.words[draw(v.textCdf, random)]!;
-export const contentWord = (v: Vocabulary, random: () => number): string => v.words[v.stopWords + draw(v.contentCdf, random)]!;
+export const contentWord = (v: Vocabulary, random: () => number): string =>
+  v.words[v.stopWords + draw(v.contentCdf, random)]!;
 
 export interface Doc {
   name: string;
@@ -91,13 +123,17 @@ export function documentAt(v: Vocabulary, seed: number, i: number): Doc {
   const tags = Array.from({ length: 3 }, () => contentWord(v, random));
   const tokens = 80 + Math.floor(random() * 321); // 80–400 words, 240 on average
   const sentences: string[] = [];
-  for (let done = 0; done < tokens; ) {
+  for (let done = 0; done < tokens;) {
     const length = Math.min(tokens - done, 8 + Math.floor(random() * 13));
     const words = Array.from({ length }, () => textWord(v, random));
     sentences.push(`${capitalized(words.join(' '))}.`);
     done += length;
   }
-  return { name: capitalized(title.join(' ')), metadata: { project: contentWord(v, random), tags }, content: sentences.join(' ') };
+  return {
+    name: capitalized(title.join(' ')),
+    metadata: { project: contentWord(v, random), tags },
+    content: sentences.join(' '),
+  };
 }
 
 export type QueryKind = 'one-word' | 'phrase' | 'three-word';
@@ -116,9 +152,14 @@ export function queries(v: Vocabulary, seed: number, docs: number, kind: QueryKi
       out.push(contentWord(v, random));
       continue;
     }
-    const body = documentAt(v, seed, Math.floor(random() * docs)).content.toLowerCase().replaceAll('.', '').split(' ');
+    const body = documentAt(v, seed, Math.floor(random() * docs))
+      .content.toLowerCase()
+      .replaceAll('.', '')
+      .split(' ');
     if (kind === 'phrase') {
-      const starts = body.flatMap((w, k) => (k + 1 < body.length && !stop.has(w) && !stop.has(body[k + 1]!) ? [k] : []));
+      const starts = body.flatMap((w, k) =>
+        k + 1 < body.length && !stop.has(w) && !stop.has(body[k + 1]!) ? [k] : [],
+      );
       if (starts.length === 0) continue;
       const k = starts[Math.floor(random() * starts.length)]!;
       out.push(`"${body[k]} ${body[k + 1]}"`);

@@ -17,10 +17,18 @@ export interface CurlPut {
   target: PresignedRequest;
 }
 
-async function call<T>(api: { url: string; key: string }, method: string, route: string, body?: unknown): Promise<T> {
+async function call<T>(
+  api: { url: string; key: string },
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(`${api.url}${route}`, {
     method,
-    headers: { authorization: `Bearer ${api.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${api.key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(600_000),
   });
@@ -30,8 +38,17 @@ async function call<T>(api: { url: string; key: string }, method: string, route:
 }
 
 /** A second asset with the same components (sizes and checksums): fresh presigned URLs for curl. */
-export function presign(api: { url: string; key: string }, name: string, files: readonly BenchFile[]): Promise<PresignedAsset> {
-  const components = files.map((f) => ({ name: f.name, size: f.size, content_type: 'application/octet-stream', sha256: f.sha256 }));
+export function presign(
+  api: { url: string; key: string },
+  name: string,
+  files: readonly BenchFile[],
+): Promise<PresignedAsset> {
+  const components = files.map((f) => ({
+    name: f.name,
+    size: f.size,
+    content_type: 'application/octet-stream',
+    sha256: f.sha256,
+  }));
   return call(api, 'POST', '/assets', { presign: true, kind: 'output', name, components });
 }
 
@@ -46,7 +63,7 @@ async function copyRange(source: string, target: string, offset: number, size: n
   const to = await open(target, 'w');
   try {
     const buffer = Buffer.alloc(8 * 1024 * 1024);
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const { bytesRead } = await from.read(buffer, 0, Math.min(buffer.length, size - done), offset + done);
       await to.write(buffer, 0, bytesRead);
       done += bytesRead;
@@ -58,7 +75,11 @@ async function copyRange(source: string, target: string, offset: number, size: n
 }
 
 /** The PUTs of an asset's uploads: whole files as they are, multipart components cut into part files in `partDir`. */
-export async function curlPuts(asset: PresignedAsset, files: readonly BenchFile[], partDir: string): Promise<CurlPut[]> {
+export async function curlPuts(
+  asset: PresignedAsset,
+  files: readonly BenchFile[],
+  partDir: string,
+): Promise<CurlPut[]> {
   const puts: CurlPut[] = [];
   for (const f of files) {
     const target = asset.uploads[f.name]!;
@@ -77,12 +98,18 @@ export async function curlPuts(asset: PresignedAsset, files: readonly BenchFile[
 
 function curl(put: CurlPut): Promise<void> {
   const headers = Object.entries(put.target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-  const child = spawn('curl', ['-sS', '-f', '-X', put.target.method, ...headers, '--upload-file', put.file, put.target.url], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    'curl',
+    ['-sS', '-f', '-X', put.target.method, ...headers, '--upload-file', put.file, put.target.url],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`curl PUT of ${put.file} exited ${code}: ${stderr.trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`curl PUT of ${put.file} exited ${code}: ${stderr.trim()}`)),
+    );
   });
 }
 
@@ -102,7 +129,12 @@ export async function runCurl(puts: readonly CurlPut[], parallel: number): Promi
  * The whole curl upload of `files`: presign a new asset, cut part files (untimed), PUT everything with `parallel`
  * curl processes (timed), then finalize (timed apart: the service's size and sha256 checks).
  */
-export async function curlUpload(api: { url: string; key: string }, files: readonly BenchFile[], partDir: string, parallel: number) {
+export async function curlUpload(
+  api: { url: string; key: string },
+  files: readonly BenchFile[],
+  partDir: string,
+  parallel: number,
+) {
   const asset = await presign(api, 'curl-upload', files);
   const puts = await curlPuts(asset, files, partDir);
   const putS = await runCurl(puts, parallel);

@@ -22,7 +22,12 @@ function find(node: PlanNode, type: string): PlanNode | undefined {
 
 /** One sentence: execution time, matches ranked, the share of the bitmap heap scan, and the buffers touched. */
 export async function explainSearch(pool: pg.Pool, sql: string, params: readonly unknown[]): Promise<string> {
-  const rows = (await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number }> }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params as unknown[])).rows;
+  const rows = (
+    await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number }> }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
+      params as unknown[],
+    )
+  ).rows;
   const { Plan: plan, 'Execution Time': total } = rows[0]!['QUERY PLAN'][0]!;
   const heap = find(plan, 'Bitmap Heap Scan');
   const ranked = heap?.['Actual Rows'] ?? Number.NaN;

@@ -20,7 +20,8 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+export const ms = (value: number) =>
+  value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
 export const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
 /** Decimal megabytes per second, as storage and network tools report them. */
 export const mbps = (bytes: number, seconds: number) => (bytes / 1e6 / seconds).toFixed(1);
@@ -31,7 +32,12 @@ export function options<T extends Record<string, number>>(argv: readonly string[
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i]!.replace(/^--/, '');
     const value = Number(argv[i + 1]);
-    if (!(name in defaults) || !Number.isFinite(value)) throw new Error(`usage: ${Object.keys(defaults).map((k) => `[--${k} N]`).join(' ')}; got ${argv.slice(i, i + 2).join(' ')}`);
+    if (!(name in defaults) || !Number.isFinite(value))
+      throw new Error(
+        `usage: ${Object.keys(defaults)
+          .map((k) => `[--${k} N]`)
+          .join(' ')}; got ${argv.slice(i, i + 2).join(' ')}`,
+      );
     out[name] = value;
   }
   return out as T;
@@ -40,7 +46,10 @@ export function options<T extends Record<string, number>>(argv: readonly string[
 /** Machine, date and load: the lines every result starts with. */
 export function machine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const load = os.loadavg().map((l) => l.toFixed(1)).join(' / ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ');
   return `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; load average at the end ${load} (1/5/15 min)`;
 }
 

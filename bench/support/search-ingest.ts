@@ -19,7 +19,12 @@ export interface Owner {
 }
 
 /** POSTs document `i` as an inline `document` asset and returns its id. */
-export async function postDocument(api: { url: string; key: string; dispatcher: Dispatcher }, v: Vocabulary, seed: number, i: number): Promise<string> {
+export async function postDocument(
+  api: { url: string; key: string; dispatcher: Dispatcher },
+  v: Vocabulary,
+  seed: number,
+  i: number,
+): Promise<string> {
   const doc = documentAt(v, seed, i);
   const res = await request(`${api.url}/assets`, {
     method: 'POST',
@@ -28,12 +33,20 @@ export async function postDocument(api: { url: string; key: string; dispatcher: 
     body: JSON.stringify({ kind: 'document', ...doc }),
   });
   const body = (await res.body.json()) as { id: string; state: string };
-  if (res.statusCode !== 201 || body.state !== 'ready') throw new Error(`POST /assets answered ${res.statusCode}: ${JSON.stringify(body)}`);
+  if (res.statusCode !== 201 || body.state !== 'ready')
+    throw new Error(`POST /assets answered ${res.statusCode}: ${JSON.stringify(body)}`);
   return body.id;
 }
 
 /** Documents `from`…`to - 1` through the API, `concurrency` at a time; answers the seconds taken and the ids. */
-export async function postDocuments(api: { url: string; key: string; dispatcher: Dispatcher }, v: Vocabulary, seed: number, from: number, to: number, concurrency: number) {
+export async function postDocuments(
+  api: { url: string; key: string; dispatcher: Dispatcher },
+  v: Vocabulary,
+  seed: number,
+  from: number,
+  to: number,
+  concurrency: number,
+) {
   let next = from;
   const ids: string[] = [];
   const started = performance.now();
@@ -50,7 +63,15 @@ export async function postDocuments(api: { url: string; key: string; dispatcher:
  * only: no bytes in object storage, which search never reads), `batch` per INSERT … SELECT FROM unnest.
  * Answers the seconds spent in SQL (the documents are generated outside the timed part).
  */
-export async function insertDocuments(pool: pg.Pool, v: Vocabulary, seed: number, owner: Owner, from: number, to: number, batch = 2000): Promise<number> {
+export async function insertDocuments(
+  pool: pg.Pool,
+  v: Vocabulary,
+  seed: number,
+  owner: Owner,
+  from: number,
+  to: number,
+  batch = 2000,
+): Promise<number> {
   let sqlSeconds = 0;
   for (let start = from; start < to; start += batch) {
     const ids: string[] = [];
@@ -90,6 +111,9 @@ export async function insertDocuments(pool: pg.Pool, v: Vocabulary, seed: number
 
 /** Rows the service indexed itself whose vector differs from SEARCH_VECTOR (0 when the bulk load matches). */
 export async function verifySearchVectors(pool: pg.Pool, ids: readonly string[]): Promise<number> {
-  const rows = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM assets WHERE id = ANY($1::uuid[]) AND search_vector IS DISTINCT FROM (${SEARCH_VECTOR})`, [ids]);
+  const rows = await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM assets WHERE id = ANY($1::uuid[]) AND search_vector IS DISTINCT FROM (${SEARCH_VECTOR})`,
+    [ids],
+  );
   return Number(rows.rows[0]!.n);
 }

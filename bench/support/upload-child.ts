@@ -21,7 +21,12 @@ export interface UploadReport {
   readyS: number;
 }
 
-const input = JSON.parse(process.argv[2]!) as { serverUrl: string; apiKey: string; storePath: string; files: string[] };
+const input = JSON.parse(process.argv[2]!) as {
+  serverUrl: string;
+  apiKey: string;
+  storePath: string;
+  files: string[];
+};
 let started = 0;
 const marks = { createS: Number.NaN, createdS: Number.NaN, finalizeS: Number.NaN };
 const seconds = () => (performance.now() - started) / 1000;
@@ -36,14 +41,31 @@ const timedFetch: typeof fetch = async (url, init) => {
   if (isCreate) marks.createdS = seconds();
   return res;
 };
-const client = new Client({ serverUrl: input.serverUrl, apiKey: input.apiKey, uploadStorePath: input.storePath, fetch: timedFetch });
+const client = new Client({
+  serverUrl: input.serverUrl,
+  apiKey: input.apiKey,
+  uploadStorePath: input.storePath,
+  fetch: timedFetch,
+});
 await new Promise((resolve) => setTimeout(resolve, 500)); // let startup garbage settle before the baseline
 const baselineRss = process.memoryUsage.rss();
 started = performance.now();
 try {
-  const asset = await client.uploadAsync({ kind: 'output', name: 'bench-upload', files: input.files.map((path) => ({ path })) }).done;
+  const asset = await client.uploadAsync({
+    kind: 'output',
+    name: 'bench-upload',
+    files: input.files.map((path) => ({ path })),
+  }).done;
   const readyS = seconds();
-  const report: UploadReport = { assetId: asset.id, state: asset.state, workers: client.settings.maxUploadWorkers, baselineRss, peakRss: procMemory('self', 'VmHWM') ?? Number.NaN, ...marks, readyS };
+  const report: UploadReport = {
+    assetId: asset.id,
+    state: asset.state,
+    workers: client.settings.maxUploadWorkers,
+    baselineRss,
+    peakRss: procMemory('self', 'VmHWM') ?? Number.NaN,
+    ...marks,
+    readyS,
+  };
   console.log(JSON.stringify(report));
 } finally {
   client.close();

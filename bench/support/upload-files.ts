@@ -10,7 +10,7 @@ async function randomFile(file: string, size: number): Promise<BenchFile> {
   const hash = createHash('sha256');
   const fh = await open(file, 'w');
   try {
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const chunk = randomBytes(Math.min(CHUNK, size - done));
       hash.update(chunk);
       await fh.write(chunk);
@@ -26,6 +26,7 @@ async function randomFile(file: string, size: number): Promise<BenchFile> {
 export async function randomFiles(dir: string, count: number, size: number): Promise<BenchFile[]> {
   await mkdir(dir, { recursive: true });
   const files: BenchFile[] = [];
-  for (let i = 0; i < count; i++) files.push(await randomFile(path.join(dir, `${String(i).padStart(4, '0')}.bin`), size));
+  for (let i = 0; i < count; i++)
+    files.push(await randomFile(path.join(dir, `${String(i).padStart(4, '0')}.bin`), size));
   return files;
 }

@@ -17,7 +17,16 @@ const transferS = (r: UploadResult) => r.client.finalizeS - r.client.createdS;
 export function summaryTable(results: readonly UploadResult[]): string {
   const labels = [...new Set(results.map((r) => r.scenario.label))];
   return table(
-    ['Files', 'Client transfer MB/s', 'curl PUTs MB/s', 'Ratio', 'Client end to end MB/s', 'curl PUTs + finalize MB/s', 'Ratio', 'Client peak RSS'],
+    [
+      'Files',
+      'Client transfer MB/s',
+      'curl PUTs MB/s',
+      'Ratio',
+      'Client end to end MB/s',
+      'curl PUTs + finalize MB/s',
+      'Ratio',
+      'Client peak RSS',
+    ],
     labels.map((label) => {
       const runs = results.filter((r) => r.scenario.label === label);
       const middle = (f: (r: UploadResult) => number) => median(runs.map(f));
@@ -44,7 +53,15 @@ export function summaryTable(results: readonly UploadResult[]): string {
 /** Every round: the client's phases, curl's PUTs and finalize, and the client's memory. */
 export function roundsTable(results: readonly UploadResult[]): string {
   return table(
-    ['Round', 'Files', 'Client: ready after = hash & create + transfer + finalize', 'Client MB/s transfer / end to end', 'curl', 'curl MB/s PUTs / + finalize', 'Client RSS baseline → peak (VmHWM; sampled)'],
+    [
+      'Round',
+      'Files',
+      'Client: ready after = hash & create + transfer + finalize',
+      'Client MB/s transfer / end to end',
+      'curl',
+      'curl MB/s PUTs / + finalize',
+      'Client RSS baseline → peak (VmHWM; sampled)',
+    ],
     results.map((r) => {
       const total = bytesOf(r);
       const c = r.client;

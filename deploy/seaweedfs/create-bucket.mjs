@@ -19,7 +19,10 @@ const client = new S3Client({
   endpoint,
   region: process.env.S3_REGION?.trim() || 'us-east-1',
   forcePathStyle: true,
-  credentials: { accessKeyId: required('S3_ACCESS_KEY_ID'), secretAccessKey: required('S3_SECRET_ACCESS_KEY') },
+  credentials: {
+    accessKeyId: required('S3_ACCESS_KEY_ID'),
+    secretAccessKey: required('S3_SECRET_ACCESS_KEY'),
+  },
   maxAttempts: 1,
 });
 
@@ -28,7 +31,9 @@ const REFUSED = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessD
 const deadline = Date.now() + 180_000;
 for (;;) {
   try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket }), { abortSignal: AbortSignal.timeout(10_000) });
+    await client.send(new CreateBucketCommand({ Bucket: bucket }), {
+      abortSignal: AbortSignal.timeout(10_000),
+    });
     console.log(`create-bucket: created ${bucket} at ${endpoint}`);
     break;
   } catch (error) {

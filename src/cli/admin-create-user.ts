@@ -1,24 +1,41 @@
 /** `assay admin create-user`: asks the running service (with an admin key) to create a user and their first key. */
-export async function createUser(opts: { email?: string; name?: string; admin?: boolean; 'server-url'?: string; json?: boolean }): Promise<number> {
+export async function createUser(opts: {
+  email?: string;
+  name?: string;
+  admin?: boolean;
+  'server-url'?: string;
+  json?: boolean;
+}): Promise<number> {
   if (!opts.email) {
     process.stderr.write('assay admin create-user: --email is required\n');
     return 2;
   }
   const apiKey = process.env.SERVICE_API_KEY;
   if (!apiKey) {
-    process.stderr.write('assay admin create-user: set SERVICE_API_KEY to an admin key (the bootstrap admin key, for instance)\n');
+    process.stderr.write(
+      'assay admin create-user: set SERVICE_API_KEY to an admin key (the bootstrap admin key, for instance)\n',
+    );
     return 2;
   }
-  const serverUrl = (opts['server-url'] ?? process.env.SERVICE_SERVER_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  const serverUrl = (opts['server-url'] ?? process.env.SERVICE_SERVER_URL ?? 'http://127.0.0.1:8080').replace(
+    /\/+$/,
+    '',
+  );
   const response = await fetch(`${serverUrl}/admin/users`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ email: opts.email, name: opts.name, admin: opts.admin ?? false }),
     signal: AbortSignal.timeout(30_000),
   });
-  const body = (await response.json().catch(() => ({}))) as { user?: { id: string; email: string }; api_key?: { key: string }; error?: { message: string } };
+  const body = (await response.json().catch(() => ({}))) as {
+    user?: { id: string; email: string };
+    api_key?: { key: string };
+    error?: { message: string };
+  };
   if (!response.ok) {
-    process.stderr.write(`assay admin create-user: ${response.status} ${body.error?.message ?? response.statusText}\n`);
+    process.stderr.write(
+      `assay admin create-user: ${response.status} ${body.error?.message ?? response.statusText}\n`,
+    );
     return 1;
   }
   if (opts.json) process.stdout.write(`${JSON.stringify(body)}\n`);

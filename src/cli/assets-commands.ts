@@ -24,7 +24,11 @@ const USAGE = `usage: assay assets <command> [--json]
 `;
 
 const JSON_OPTION = { json: { type: 'boolean' } } as const;
-const LINK_OPTIONS = { experiment: { type: 'string' }, variation: { type: 'string' }, run: { type: 'string' } } as const;
+const LINK_OPTIONS = {
+  experiment: { type: 'string' },
+  variation: { type: 'string' },
+  run: { type: 'string' },
+} as const;
 
 export function assetsCommand(args: string[]): Promise<number> {
   return dispatch(USAGE, { upload, download, show, list }, args);
@@ -37,19 +41,46 @@ function links(values: { experiment?: string; variation?: string; run?: string }
   if ((n === undefined) !== (r === undefined) || (n !== undefined && values.experiment === undefined)) {
     throw new UsageError('a run is named by --experiment, --variation and --run together');
   }
-  return { experimentId: values.experiment, run: n !== undefined && r !== undefined ? { experimentId: values.experiment!, n, r } : undefined };
+  return {
+    experimentId: values.experiment,
+    run: n !== undefined && r !== undefined ? { experimentId: values.experiment!, n, r } : undefined,
+  };
 }
 
 async function upload(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { ...JSON_OPTION, ...ORGANIZATION_OPTION, ...LINK_OPTIONS, kind: { type: 'string' }, name: { type: 'string' } }, { min: 1, max: 1000 });
-  if (values.kind === undefined) throw new UsageError('--kind is required (report, document, paper, output, checkpoint, …)');
+  const { values, positionals } = parseCommand(
+    args,
+    {
+      ...JSON_OPTION,
+      ...ORGANIZATION_OPTION,
+      ...LINK_OPTIONS,
+      kind: { type: 'string' },
+      name: { type: 'string' },
+    },
+    { min: 1, max: 1000 },
+  );
+  if (values.kind === undefined)
+    throw new UsageError('--kind is required (report, document, paper, output, checkpoint, …)');
   const { experimentId, run } = links(values);
   const { client, organizationId } = openClient(values.organization);
   try {
-    const files = positionals.map((file) => ({ path: file, name: componentName(path.basename(file)), contentType: contentTypeOf(file) }));
-    const handle = client.uploadAsync({ kind: values.kind, name: values.name ?? path.basename(positionals[0]!), experimentId: run ? undefined : experimentId, run, organizationId, files });
+    const files = positionals.map((file) => ({
+      path: file,
+      name: componentName(path.basename(file)),
+      contentType: contentTypeOf(file),
+    }));
+    const handle = client.uploadAsync({
+      kind: values.kind,
+      name: values.name ?? path.basename(positionals[0]!),
+      experimentId: run ? undefined : experimentId,
+      run,
+      organizationId,
+      files,
+    });
     const progress = new ProgressLine();
-    const timer = progress.enabled ? setInterval(() => progress.update(`uploading ${describeProgress(handle.progress())}`), 200) : undefined;
+    const timer = progress.enabled
+      ? setInterval(() => progress.update(`uploading ${describeProgress(handle.progress())}`), 200)
+      : undefined;
     let asset: AssetData;
     try {
       asset = await handle.done;
@@ -58,7 +89,10 @@ async function upload(args: string[]): Promise<number> {
       progress.done();
     }
     if (values.json) printJson(asset);
-    else process.stdout.write(`uploaded asset ${asset.id} (${asset.kind}, ${formatBytes(totalSize(asset))}, ${asset.state})\n`);
+    else
+      process.stdout.write(
+        `uploaded asset ${asset.id} (${asset.kind}, ${formatBytes(totalSize(asset))}, ${asset.state})\n`,
+      );
     return 0;
   } finally {
     client.close();
@@ -66,15 +100,27 @@ async function upload(args: string[]): Promise<number> {
 }
 
 async function download(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { ...JSON_OPTION, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } }, { min: 1, max: 1 });
+  const { values, positionals } = parseCommand(
+    args,
+    { ...JSON_OPTION, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
+    { min: 1, max: 1 },
+  );
   const dir = path.resolve(values.output ?? '.');
   const { components } = await openClient().client.assets.download(positionals[0]!);
   const written: Array<{ name: string; path: string; size: number }> = [];
   for (const [name, c] of Object.entries(components)) {
     const target = path.resolve(dir, name);
     // Component names are checked by the server; this keeps a bad one from writing outside DIR anyway.
-    if (!target.startsWith(dir + path.sep)) throw new Error(`component name ${JSON.stringify(name)} points outside ${dir}`);
-    if (!values.force && (await access(target).then(() => true, () => false))) throw new UsageError(`${target} exists (--force overwrites)`);
+    if (!target.startsWith(dir + path.sep))
+      throw new Error(`component name ${JSON.stringify(name)} points outside ${dir}`);
+    if (
+      !values.force &&
+      (await access(target).then(
+        () => true,
+        () => false,
+      ))
+    )
+      throw new UsageError(`${target} exists (--force overwrites)`);
     await fetchTo(c.url, c.headers, target, c.sha256);
     written.push({ name, path: target, size: c.size });
   }
@@ -84,17 +130,26 @@ async function download(args: string[]): Promise<number> {
 }
 
 // Into a temporary file renamed at the end: an interrupted download never looks like a complete one.
-async function fetchTo(url: string, headers: Record<string, string>, target: string, sha256: string | null): Promise<void> {
+async function fetchTo(
+  url: string,
+  headers: Record<string, string>,
+  target: string,
+  sha256: string | null,
+): Promise<void> {
   const response = await fetch(url, { headers });
-  if (!response.ok || response.body === null) throw new Error(`download of ${path.basename(target)} failed: HTTP ${response.status}`);
+  if (!response.ok || response.body === null)
+    throw new Error(`download of ${path.basename(target)} failed: HTTP ${response.status}`);
   await mkdir(path.dirname(target), { recursive: true });
   const temp = `${target}.${process.pid}.part`;
   const hash = createHash('sha256');
-  const tap = new Transform({ transform: (chunk: Buffer, _enc, done) => (hash.update(chunk), done(null, chunk)) });
+  const tap = new Transform({
+    transform: (chunk: Buffer, _enc, done) => (hash.update(chunk), done(null, chunk)),
+  });
   try {
     await pipeline(Readable.fromWeb(response.body), tap, createWriteStream(temp));
     const digest = hash.digest('hex');
-    if (sha256 !== null && digest !== sha256.toLowerCase()) throw new Error(`${path.basename(target)}: SHA-256 ${digest} is not the recorded ${sha256}`);
+    if (sha256 !== null && digest !== sha256.toLowerCase())
+      throw new Error(`${path.basename(target)}: SHA-256 ${digest} is not the recorded ${sha256}`);
     await rename(temp, target);
   } finally {
     await rm(temp, { force: true });
@@ -131,10 +186,23 @@ async function show(args: string[]): Promise<number> {
 }
 
 async function list(args: string[]): Promise<number> {
-  const { values } = parseCommand(args, { ...JSON_OPTION, ...LINK_OPTIONS, kind: { type: 'string' }, state: { type: 'string' }, limit: { type: 'string' } });
-  if (values.state !== undefined && values.state !== 'pending' && values.state !== 'ready') throw new UsageError('--state must be pending or ready');
+  const { values } = parseCommand(args, {
+    ...JSON_OPTION,
+    ...LINK_OPTIONS,
+    kind: { type: 'string' },
+    state: { type: 'string' },
+    limit: { type: 'string' },
+  });
+  if (values.state !== undefined && values.state !== 'pending' && values.state !== 'ready')
+    throw new UsageError('--state must be pending or ready');
   const { experimentId, run } = links(values);
-  const page = await openClient().client.assets.list({ experimentId, run, kind: values.kind, state: values.state, limit: positiveInt(values.limit, '--limit') });
+  const page = await openClient().client.assets.list({
+    experimentId,
+    run,
+    kind: values.kind,
+    state: values.state,
+    limit: positiveInt(values.limit, '--limit'),
+  });
   if (values.json) {
     printJson(page.items);
     return 0;

@@ -18,19 +18,25 @@ export async function currentOrganization(configPath: string): Promise<{ id?: st
 }
 
 /** Merges server_url and the organization into config.yaml; every other key and comment stays. */
-export async function mergeConfig(configPath: string, changes: { serverUrl?: string; organization: OrganizationSetting }): Promise<void> {
+export async function mergeConfig(
+  configPath: string,
+  changes: { serverUrl?: string; organization: OrganizationSetting },
+): Promise<void> {
   const doc = await readDocument(configPath);
   if (changes.serverUrl !== undefined) doc.set('server_url', changes.serverUrl);
   const org = changes.organization;
   if (org !== 'keep') {
-    // One of the two keys only (SPEC.md §5): the new choice replaces both.
+    // One of the two keys only: the new choice replaces both.
     doc.delete('organization_id');
     doc.delete('organization_slug');
     if (typeof org === 'object' && 'id' in org) doc.set('organization_id', org.id);
     if (typeof org === 'object' && 'slug' in org) doc.set('organization_slug', org.slug);
   }
   // A config.yaml the user made private stays private.
-  const mode = await stat(configPath).then((s) => s.mode & 0o777, () => 0o644);
+  const mode = await stat(configPath).then(
+    (s) => s.mode & 0o777,
+    () => 0o644,
+  );
   await writeAtomically(configPath, doc.toString(), mode);
 }
 
@@ -44,14 +50,20 @@ async function readDocument(file: string) {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`cannot read ${file}: ${(error as Error).message}`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ConfigError(`cannot read ${file}: ${(error as Error).message}`);
   }
   const doc = parseDocument(text);
   // Never overwrite a file we could not read back: the user's other settings would be lost.
-  if (doc.errors.length > 0) throw new ConfigError(`${file}: invalid YAML (${doc.errors[0]!.message.split('\n')[0]}); fix or remove it, then log in again`);
+  if (doc.errors.length > 0)
+    throw new ConfigError(
+      `${file}: invalid YAML (${doc.errors[0]!.message.split('\n')[0]}); fix or remove it, then log in again`,
+    );
   const value: unknown = doc.toJS();
   if (value !== null && value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
-    throw new ConfigError(`${file}: the top level must be a mapping of settings; fix or remove it, then log in again`);
+    throw new ConfigError(
+      `${file}: the top level must be a mapping of settings; fix or remove it, then log in again`,
+    );
   }
   return doc;
 }

@@ -3,7 +3,12 @@ import { defaultConfigPaths, inspectSettings, maskKey } from '../client/config.t
 import { checkKey, checkUrl } from '../client/config-values.ts';
 import { Transport } from '../client/core/transport.ts';
 import { Me, type OrganizationScope } from '../client/resources/me.ts';
-import { currentOrganization, mergeConfig, writeCredentials, type OrganizationSetting } from './auth-files.ts';
+import {
+  currentOrganization,
+  mergeConfig,
+  writeCredentials,
+  type OrganizationSetting,
+} from './auth-files.ts';
 import { parseCommand, printUsage, UsageError, wantsHelp } from './command-args.ts';
 import { Prompter } from './prompt.ts';
 
@@ -31,8 +36,10 @@ const OPTIONS = {
 export async function authLogin(args: string[]): Promise<number> {
   if (wantsHelp(args)) return printUsage(USAGE);
   const { values } = parseCommand(args, OPTIONS);
-  if (values.organization !== undefined && values.personal) throw new UsageError('--organization and --personal exclude each other');
-  const givenUrl = values['server-url'] === undefined ? undefined : checkUrl(values['server-url'], '--server-url');
+  if (values.organization !== undefined && values.personal)
+    throw new UsageError('--organization and --personal exclude each other');
+  const givenUrl =
+    values['server-url'] === undefined ? undefined : checkUrl(values['server-url'], '--server-url');
   const serverUrl = givenUrl ?? inspectSettings().settings.serverUrl;
   const paths = defaultConfigPaths();
   const prompter = new Prompter();
@@ -44,14 +51,19 @@ export async function authLogin(args: string[]): Promise<number> {
     let organization: OrganizationSetting;
     if (values['no-verify']) {
       process.stderr.write('Not verified (--no-verify).\n');
-      organization = values.personal ? 'personal' : values.organization !== undefined ? asGiven(values.organization) : 'keep';
+      organization = values.personal
+        ? 'personal'
+        : values.organization !== undefined
+          ? asGiven(values.organization)
+          : 'keep';
     } else {
       const me = new Me(new Transport({ serverUrl, apiKey: key, timeout: 30 }));
       const who = await me.get();
       process.stderr.write(`Verified: ${who.email ?? who.name ?? who.id} (${maskKey(key)}).\n`);
       const { organizations } = await me.scopes();
       if (values.personal) organization = 'personal';
-      else if (values.organization !== undefined) organization = { id: find(organizations, values.organization).id };
+      else if (values.organization !== undefined)
+        organization = { id: find(organizations, values.organization).id };
       else organization = await choose(prompter, organizations, await currentOrganization(paths.config));
     }
     await mergeConfig(paths.config, { serverUrl: givenUrl, organization });
@@ -77,7 +89,11 @@ function find(organizations: OrganizationScope[], idOrSlug: string): Organizatio
 }
 
 /** Lists the organizations and asks; a wrong answer is asked again, three times at most. */
-async function choose(prompter: Prompter, organizations: OrganizationScope[], current: { id?: string; slug?: string }): Promise<OrganizationSetting> {
+async function choose(
+  prompter: Prompter,
+  organizations: OrganizationScope[],
+  current: { id?: string; slug?: string },
+): Promise<OrganizationSetting> {
   if (organizations.length === 0) {
     process.stderr.write('You belong to no organization: calls use your personal scope.\n');
     return 'keep';
@@ -85,13 +101,19 @@ async function choose(prompter: Prompter, organizations: OrganizationScope[], cu
   const now = organizations.find((o) => o.id === current.id || o.slug === current.slug);
   const keeps = now ? now.slug : (current.id ?? current.slug ?? 'personal scope');
   const width = Math.max(...organizations.map((o) => o.slug.length));
-  const lines = organizations.map((o, i) => `  ${i + 1}  ${o.slug.padEnd(width)}  ${o.name} (${o.role})${o === now ? '  [current]' : ''}`);
-  process.stderr.write(`Your organizations:\n  0  ${'personal'.padEnd(width)}  your personal scope\n${lines.join('\n')}\n`);
+  const lines = organizations.map(
+    (o, i) => `  ${i + 1}  ${o.slug.padEnd(width)}  ${o.name} (${o.role})${o === now ? '  [current]' : ''}`,
+  );
+  process.stderr.write(
+    `Your organizations:\n  0  ${'personal'.padEnd(width)}  your personal scope\n${lines.join('\n')}\n`,
+  );
   for (let attempt = 0; attempt < 3; attempt++) {
     const answer = await prompter.line(`Default organization (number or slug; Enter keeps ${keeps}): `);
     if (answer === '') return 'keep';
     if (answer === '0' || answer === 'personal') return 'personal';
-    const picked = /^\d+$/.test(answer) ? organizations[Number(answer) - 1] : organizations.find((o) => o.slug === answer || o.id === answer);
+    const picked = /^\d+$/.test(answer)
+      ? organizations[Number(answer) - 1]
+      : organizations.find((o) => o.slug === answer || o.id === answer);
     if (picked) {
       process.stderr.write(`Default organization: ${picked.slug} (${picked.id})\n`);
       return { id: picked.id };
@@ -102,9 +124,16 @@ async function choose(prompter: Prompter, organizations: OrganizationScope[], cu
   throw new UsageError('no organization chosen');
 }
 
-// Variables outrank the files just written (SPEC.md §5); say so, or the new login seems to have no effect.
+// Variables outrank the files just written; say so, or the new login seems to have no effect.
 function warnAboutEnvironment(): void {
-  for (const name of ['SERVICE_API_KEY', 'SERVICE_SERVER_URL', 'SERVICE_ORGANIZATION_ID', 'SERVICE_ORGANIZATION_SLUG', 'SERVICE_CONFIG']) {
-    if (process.env[name]?.trim()) process.stderr.write(`note: ${name} is set in this environment and takes precedence over the files\n`);
+  for (const name of [
+    'SERVICE_API_KEY',
+    'SERVICE_SERVER_URL',
+    'SERVICE_ORGANIZATION_ID',
+    'SERVICE_ORGANIZATION_SLUG',
+    'SERVICE_CONFIG',
+  ]) {
+    if (process.env[name]?.trim())
+      process.stderr.write(`note: ${name} is set in this environment and takes precedence over the files\n`);
   }
 }

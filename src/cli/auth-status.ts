@@ -1,5 +1,11 @@
 // `assay auth status`: the resolved client settings, the key masked, and where each value came from.
-import { describeSource, inspectSettings, maskKey, YAML_KEYS as YAML_NAME, type SettingName } from '../client/config.ts';
+import {
+  describeSource,
+  inspectSettings,
+  maskKey,
+  YAML_KEYS as YAML_NAME,
+  type SettingName,
+} from '../client/config.ts';
 import { Transport } from '../client/core/transport.ts';
 import { Me, type MeData } from '../client/resources/me.ts';
 import { parseCommand, printUsage, wantsHelp } from './command-args.ts';
@@ -7,7 +13,7 @@ import { errorLine, printJson, printTable } from './output.ts';
 
 const USAGE = `usage: assay auth status [--verify] [--json]
 
-Prints the settings the client would use (SPEC.md §5 order: environment, then ~/.assay files or SERVICE_CONFIG,
+Prints the settings the client would use (order: environment, then ~/.assay files or SERVICE_CONFIG,
 then defaults), the API key masked, and the source of each. Exit code 2 when no API key is configured.
 
   --verify   also ask the server who the key belongs to (exit code 1 when it refuses)
@@ -28,27 +34,42 @@ export async function authStatus(args: string[]): Promise<number> {
     organizationSlug: settings.organizationSlug,
   };
   // The organization is one setting spelled two ways; the row shows whichever is set (the id row when neither).
-  const organization: SettingName = settings.organizationSlug !== undefined ? 'organizationSlug' : 'organizationId';
+  const organization: SettingName =
+    settings.organizationSlug !== undefined ? 'organizationSlug' : 'organizationId';
   const names: SettingName[] = ['serverUrl', 'apiKey', 'timeout', 'maxUploadWorkers', organization];
   let user: MeData | undefined;
   let failure: string | undefined;
   if (values.verify && settings.apiKey !== undefined) {
     try {
-      user = await new Me(new Transport({ serverUrl: settings.serverUrl, apiKey: settings.apiKey, timeout: settings.timeout })).get();
+      user = await new Me(
+        new Transport({ serverUrl: settings.serverUrl, apiKey: settings.apiKey, timeout: settings.timeout }),
+      ).get();
     } catch (error) {
       failure = errorLine(error);
     }
   }
   if (values.json) {
     const entries = names.map((n) => [YAML_NAME[n], { value: shown[n] ?? null, source: sources[n] ?? null }]);
-    printJson({ settings: Object.fromEntries(entries), warnings, ...(values.verify ? { user: user ?? null, error: failure ?? null } : {}) });
+    printJson({
+      settings: Object.fromEntries(entries),
+      warnings,
+      ...(values.verify ? { user: user ?? null, error: failure ?? null } : {}),
+    });
   } else {
     printTable(names, [
       ['SETTING', (n) => YAML_NAME[n]],
-      ['VALUE', (n) => shown[n] ?? (n === 'organizationId' ? '(none: personal scope or the server-side default)' : '(not set)')],
+      [
+        'VALUE',
+        (n) =>
+          shown[n] ??
+          (n === 'organizationId' ? '(none: personal scope or the server-side default)' : '(not set)'),
+      ],
       ['SOURCE', (n) => (sources[n] ? describeSource(sources[n]) : '')],
     ]);
-    if (user) process.stdout.write(`\nverified: ${user.email ?? user.id} (via ${user.auth.via}; scopes ${user.auth.scopes.join(' ')})\n`);
+    if (user)
+      process.stdout.write(
+        `\nverified: ${user.email ?? user.id} (via ${user.auth.via}; scopes ${user.auth.scopes.join(' ')})\n`,
+      );
   }
   if (settings.apiKey === undefined) {
     process.stderr.write('not logged in: run `assay auth login` or set SERVICE_API_KEY\n');

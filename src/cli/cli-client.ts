@@ -1,4 +1,4 @@
-// The client every command uses: settings from SERVICE_* variables and ~/.assay (SPEC.md §5), plus `--organization`.
+// The client every command uses: settings from SERVICE_* variables and ~/.assay, plus `--organization`.
 import { Client } from '../client/client.ts';
 import { PERSONAL } from '../client/config.ts';
 
@@ -14,6 +14,7 @@ export const ORGANIZATION_OPTION = { organization: { type: 'string' } } as const
 export function openClient(organization?: string): { client: Client; organizationId: string | undefined } {
   if (organization === undefined) return { client: new Client(), organizationId: undefined };
   if (organization === PERSONAL) return { client: new Client(), organizationId: PERSONAL };
-  if (UUID.test(organization)) return { client: new Client({ organizationId: organization }), organizationId: undefined };
+  if (UUID.test(organization))
+    return { client: new Client({ organizationId: organization }), organizationId: undefined };
   return { client: new Client({ organizationSlug: organization }), organizationId: undefined };
 }

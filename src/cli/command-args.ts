@@ -21,11 +21,16 @@ export function wantsHelp(args: readonly string[]): boolean {
 }
 
 /** Strict parseArgs with positionals; `count` bounds how many positionals the command takes. */
-export function parseCommand<O extends ParseArgsOptionsConfig>(args: string[], options: O, count: { min: number; max: number } = { min: 0, max: 0 }) {
+export function parseCommand<O extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: O,
+  count: { min: number; max: number } = { min: 0, max: 0 },
+) {
   const parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   const n = parsed.positionals.length;
   if (n < count.min) throw new UsageError(`missing argument${count.min - n > 1 ? 's' : ''}`);
-  if (n > count.max) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[count.max])}`);
+  if (n > count.max)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[count.max])}`);
   return parsed;
 }
 
@@ -33,7 +38,8 @@ export function parseCommand<O extends ParseArgsOptionsConfig>(args: string[], o
 export function positiveInt(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} must be a whole number ≥ 1, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${name} must be a whole number ≥ 1, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -41,7 +47,8 @@ export function positiveInt(value: string | undefined, name: string): number | u
 export function positiveSeconds(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   const s = Number(value);
-  if (value.trim() === '' || !Number.isFinite(s) || s <= 0) throw new UsageError(`${name} must be a positive number of seconds, got ${JSON.stringify(value)}`);
+  if (value.trim() === '' || !Number.isFinite(s) || s <= 0)
+    throw new UsageError(`${name} must be a positive number of seconds, got ${JSON.stringify(value)}`);
   return s;
 }
 
@@ -49,7 +56,8 @@ export function positiveSeconds(value: string | undefined, name: string, fallbac
 export function nonNegativeSeconds(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   const s = Number(value);
-  if (value.trim() === '' || !Number.isFinite(s) || s < 0) throw new UsageError(`${name} must be a number of seconds ≥ 0, got ${JSON.stringify(value)}`);
+  if (value.trim() === '' || !Number.isFinite(s) || s < 0)
+    throw new UsageError(`${name} must be a number of seconds ≥ 0, got ${JSON.stringify(value)}`);
   return s;
 }
 
@@ -74,6 +82,8 @@ export async function readTextFile(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+    throw new UsageError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+    );
   }
 }

@@ -28,14 +28,31 @@ export const EXPERIMENT_COLUMNS: Column<ExperimentData>[] = [
 ];
 
 export function experimentsCommand(args: string[]): Promise<number> {
-  return dispatch(USAGE, { list, show, create, commit: move('commit'), conclude: move('conclude'), retract }, args);
+  return dispatch(
+    USAGE,
+    { list, show, create, commit: move('commit'), conclude: move('conclude'), retract },
+    args,
+  );
 }
 
 async function list(args: string[]): Promise<number> {
-  const { values } = parseCommand(args, { ...JSON_OPTION, ...ORGANIZATION_OPTION, state: { type: 'string' }, query: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } });
-  if (values.state !== undefined && !STATES.includes(values.state)) throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
+  const { values } = parseCommand(args, {
+    ...JSON_OPTION,
+    ...ORGANIZATION_OPTION,
+    state: { type: 'string' },
+    query: { type: 'string' },
+    limit: { type: 'string' },
+    all: { type: 'boolean' },
+  });
+  if (values.state !== undefined && !STATES.includes(values.state))
+    throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
   const { client, organizationId } = openClient(values.organization);
-  const params = { state: values.state as ExperimentState | undefined, q: values.query, limit: positiveInt(values.limit, '--limit'), organizationId };
+  const params = {
+    state: values.state as ExperimentState | undefined,
+    q: values.query,
+    limit: positiveInt(values.limit, '--limit'),
+    organizationId,
+  };
   let items: ExperimentData[];
   let more = false;
   if (values.all) {
@@ -71,7 +88,10 @@ async function show(args: string[]): Promise<number> {
     ['organization', detail.organization_id ?? 'personal'],
     ['created', detail.created_at],
     ['committed', detail.committed_at],
-    ['runs', `${counts.pending} pending, ${counts.running} running, ${counts.succeeded} succeeded, ${counts.failed} failed`],
+    [
+      'runs',
+      `${counts.pending} pending, ${counts.running} running, ${counts.succeeded} succeeded, ${counts.failed} failed`,
+    ],
     ['parents', detail.parents.map((p) => `${p.name} (${p.id})`).join(', ')],
     ['children', detail.children.map((c) => `${c.name} (${c.id})`).join(', ')],
   ]);
@@ -85,13 +105,19 @@ async function show(args: string[]): Promise<number> {
 }
 
 async function create(args: string[]): Promise<number> {
-  const { values } = parseCommand(args, { ...JSON_OPTION, ...ORGANIZATION_OPTION, file: { type: 'string', short: 'f' } });
-  if (values.file === undefined) throw new UsageError('--file is required: a YAML file with name, description, hypothesis, parent_ids');
+  const { values } = parseCommand(args, {
+    ...JSON_OPTION,
+    ...ORGANIZATION_OPTION,
+    file: { type: 'string', short: 'f' },
+  });
+  if (values.file === undefined)
+    throw new UsageError('--file is required: a YAML file with name, description, hypothesis, parent_ids');
   const spec = parseExperimentFile(values.file, await readTextFile(values.file));
   const { client, organizationId } = openClient(values.organization);
   const experiment = await client.experiments.create({ ...spec, organizationId });
   if (values.json) printJson(experiment);
-  else process.stdout.write(`created experiment ${experiment.id} (${experiment.state}): ${experiment.name}\n`);
+  else
+    process.stdout.write(`created experiment ${experiment.id} (${experiment.state}): ${experiment.name}\n`);
   return 0;
 }
 
@@ -106,7 +132,11 @@ function move(name: 'commit' | 'conclude') {
 }
 
 async function retract(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { ...JSON_OPTION, reason: { type: 'string' } }, { min: 1, max: 1 });
+  const { values, positionals } = parseCommand(
+    args,
+    { ...JSON_OPTION, reason: { type: 'string' } },
+    { min: 1, max: 1 },
+  );
   if (!values.reason) throw new UsageError('--reason is required');
   const experiment = await openClient().client.experiments.retract(positionals[0]!, values.reason);
   if (values.json) printJson(experiment);
@@ -117,12 +147,17 @@ async function retract(args: string[]): Promise<number> {
 /** The experiment YAML: a mapping of known keys only, so a typo is caught here rather than silently dropped. */
 export function parseExperimentFile(file: string, source: string) {
   const doc = parseDocument(source);
-  if (doc.errors.length > 0) throw new UsageError(`${file}: invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+  if (doc.errors.length > 0)
+    throw new UsageError(`${file}: invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
   const value: unknown = doc.toJS();
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${file}: expected a mapping with at least a name`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${file}: expected a mapping with at least a name`);
   const spec = value as Record<string, unknown>;
   const unknown = Object.keys(spec).filter((k) => !FILE_KEYS.has(k));
-  if (unknown.length > 0) throw new UsageError(`${file}: unknown key(s) ${unknown.join(', ')} (known: ${[...FILE_KEYS].join(', ')})`);
+  if (unknown.length > 0)
+    throw new UsageError(
+      `${file}: unknown key(s) ${unknown.join(', ')} (known: ${[...FILE_KEYS].join(', ')})`,
+    );
   const str = (key: string) => {
     if (spec[key] === undefined || spec[key] === null) return undefined;
     if (typeof spec[key] !== 'string') throw new UsageError(`${file}: ${key} must be text`);
@@ -131,6 +166,12 @@ export function parseExperimentFile(file: string, source: string) {
   const name = str('name');
   if (!name) throw new UsageError(`${file}: name is required`);
   const parents = spec.parent_ids ?? [];
-  if (!Array.isArray(parents) || !parents.every((p) => typeof p === 'string')) throw new UsageError(`${file}: parent_ids must be a list of experiment ids`);
-  return { name, description: str('description'), hypothesis: str('hypothesis'), parentIds: parents.length > 0 ? (parents as string[]) : undefined };
+  if (!Array.isArray(parents) || !parents.every((p) => typeof p === 'string'))
+    throw new UsageError(`${file}: parent_ids must be a list of experiment ids`);
+  return {
+    name,
+    description: str('description'),
+    hypothesis: str('hypothesis'),
+    parentIds: parents.length > 0 ? (parents as string[]) : undefined,
+  };
 }

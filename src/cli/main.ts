@@ -38,7 +38,14 @@ type Command = (args: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   auth: async (args) =>
-    dispatch(AUTH_USAGE, { login: (await import('./auth-login.ts')).authLogin, status: (await import('./auth-status.ts')).authStatus }, args),
+    dispatch(
+      AUTH_USAGE,
+      {
+        login: (await import('./auth-login.ts')).authLogin,
+        status: (await import('./auth-status.ts')).authStatus,
+      },
+      args,
+    ),
   run: async (args) => (await import('./run-command.ts')).runCommand(args),
   experiments: async (args) => (await import('./experiments-commands.ts')).experimentsCommand(args),
   variations: async (args) => (await import('./variations-commands.ts')).variationsCommand(args),
@@ -74,7 +81,13 @@ const COMMANDS: Record<string, Command> = {
     if (args[0] !== 'create-user') return dispatch(USAGE, {}, args);
     const { values } = parseArgs({
       args: args.slice(1),
-      options: { email: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean' }, 'server-url': { type: 'string' }, json: { type: 'boolean' } },
+      options: {
+        email: { type: 'string' },
+        name: { type: 'string' },
+        admin: { type: 'boolean' },
+        'server-url': { type: 'string' },
+        json: { type: 'boolean' },
+      },
     });
     return createUser(values);
   },
@@ -85,7 +98,9 @@ async function main(argv: string[]): Promise<number> {
   const run = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (run) return run(rest);
   if (command === '--help' || command === '-h' || command === 'help') return printUsage(USAGE);
-  process.stderr.write(command === undefined ? USAGE : `assay: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  process.stderr.write(
+    command === undefined ? USAGE : `assay: unknown command ${JSON.stringify(command)}\n\n${USAGE}`,
+  );
   return 2;
 }
 

@@ -16,26 +16,36 @@ export function printJson(value: unknown): void {
 export function printTable<T>(rows: readonly T[], columns: readonly Column<T>[]): void {
   const cells = rows.map((row) => columns.map(([, get]) => clip(text(get(row)))));
   const widths = columns.map(([header], i) => Math.max(header.length, ...cells.map((r) => r[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`${[line(columns.map(([h]) => h)), ...cells.map(line)].join('\n')}\n`);
 }
 
 /** One `name  value` line per field, names aligned; for `show` commands. */
 export function printFields(fields: ReadonlyArray<readonly [string, unknown]>): void {
   const width = Math.max(...fields.map(([name]) => name.length));
-  process.stdout.write(fields.map(([name, value]) => `${name.padEnd(width)}  ${text(value)}`).join('\n') + '\n');
+  process.stdout.write(
+    fields.map(([name, value]) => `${name.padEnd(width)}  ${text(value)}`).join('\n') + '\n',
+  );
 }
 
 /** A cell's text: '-' for nothing, timestamps without fractions, objects as compact JSON. */
 export function text(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
-  if (typeof value === 'string') return /^\d{4}-\d\d-\d\dT[\d:]+(\.\d+)?(Z|[+-][\d:]+)$/.test(value) ? time(value) : value;
+  if (typeof value === 'string')
+    return /^\d{4}-\d\d-\d\dT[\d:]+(\.\d+)?(Z|[+-][\d:]+)$/.test(value) ? time(value) : value;
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
 
 function time(iso: string): string {
-  return iso.replace('T', ' ').replace(/\.\d+/, '').replace(/(\+00:00|Z)$/, 'Z');
+  return iso
+    .replace('T', ' ')
+    .replace(/\.\d+/, '')
+    .replace(/(\+00:00|Z)$/, 'Z');
 }
 
 function clip(value: string): string {
@@ -79,7 +89,8 @@ export function reportError(error: unknown): number {
 
 /** `<message> (<code>, request <id>)` for API errors, the message otherwise. */
 export function errorLine(error: unknown): string {
-  if (error instanceof APIError) return `${error.message} (${error.code}, request ${error.requestId ?? 'unknown'})`;
+  if (error instanceof APIError)
+    return `${error.message} (${error.code}, request ${error.requestId ?? 'unknown'})`;
   if (error instanceof ServiceError || error instanceof Error) return error.message;
   return String(error);
 }

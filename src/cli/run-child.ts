@@ -26,12 +26,20 @@ export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): 
   // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for good;
   // an empty stdin fails fast instead. Piped stdin is passed on.
   const stdin = process.stdin.isTTY ? 'ignore' : 'inherit';
-  const child = spawn(command[0]!, command.slice(1), { stdio: [stdin, 'inherit', 'inherit'], env, detached: true });
+  const child = spawn(command[0]!, command.slice(1), {
+    stdio: [stdin, 'inherit', 'inherit'],
+    env,
+    detached: true,
+  });
   let done = false;
   const exited = new Promise<ChildExit>((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
       done = true;
-      resolve({ code: error.code === 'ENOENT' ? 127 : 126, signal: null, error: `cannot start ${command[0]}: ${error.message}` });
+      resolve({
+        code: error.code === 'ENOENT' ? 127 : 126,
+        signal: null,
+        error: `cannot start ${command[0]}: ${error.message}`,
+      });
     });
     child.once('exit', (code, signal) => {
       done = true;

@@ -2,7 +2,15 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '../client/client.ts';
-import { nonNegativeSeconds, parseCommand, positiveInt, positiveSeconds, printUsage, UsageError, wantsHelp } from './command-args.ts';
+import {
+  nonNegativeSeconds,
+  parseCommand,
+  positiveInt,
+  positiveSeconds,
+  printUsage,
+  UsageError,
+  wantsHelp,
+} from './command-args.ts';
 import { supervise } from './run-supervisor.ts';
 
 const USAGE = `usage: assay run [--experiment ID --variation N [--run R]] [options] -- COMMAND [ARG…]
@@ -49,7 +57,10 @@ export async function runCommand(args: string[]): Promise<number> {
   };
   const client = new Client();
   try {
-    const run = ids.r === undefined ? await client.variation(ids.experimentId, ids.n).createRun() : client.run(ids.experimentId, ids.n, ids.r);
+    const run =
+      ids.r === undefined
+        ? await client.variation(ids.experimentId, ids.n).createRun()
+        : client.run(ids.experimentId, ids.n, ids.r);
     return await supervise(client, run, command, settings);
   } finally {
     client.close();
@@ -60,20 +71,31 @@ export async function runCommand(args: string[]): Promise<number> {
 function splitCommand(args: string[]): [string[], string[]] {
   const dash = args.indexOf('--');
   if (dash >= 0) return [args.slice(0, dash), args.slice(dash + 1)];
-  const { tokens } = parseArgs({ args, options: OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  const { tokens } = parseArgs({
+    args,
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const first = tokens.find((t) => t.kind === 'positional');
   return first ? [args.slice(0, first.index), args.slice(first.index)] : [args, []];
 }
 
-/** Flags when any is given (never mixed with the environment), else a managed worker's variables (DESIGN.md §6). */
+/** Flags when any is given (never mixed with the environment), else a managed worker's variables. */
 function runIds(values: { experiment?: string; variation?: string; run?: string }, env: NodeJS.ProcessEnv) {
-  const fromFlags = values.experiment !== undefined || values.variation !== undefined || values.run !== undefined;
+  const fromFlags =
+    values.experiment !== undefined || values.variation !== undefined || values.run !== undefined;
   const [e, n, r] = fromFlags
     ? [values.experiment, values.variation, values.run]
     : [env.SERVICE_EXPERIMENT_ID, env.SERVICE_VARIATION, env.SERVICE_RUN].map((v) => v?.trim() || undefined);
-  const names = fromFlags ? ['--experiment', '--variation', '--run'] : ['SERVICE_EXPERIMENT_ID', 'SERVICE_VARIATION', 'SERVICE_RUN'];
+  const names = fromFlags
+    ? ['--experiment', '--variation', '--run']
+    : ['SERVICE_EXPERIMENT_ID', 'SERVICE_VARIATION', 'SERVICE_RUN'];
   if (!e || n === undefined) {
-    throw new UsageError('which run? give --experiment and --variation (and --run for an existing run), or set SERVICE_EXPERIMENT_ID, SERVICE_VARIATION and SERVICE_RUN');
+    throw new UsageError(
+      'which run? give --experiment and --variation (and --run for an existing run), or set SERVICE_EXPERIMENT_ID, SERVICE_VARIATION and SERVICE_RUN',
+    );
   }
   return { experimentId: e, n: positiveInt(n, names[1]!)!, r: positiveInt(r, names[2]!) };
 }

@@ -1,4 +1,4 @@
-// The background heartbeat of `assay run`: keeps the run alive and hears about cancels (SPEC.md §3, §8).
+// The background heartbeat of `assay run`: keeps the run alive and hears about cancels.
 import { ConflictError } from '../client/core/errors.ts';
 import type { Run } from '../client/handles/run.ts';
 

@@ -60,7 +60,13 @@ export class OutputsWatcher {
     const files = await listFiles(this.#dir);
     for (const relativePath of files) {
       const info = await stat(path.join(this.#dir, relativePath)).catch(() => undefined);
-      if (info) this.#seen.set(relativePath, { size: info.size, mtimeMs: info.mtimeMs, since: 0, uploaded: { size: info.size, mtimeMs: info.mtimeMs } });
+      if (info)
+        this.#seen.set(relativePath, {
+          size: info.size,
+          mtimeMs: info.mtimeMs,
+          since: 0,
+          uploaded: { size: info.size, mtimeMs: info.mtimeMs },
+        });
     }
     return files.length;
   }
@@ -107,7 +113,9 @@ export class OutputsWatcher {
         this.#seen.set(relativePath, seen);
       }
       const due = final
-        ? seen.uploaded === undefined || seen.uploaded.size !== seen.size || seen.uploaded.mtimeMs !== seen.mtimeMs
+        ? seen.uploaded === undefined ||
+          seen.uploaded.size !== seen.size ||
+          seen.uploaded.mtimeMs !== seen.mtimeMs
         : seen.uploaded === undefined && now - seen.since >= this.#options.stableMs;
       if (!due) continue;
       seen.uploaded = { size: seen.size, mtimeMs: seen.mtimeMs };

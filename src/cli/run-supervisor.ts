@@ -1,4 +1,4 @@
-// The flow of `assay run` (SPEC.md §3): config → start → heartbeats and output uploads while the command runs →
+// The flow of `assay run`: config → start → heartbeats and output uploads while the command runs →
 // succeed or fail by how it ended. Signals and cancels stop the command and fail the run `abandoned`.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -29,7 +29,12 @@ const POLL_MS = 500;
 const log = (line: string) => process.stderr.write(`assay: ${line}\n`);
 
 /** Runs the command as the run and answers the exit code of `assay run`. */
-export async function supervise(client: Client, run: Run, command: readonly string[], options: SuperviseOptions): Promise<number> {
+export async function supervise(
+  client: Client,
+  run: Run,
+  command: readonly string[],
+  options: SuperviseOptions,
+): Promise<number> {
   const config = await run.config();
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'assay-run-'));
   try {
@@ -37,7 +42,9 @@ export async function supervise(client: Client, run: Run, command: readonly stri
     await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     await mkdir(options.outputsDir, { recursive: true });
     await run.start(await environmentSnapshot(command));
-    log(`running ${command.join(' ')} as run ${run.r} of variation ${run.n} of experiment ${run.experimentId}`);
+    log(
+      `running ${command.join(' ')} as run ${run.r} of variation ${run.n} of experiment ${run.experimentId}`,
+    );
     const env = {
       ...process.env,
       ASSAY_CONFIG_FILE: configFile,
@@ -57,21 +64,39 @@ function assetKindOf(name: string): 'checkpoint' | 'output' {
   return name.startsWith('checkpoints/') ? 'checkpoint' : 'output';
 }
 
-async function watch(client: Client, run: Run, command: readonly string[], env: NodeJS.ProcessEnv, options: SuperviseOptions): Promise<number> {
+async function watch(
+  client: Client,
+  run: Run,
+  command: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: SuperviseOptions,
+): Promise<number> {
   const progress = new ProgressLine();
   const ref = { experimentId: run.experimentId, n: run.n, r: run.r };
   const outputs = new OutputsWatcher(
     options.outputsDir,
-    (file, name) => client.uploadAsync({ kind: assetKindOf(name), name, run: ref, files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }] }),
+    (file, name) =>
+      client.uploadAsync({
+        kind: assetKindOf(name),
+        name,
+        run: ref,
+        files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }],
+      }),
     {
       stableMs: STABLE_MS,
       pollMs: POLL_MS,
-      onUploaded: (name, asset) => progress.note(`assay: uploaded ${name} (${formatBytes(Object.values(asset.components).reduce((s, c) => s + c.size, 0))})`),
+      onUploaded: (name, asset) =>
+        progress.note(
+          `assay: uploaded ${name} (${formatBytes(Object.values(asset.components).reduce((s, c) => s + c.size, 0))})`,
+        ),
       onFailed: (name, error) => log(`upload of ${name} failed: ${errorLine(error)}`),
     },
   );
   const existing = await outputs.baseline();
-  if (existing > 0) log(`${existing} file(s) already in ${options.outputsDir} are not uploaded unless the command changes them`);
+  if (existing > 0)
+    log(
+      `${existing} file(s) already in ${options.outputsDir} are not uploaded unless the command changes them`,
+    );
   const child = startChild(command, env);
   let ending: Ending | undefined;
   let exited = false;
@@ -96,7 +121,8 @@ async function watch(client: Client, run: Run, command: readonly string[], env: 
   });
   // Signals go to the command (its own process group, so a terminal's Ctrl-C arrives only through us).
   let lateSignal: (signal: NodeJS.Signals) => void = () => undefined;
-  const onSignal = (signal: NodeJS.Signals) => (exited ? lateSignal(signal) : stop({ reason: 'interrupted', detail: `interrupted by ${signal}`, signal }));
+  const onSignal = (signal: NodeJS.Signals) =>
+    exited ? lateSignal(signal) : stop({ reason: 'interrupted', detail: `interrupted by ${signal}`, signal });
   for (const s of SIGNALS) process.on(s, onSignal);
   try {
     heartbeat.start();
@@ -116,7 +142,13 @@ async function watch(client: Client, run: Run, command: readonly string[], env: 
       // Uploads not done stay in the recovery store (~/.assay/uploads.db) for a later resume.
       const detail = `interrupted by ${uploaded} while uploading outputs`;
       log(detail);
-      return await report(run, heartbeat, exit, { reason: 'interrupted', detail, signal: uploaded }, undefined);
+      return await report(
+        run,
+        heartbeat,
+        exit,
+        { reason: 'interrupted', detail, signal: uploaded },
+        undefined,
+      );
     }
     return await report(run, heartbeat, exit, ending, uploaded);
   } finally {
@@ -127,10 +159,15 @@ async function watch(client: Client, run: Run, command: readonly string[], env: 
 }
 
 /** The uploads of the outputs, with a live line on a terminal; a signal cuts the wait short. */
-async function waitForUploads(outputs: OutputsWatcher, progress: ProgressLine, interrupted: Promise<NodeJS.Signals>): Promise<OutputsSummary | NodeJS.Signals> {
+async function waitForUploads(
+  outputs: OutputsWatcher,
+  progress: ProgressLine,
+  interrupted: Promise<NodeJS.Signals>,
+): Promise<OutputsSummary | NodeJS.Signals> {
   const show = () => {
     const p = outputs.progress();
-    if (p.pending > 0) progress.update(`assay: uploading outputs, ${p.pending} file(s) left: ${describeProgress(p)}`);
+    if (p.pending > 0)
+      progress.update(`assay: uploading outputs, ${p.pending} file(s) left: ${describeProgress(p)}`);
   };
   const timer = progress.enabled ? setInterval(show, 200) : undefined;
   try {
@@ -149,7 +186,12 @@ const REPORT_PATIENCE_MS = 10 * 60_000;
  * service that is down for a minute must not turn a finished run into a silent one (the client itself never
  * retries). A 409 after a failed try means an earlier try landed if the run now holds the state it asked for.
  */
-async function patiently(run: Run, patienceMs: number, target: 'succeeded' | 'failed', move: () => Promise<unknown>): Promise<void> {
+async function patiently(
+  run: Run,
+  patienceMs: number,
+  target: 'succeeded' | 'failed',
+  move: () => Promise<unknown>,
+): Promise<void> {
   const deadline = Date.now() + patienceMs;
   for (let delay = 500, tried = false; ; delay = Math.min(delay * 2, 15_000), tried = true) {
     try {
@@ -166,7 +208,13 @@ async function patiently(run: Run, patienceMs: number, target: 'succeeded' | 'fa
 }
 
 /** The final move, and the exit code: the command's own, never 0 unless the run succeeded. */
-async function report(run: Run, heartbeat: Heartbeat, exit: ChildExit, ending: Ending | undefined, outputs: OutputsSummary | undefined): Promise<number> {
+async function report(
+  run: Run,
+  heartbeat: Heartbeat,
+  exit: ChildExit,
+  ending: Ending | undefined,
+  outputs: OutputsSummary | undefined,
+): Promise<number> {
   await heartbeat.stop();
   const code = exitCodeOf(exit);
   const failed = (c: number) => (c === 0 ? 1 : c);
@@ -178,13 +226,20 @@ async function report(run: Run, heartbeat: Heartbeat, exit: ChildExit, ending: E
       return failed(code);
     }
     if (ending) {
-      await patiently(run, patience, 'failed', () => run.fail('abandoned', `${ending.detail}; command: ${describeExit(exit)}`));
+      await patiently(run, patience, 'failed', () =>
+        run.fail('abandoned', `${ending.detail}; command: ${describeExit(exit)}`),
+      );
       log(`run failed: abandoned (${ending.detail})`);
       return failed(ending.signal && code === 0 ? exitCodeOf({ code: null, signal: ending.signal }) : code);
     }
     if (code === 0 && outputs && outputs.failures.length > 0) {
       const names = outputs.failures.map((f) => f.relativePath).join(', ');
-      await patiently(run, patience, 'failed', () => run.fail('crash', `the command succeeded but ${outputs.failures.length} output upload(s) failed: ${names}`));
+      await patiently(run, patience, 'failed', () =>
+        run.fail(
+          'crash',
+          `the command succeeded but ${outputs.failures.length} output upload(s) failed: ${names}`,
+        ),
+      );
       log(`run failed: crash (output uploads failed: ${names})`);
       return 1;
     }

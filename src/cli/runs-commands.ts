@@ -44,7 +44,10 @@ async function list(args: string[]): Promise<number> {
 
 async function show(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
-  const run = await openClient().client.runs.get(...variationOf(positionals), positiveInt(positionals[2], 'R')!);
+  const run = await openClient().client.runs.get(
+    ...variationOf(positionals),
+    positiveInt(positionals[2], 'R')!,
+  );
   if (values.json) {
     printJson(run);
     return 0;
@@ -57,28 +60,47 @@ async function create(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
   const run = await openClient().client.runs.create(...variationOf(positionals));
   if (values.json) printJson(run);
-  else process.stdout.write(`created run ${run.r} of variation ${run.n} of experiment ${run.experiment_id} (${run.state})\n`);
+  else
+    process.stdout.write(
+      `created run ${run.r} of variation ${run.n} of experiment ${run.experiment_id} (${run.state})\n`,
+    );
   return 0;
 }
 
 async function cancel(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
-  const run = await openClient().client.runs.cancel(...variationOf(positionals), positiveInt(positionals[2], 'R')!);
+  const run = await openClient().client.runs.cancel(
+    ...variationOf(positionals),
+    positiveInt(positionals[2], 'R')!,
+  );
   if (values.json) printJson(run);
-  else process.stdout.write(run.state === 'failed' ? `run ${run.r} cancelled (failed: ${run.failure_reason})\n` : `run ${run.r} asked to stop (it is told on its next heartbeat)\n`);
+  else
+    process.stdout.write(
+      run.state === 'failed'
+        ? `run ${run.r} cancelled (failed: ${run.failure_reason})\n`
+        : `run ${run.r} asked to stop (it is told on its next heartbeat)\n`,
+    );
   return 0;
 }
 
 async function provision(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
-  const provisioned = await openClient().client.runs.provision(...variationOf(positionals), positiveInt(positionals[2], 'R')!);
+  const provisioned = await openClient().client.runs.provision(
+    ...variationOf(positionals),
+    positiveInt(positionals[2], 'R')!,
+  );
   if (values.json) {
     printJson(provisioned);
     return 0;
   }
   const { run } = provisioned;
-  process.stdout.write(`provisioning run ${run.r} of variation ${run.n} of experiment ${run.experiment_id} (${run.state})\n`);
-  printFields([['workflow', provisioned.workflow_id], ...(provisioned.workflow_url ? [['temporal ui', provisioned.workflow_url] as const] : [])]);
+  process.stdout.write(
+    `provisioning run ${run.r} of variation ${run.n} of experiment ${run.experiment_id} (${run.state})\n`,
+  );
+  printFields([
+    ['workflow', provisioned.workflow_id],
+    ...(provisioned.workflow_url ? [['temporal ui', provisioned.workflow_url] as const] : []),
+  ]);
   return 0;
 }
 
@@ -89,7 +111,12 @@ function printRun(run: RunData): void {
     ['run', run.r],
     ['id', run.id],
     ['state', run.state],
-    ['failure', run.failure_reason === null ? undefined : `${run.failure_reason}${run.failure_message ? `: ${run.failure_message}` : ''}`],
+    [
+      'failure',
+      run.failure_reason === null
+        ? undefined
+        : `${run.failure_reason}${run.failure_message ? `: ${run.failure_message}` : ''}`,
+    ],
     ['cancel requested', run.cancel_requested ? 'yes' : undefined],
     ['created', run.created_at],
     ['started', run.started_at],

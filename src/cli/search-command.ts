@@ -11,18 +11,35 @@ A server without search answers 503 (exit code 1).
 
 export async function searchCommand(args: string[]): Promise<number> {
   if (wantsHelp(args)) return printUsage(USAGE);
-  const { values, positionals } = parseCommand(args, { ...ORGANIZATION_OPTION, json: { type: 'boolean' }, kind: { type: 'string' }, limit: { type: 'string' } }, { min: 1, max: 100 });
+  const { values, positionals } = parseCommand(
+    args,
+    {
+      ...ORGANIZATION_OPTION,
+      json: { type: 'boolean' },
+      kind: { type: 'string' },
+      limit: { type: 'string' },
+    },
+    { min: 1, max: 100 },
+  );
   const { client, organizationId } = openClient(values.organization);
-  const result = await client.search.query(positionals.join(' '), { kind: values.kind, limit: positiveInt(values.limit, '--limit'), organizationId });
+  const result = await client.search.query(positionals.join(' '), {
+    kind: values.kind,
+    limit: positiveInt(values.limit, '--limit'),
+    organizationId,
+  });
   if (values.json) {
     printJson(result);
     return 0;
   }
   if (result.items.length === 0) process.stderr.write('no matches\n');
   // Matches in bold on a terminal; plain text when piped.
-  const bold = process.stdout.isTTY ? (s: string) => s.replace(/<mark>/g, '\x1b[1m').replace(/<\/mark>/g, '\x1b[22m') : (s: string) => s.replace(/<\/?mark>/g, '');
+  const bold = process.stdout.isTTY
+    ? (s: string) => s.replace(/<mark>/g, '\x1b[1m').replace(/<\/mark>/g, '\x1b[22m')
+    : (s: string) => s.replace(/<\/?mark>/g, '');
   for (const hit of result.items) {
-    process.stdout.write(`${hit.name}  [${hit.kind}]  asset ${hit.asset_id}  ${text(hit.created_at)}\n    ${bold(hit.snippet.replace(/\s+/g, ' '))}\n`);
+    process.stdout.write(
+      `${hit.name}  [${hit.kind}]  asset ${hit.asset_id}  ${text(hit.created_at)}\n    ${bold(hit.snippet.replace(/\s+/g, ' '))}\n`,
+    );
   }
   return 0;
 }

@@ -9,8 +9,12 @@ export function gridFromSets(sets: readonly string[]): Record<string, unknown[]>
   for (const set of sets) {
     const eq = set.indexOf('=');
     const key = eq < 0 ? '' : set.slice(0, eq).trim();
-    if (!DOTTED_PATH.test(key)) throw new UsageError(`--set ${JSON.stringify(set)}: expected PATH=V1,V2,… with a dotted PATH such as optimizer.lr`);
-    if (Object.hasOwn(grid, key)) throw new UsageError(`--set ${key} given twice: put all its values in one --set`);
+    if (!DOTTED_PATH.test(key))
+      throw new UsageError(
+        `--set ${JSON.stringify(set)}: expected PATH=V1,V2,… with a dotted PATH such as optimizer.lr`,
+      );
+    if (Object.hasOwn(grid, key))
+      throw new UsageError(`--set ${key} given twice: put all its values in one --set`);
     grid[key] = splitValues(set.slice(eq + 1)).map((item) => {
       if (item === '') throw new UsageError(`--set ${JSON.stringify(set)}: empty value`);
       return parseValue(item);

@@ -34,9 +34,15 @@ export function sweepsCommand(args: string[]): Promise<number> {
 
 async function create(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, CREATE_OPTIONS, { min: 1, max: 1 });
-  if (values.base === undefined) throw new UsageError('--base is required: the base variation config as YAML');
-  const sources = [values.grid !== undefined, values.list !== undefined, values.set !== undefined].filter(Boolean).length;
-  if (sources !== 1) throw new UsageError('give exactly one of --grid FILE, --list FILE or --set PATH=V1,V2,… (which may repeat)');
+  if (values.base === undefined)
+    throw new UsageError('--base is required: the base variation config as YAML');
+  const sources = [values.grid !== undefined, values.list !== undefined, values.set !== undefined].filter(
+    Boolean,
+  ).length;
+  if (sources !== 1)
+    throw new UsageError(
+      'give exactly one of --grid FILE, --list FILE or --set PATH=V1,V2,… (which may repeat)',
+    );
   const spec: SweepSpec = {
     baseYaml: await readTextFile(values.base),
     concurrency: positiveInt(values.concurrency, '--concurrency'),
@@ -50,7 +56,9 @@ async function create(args: string[]): Promise<number> {
     printJson(sweep);
     return 0;
   }
-  process.stdout.write(`created sweep ${sweep.id}: ${sweep.runs.length} run(s) of experiment ${sweep.experiment_id}, at most ${sweep.concurrency} at a time\n`);
+  process.stdout.write(
+    `created sweep ${sweep.id}: ${sweep.runs.length} run(s) of experiment ${sweep.experiment_id}, at most ${sweep.concurrency} at a time\n`,
+  );
   printFields(workflowFields(sweep));
   return 0;
 }
@@ -67,7 +75,10 @@ async function cancel(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
   const sweep = await openClient().client.sweeps.cancel(positionals[0]!, positionals[1]!);
   if (values.json) printJson(sweep);
-  else process.stdout.write(`sweep ${sweep.id} cancelled: its workflow cancels its ${sweep.runs.length} run(s)\n`);
+  else
+    process.stdout.write(
+      `sweep ${sweep.id} cancelled: its workflow cancels its ${sweep.runs.length} run(s)\n`,
+    );
   return 0;
 }
 
@@ -86,20 +97,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function gridFile(file: string, value: unknown): Record<string, unknown[]> {
   if (!isObject(value) || Object.values(value).some((v) => !Array.isArray(v))) {
-    throw new UsageError(`${file}: a grid is a JSON object of dotted paths to arrays of values, e.g. {"optimizer.lr": [1e-4, 3e-4]}`);
+    throw new UsageError(
+      `${file}: a grid is a JSON object of dotted paths to arrays of values, e.g. {"optimizer.lr": [1e-4, 3e-4]}`,
+    );
   }
   return value as Record<string, unknown[]>;
 }
 
 function listFile(file: string, value: unknown): Array<Record<string, unknown>> {
   if (!Array.isArray(value) || !value.every(isObject)) {
-    throw new UsageError(`${file}: a list is a JSON array of objects of dotted paths to values, e.g. [{"optimizer.lr": 1e-4, "seed": 1}]`);
+    throw new UsageError(
+      `${file}: a list is a JSON array of objects of dotted paths to values, e.g. [{"optimizer.lr": 1e-4, "seed": 1}]`,
+    );
   }
   return value;
 }
 
 function workflowFields(sweep: SweepData): Array<readonly [string, unknown]> {
-  return [['workflow', sweep.workflow_id], ...(sweep.workflow_url ? [['temporal ui', sweep.workflow_url] as const] : [])];
+  return [
+    ['workflow', sweep.workflow_id],
+    ...(sweep.workflow_url ? [['temporal ui', sweep.workflow_url] as const] : []),
+  ];
 }
 
 function progressText(p: SweepProgress | null): string | undefined {

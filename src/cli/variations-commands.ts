@@ -37,7 +37,10 @@ async function list(args: string[]): Promise<number> {
 
 async function show(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
-  const variation = await openClient().client.variations.get(positionals[0]!, positiveInt(positionals[1], 'N')!);
+  const variation = await openClient().client.variations.get(
+    positionals[0]!,
+    positiveInt(positionals[1], 'N')!,
+  );
   if (values.json) {
     printJson(variation);
     return 0;
@@ -47,11 +50,18 @@ async function show(args: string[]): Promise<number> {
 }
 
 async function create(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { ...JSON_OPTION, file: { type: 'string', short: 'f' }, name: { type: 'string' } }, { min: 1, max: 1 });
+  const { values, positionals } = parseCommand(
+    args,
+    { ...JSON_OPTION, file: { type: 'string', short: 'f' }, name: { type: 'string' } },
+    { min: 1, max: 1 },
+  );
   if (values.file === undefined) throw new UsageError('--file is required: the variation config as YAML');
   const configYaml = await readTextFile(values.file);
   // The server parses it and answers 400 naming the line and column of a YAML error.
-  const variation = await openClient().client.variations.create(positionals[0]!, { configYaml, name: values.name });
+  const variation = await openClient().client.variations.create(positionals[0]!, {
+    configYaml,
+    name: values.name,
+  });
   if (values.json) printJson(variation);
   else process.stdout.write(`created variation ${variation.n} of experiment ${variation.experiment_id}\n`);
   return 0;

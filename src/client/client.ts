@@ -1,6 +1,12 @@
 import os from 'node:os';
 import path from 'node:path';
-import { resolveSettings, resolveSettingsFromFile, type ResolvedSettings, type Settings, type SettingsOptions } from './config.ts';
+import {
+  resolveSettings,
+  resolveSettingsFromFile,
+  type ResolvedSettings,
+  type Settings,
+  type SettingsOptions,
+} from './config.ts';
 import type { ClientCore } from './core/client-core.ts';
 import { OrganizationDefault } from './core/organization.ts';
 import { Transport } from './core/transport.ts';
@@ -33,7 +39,7 @@ export interface ClientOptions extends SettingsOptions {
 
 /**
  * The Assay client: one namespace per endpoint group and handles (Experiment, Variation, Run) that wrap them.
- * Synchronous in the sense of SPEC.md §1: every call is one request and resolves with its answer; nothing is
+ * Synchronous in this sense: every call is one request and resolves with its answer; nothing is
  * retried or cached beyond per-handle data.
  */
 export class Client implements ClientCore {
@@ -53,15 +59,24 @@ export class Client implements ClientCore {
   readonly #uploadStorePath: string;
   #uploader: Uploader | undefined;
 
-  /** Explicit options first, then SERVICE_* variables, then ~/.assay files, then defaults (SPEC.md §5). */
+  /** Explicit options first, then SERVICE_* variables, then ~/.assay files, then defaults. */
   constructor(options: ClientOptions = {}) {
     const { uploadStorePath, fetch, ...settings } = options;
     this.#uploadStorePath = uploadStorePath ?? path.join(os.homedir(), '.assay', 'uploads.db');
     const resolved = (options as PresetOptions)[PRESET] ?? resolveSettings(settings);
     this.settings = resolved.settings;
     this.sources = resolved.sources;
-    this.transport = new Transport({ serverUrl: this.settings.serverUrl, apiKey: this.settings.apiKey, timeout: this.settings.timeout, fetch });
-    const organization = new OrganizationDefault(this.transport, this.settings.organizationId, this.settings.organizationSlug);
+    this.transport = new Transport({
+      serverUrl: this.settings.serverUrl,
+      apiKey: this.settings.apiKey,
+      timeout: this.settings.timeout,
+      fetch,
+    });
+    const organization = new OrganizationDefault(
+      this.transport,
+      this.settings.organizationId,
+      this.settings.organizationSlug,
+    );
     this.experiments = new Experiments(this.transport, organization);
     this.variations = new Variations(this.transport);
     this.runs = new Runs(this.transport);
@@ -73,14 +88,21 @@ export class Client implements ClientCore {
     this.orchestrator = new Orchestrator(this.transport);
   }
 
-  /** Same resolution as the constructor, named for symmetry with SPEC.md's from_env. */
+  /** Same resolution as the constructor, named for symmetry with the other clients' from_env. */
   static fromEnv(options: ClientOptions = {}): Client {
     return new Client(options);
   }
 
   /** From the given YAML files only (a combined file may be passed as `config`), ignoring the environment. */
-  static fromFile(config?: string, credentials?: string, options: Omit<ClientOptions, keyof SettingsOptions> = {}): Client {
-    return new Client({ ...options, [PRESET]: resolveSettingsFromFile(config, credentials) } as PresetOptions);
+  static fromFile(
+    config?: string,
+    credentials?: string,
+    options: Omit<ClientOptions, keyof SettingsOptions> = {},
+  ): Client {
+    return new Client({
+      ...options,
+      [PRESET]: resolveSettingsFromFile(config, credentials),
+    } as PresetOptions);
   }
 
   /** A handle on an existing experiment. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { ConfigError } from './core/errors.ts';
 
-/** Environment variable of each setting (SPEC.md §5). */
+/** Environment variable of each setting. */
 export const ENV_VARIABLES = {
   serverUrl: 'SERVICE_SERVER_URL',
   apiKey: 'SERVICE_API_KEY',
@@ -84,7 +84,7 @@ export function envLayer(env: Readonly<Record<string, string | undefined>>): Lay
 
 /**
  * One YAML file's layer; an optional file that does not exist gives an empty layer. Every known key is accepted
- * in every file (SPEC: files "may hold any subset"); unknown keys are ignored with a warning, so a config.yaml
+ * in every file (files may hold any subset); unknown keys are ignored with a warning, so a config.yaml
  * written by a newer client does not break an older one.
  */
 export function fileLayer(file: string, required: boolean, warnings: string[]): Layer {

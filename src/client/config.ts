@@ -1,4 +1,4 @@
-// SPEC.md §5 client configuration resolution: options → environment → YAML files → defaults, per setting.
+// Client configuration resolution: options → environment → YAML files → defaults, per setting.
 import os from 'node:os';
 import path from 'node:path';
 import { envLayer, fileLayer, optionLayer, where } from './config-sources.ts';

@@ -8,7 +8,10 @@ const PROBE_TIMEOUT_MS = 3000;
  * OS, CPU, memory, Node, Python when present, the git commit when in a repository, GPUs when nvidia-smi is
  * present. Best effort and bounded: a missing or hanging tool leaves its field out, never delays the run long.
  */
-export async function environmentSnapshot(command: readonly string[] = process.argv, cwd: string = process.cwd()): Promise<Record<string, unknown>> {
+export async function environmentSnapshot(
+  command: readonly string[] = process.argv,
+  cwd: string = process.cwd(),
+): Promise<Record<string, unknown>> {
   const [python3, python, commit, status, gpus] = await Promise.all([
     probe('python3', ['--version'], cwd),
     probe('python', ['--version'], cwd),
@@ -37,9 +40,14 @@ export async function environmentSnapshot(command: readonly string[] = process.a
 
 function probe(file: string, args: string[], cwd: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd, timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL', windowsHide: true }, (error, stdout, stderr) => {
-      // Old Pythons print their version on stderr.
-      resolve(error ? undefined : (String(stdout).trim() || String(stderr).trim() || ''));
-    });
+    execFile(
+      file,
+      args,
+      { cwd, timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL', windowsHide: true },
+      (error, stdout, stderr) => {
+        // Old Pythons print their version on stderr.
+        resolve(error ? undefined : String(stdout).trim() || String(stderr).trim() || '');
+      },
+    );
   });
 }

@@ -1,4 +1,4 @@
-// One interface for every place a managed run can execute (DESIGN.md §6); the saga only ever sees this.
+// One interface for every place a managed run can execute; the saga only ever sees this.
 
 export type ComputeKind = 'local' | 'ec2';
 

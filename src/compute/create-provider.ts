@@ -1,4 +1,4 @@
-// Picks the compute provider by name (ASSAY_COMPUTE), the embedded `local` being the default (DESIGN.md §2).
+// Picks the compute provider by name (ASSAY_COMPUTE), the embedded `local` being the default.
 import { ConfigError } from '../server/config.ts';
 import type { ComputeProvider } from './compute-provider.ts';
 import { ec2Config } from './ec2-config.ts';

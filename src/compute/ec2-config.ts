@@ -70,4 +70,3 @@ function matching(env: Env, name: string, pattern: RegExp): string | undefined {
   }
   return value;
 }
-

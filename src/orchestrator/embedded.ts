@@ -25,19 +25,36 @@ export interface ServerOrchestration {
   close(): Promise<void>;
 }
 
-const off = (): ServerOrchestration => ({ orchestrator: undefined, temporalUiUrl: undefined, startWorker: async () => undefined, close: async () => undefined });
+const off = (): ServerOrchestration => ({
+  orchestrator: undefined,
+  temporalUiUrl: undefined,
+  startWorker: async () => undefined,
+  close: async () => undefined,
+});
 
-export async function prepareOrchestration(config: OrchestratorConfig, deps: { dataDir: string; env: Env; log: Log }): Promise<ServerOrchestration> {
+export async function prepareOrchestration(
+  config: OrchestratorConfig,
+  deps: { dataDir: string; env: Env; log: Log },
+): Promise<ServerOrchestration> {
   if (!config.enabled) return off();
   let devServer: DevServer | undefined;
   let address = config.temporal.address;
   if (!address) {
     const cli = findTemporalCli(config.devServer.cliPath);
     if (!cli) {
-      deps.log.warn({}, 'managed runs are off: no `temporal` binary (run `bash scripts/setup-temporal.sh`, set TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a cluster)');
+      deps.log.warn(
+        {},
+        'managed runs are off: no `temporal` binary (run `bash scripts/setup-temporal.sh`, set TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a cluster)',
+      );
       return off();
     }
-    devServer = await startDevServer({ cli, dataDir: path.join(deps.dataDir, 'temporal'), port: config.devServer.port, uiPort: config.devServer.uiPort, namespace: config.temporal.namespace });
+    devServer = await startDevServer({
+      cli,
+      dataDir: path.join(deps.dataDir, 'temporal'),
+      port: config.devServer.port,
+      uiPort: config.devServer.uiPort,
+      namespace: config.temporal.namespace,
+    });
     address = devServer.address;
     deps.log.info({ address, ui: devServer.uiUrl, reused: !devServer.owned }, 'Temporal dev server ready');
   }
@@ -52,7 +69,11 @@ export async function prepareOrchestration(config: OrchestratorConfig, deps: { d
       if (!config.inProcessWorker) return;
       const key = await mintEmbeddedOrchestratorKey(db);
       revokeKey = key.revoke;
-      const provider = createComputeProvider({ name: deps.env.ASSAY_COMPUTE, env: deps.env, local: { stateDir: path.join(deps.dataDir, 'instances') } });
+      const provider = createComputeProvider({
+        name: deps.env.ASSAY_COMPUTE,
+        env: deps.env,
+        local: { stateDir: path.join(deps.dataDir, 'instances') },
+      });
       worker = await startWorker({
         address,
         namespace: temporal.namespace,
@@ -64,7 +85,10 @@ export async function prepareOrchestration(config: OrchestratorConfig, deps: { d
         maxActivities: config.worker.maxActivities,
         maxWorkflows: config.worker.maxWorkflows,
       });
-      deps.log.info({ taskQueue: temporal.taskQueue, compute: provider.kind }, 'in-process Temporal worker running');
+      deps.log.info(
+        { taskQueue: temporal.taskQueue, compute: provider.kind },
+        'in-process Temporal worker running',
+      );
     },
     async close() {
       await worker?.stop();

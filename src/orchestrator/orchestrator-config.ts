@@ -18,7 +18,11 @@ export type OrchestratorConfig = {
   readonly temporal: TemporalSettings;
   /** `assay server` runs a worker in its own process (the embedded default). */
   readonly inProcessWorker: boolean;
-  readonly devServer: { readonly port: number; readonly uiPort: number; readonly cliPath: string | undefined };
+  readonly devServer: {
+    readonly port: number;
+    readonly uiPort: number;
+    readonly cliPath: string | undefined;
+  };
   readonly worker: { readonly maxActivities: number; readonly maxWorkflows: number };
   /** The service URL the standalone worker calls, and the one instances get as SERVICE_SERVER_URL. */
   readonly serviceUrl: string | undefined;
@@ -31,25 +35,53 @@ export type OrchestratorConfig = {
 /** Rows for the README's configuration table, like SETTINGS in src/server/config.ts. */
 export const ORCHESTRATOR_SETTINGS = [
   ['ASSAY_ORCHESTRATOR', 'on', 'Managed runs and sweeps through Temporal; off: those endpoints answer 503'],
-  ['TEMPORAL_ADDRESS', '(unset: embedded dev server)', 'host:port of a Temporal cluster; unset, `assay server` starts `temporal server start-dev`'],
+  [
+    'TEMPORAL_ADDRESS',
+    '(unset: embedded dev server)',
+    'host:port of a Temporal cluster; unset, `assay server` starts `temporal server start-dev`',
+  ],
   ['TEMPORAL_NAMESPACE', 'default', 'Temporal namespace of the workflows'],
   ['TEMPORAL_UI_URL', '(embedded: its UI)', 'Temporal UI base URL, for `workflow_url` links'],
   ['TEMPORAL_CLI_PATH', '(PATH, then ./.venv/bin)', 'The `temporal` binary the embedded dev server runs'],
   ['ASSAY_TEMPORAL_PORT', '7233', 'gRPC port of the embedded dev server'],
   ['ASSAY_TEMPORAL_UI_PORT', '8233', 'UI port of the embedded dev server'],
-  ['ASSAY_COMPUTE', 'local', 'Compute provider of managed runs: `local` (process groups on this machine) or `ec2`'],
+  [
+    'ASSAY_COMPUTE',
+    'local',
+    'Compute provider of managed runs: `local` (process groups on this machine) or `ec2`',
+  ],
   ['ASSAY_WORKER', 'on', '`assay server` runs a Temporal worker in-process; off when workers run separately'],
   ['ASSAY_TASK_QUEUE', 'assay', 'Task queue of the workflows and activities'],
-  ['ASSAY_WORKER_MAX_ACTIVITIES', '50', 'Activities a worker runs at once (each managed run holds one while watched)'],
+  [
+    'ASSAY_WORKER_MAX_ACTIVITIES',
+    '50',
+    'Activities a worker runs at once (each managed run holds one while watched)',
+  ],
   ['ASSAY_WORKER_MAX_WORKFLOWS', '100', 'Workflow tasks a worker runs at once'],
   ['ASSAY_SERVICE_URL', '(embedded: the service itself)', 'The service URL `assay worker` calls'],
   ['ASSAY_RUNNER_SERVER_URL', '(ASSAY_SERVICE_URL)', 'The service URL instances get as SERVICE_SERVER_URL'],
-  ['ASSAY_RUN_START_TIMEOUT_S', '900', 'A provisioned run that has not started by then fails `provision_failed`'],
+  [
+    'ASSAY_RUN_START_TIMEOUT_S',
+    '900',
+    'A provisioned run that has not started by then fails `provision_failed`',
+  ],
   ['ASSAY_RUN_SILENCE_TIMEOUT_S', '900', 'A managed run silent this long fails `heartbeat_timeout`'],
-  ['ASSAY_RUN_CANCEL_GRACE_S', '60', 'After a cancel, how long the runner may take to stop before its instance is terminated'],
-  ['ASSAY_RUN_MAX_RECOVERIES', '2', 'Instance losses a managed run recovers from (a new run resumes from the newest checkpoint)'],
+  [
+    'ASSAY_RUN_CANCEL_GRACE_S',
+    '60',
+    'After a cancel, how long the runner may take to stop before its instance is terminated',
+  ],
+  [
+    'ASSAY_RUN_MAX_RECOVERIES',
+    '2',
+    'Instance losses a managed run recovers from (a new run resumes from the newest checkpoint)',
+  ],
   ['ASSAY_RUN_POLL_S', '5', "How often a watched run's state is read"],
-  ['ASSAY_RUN_WATCH_SLICE_S', '3600', 'Length of one watch activity; the workflow continues as new every 24 slices'],
+  [
+    'ASSAY_RUN_WATCH_SLICE_S',
+    '3600',
+    'Length of one watch activity; the workflow continues as new every 24 slices',
+  ],
   ['ASSAY_RUN_OUTPUTS_TIMEOUT_S', '300', 'How long a finished run may take to finalize its outputs'],
 ] as const;
 
@@ -58,13 +90,15 @@ function seconds(env: Env, name: string, fallbackSeconds: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallbackSeconds * 1000;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number of seconds, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new ConfigError(`${name} must be a positive number of seconds, got ${JSON.stringify(raw)}`);
   return Math.round(value * 1000);
 }
 
 function url(env: Env, name: string): string | undefined {
   const value = text(env, name);
-  if (value !== undefined && !/^https?:\/\/[^\s/]+/.test(value)) throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  if (value !== undefined && !/^https?:\/\/[^\s/]+/.test(value))
+    throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
   return value?.replace(/\/+$/, '');
 }
 

@@ -18,8 +18,19 @@ export interface DevServer {
 const repoVenvBin = path.resolve(import.meta.dirname, '../../.venv/bin');
 
 /** TEMPORAL_CLI_PATH, then PATH, then the project's venv (scripts/setup-temporal.sh installs it there). */
-export function findTemporalCli(configured: string | undefined, envPath = process.env.PATH ?? ''): string | undefined {
-  const candidates = configured ? [configured] : [...envPath.split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'temporal')), path.join(repoVenvBin, 'temporal')];
+export function findTemporalCli(
+  configured: string | undefined,
+  envPath = process.env.PATH ?? '',
+): string | undefined {
+  const candidates = configured
+    ? [configured]
+    : [
+        ...envPath
+          .split(path.delimiter)
+          .filter(Boolean)
+          .map((d) => path.join(d, 'temporal')),
+        path.join(repoVenvBin, 'temporal'),
+      ];
   return candidates.find((file) => {
     try {
       accessSync(file, constants.X_OK);
@@ -58,16 +69,42 @@ async function serves(address: string, namespace: string): Promise<boolean> {
   }
 }
 
-export async function startDevServer(options: { cli: string; dataDir: string; port: number; uiPort: number; namespace: string; timeoutMs?: number }): Promise<DevServer> {
+export async function startDevServer(options: {
+  cli: string;
+  dataDir: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  timeoutMs?: number;
+}): Promise<DevServer> {
   const host = '127.0.0.1';
   const address = `${host}:${options.port}`;
   const uiUrl = `http://${host}:${options.uiPort}`;
   if (await listening(host, options.port)) {
-    if (await serves(address, options.namespace)) return { address, uiUrl, owned: false, stop: async () => undefined };
-    throw new Error(`port ${options.port} is taken by something that is not a Temporal server (set ASSAY_TEMPORAL_PORT)`);
+    if (await serves(address, options.namespace))
+      return { address, uiUrl, owned: false, stop: async () => undefined };
+    throw new Error(
+      `port ${options.port} is taken by something that is not a Temporal server (set ASSAY_TEMPORAL_PORT)`,
+    );
   }
   await mkdir(options.dataDir, { recursive: true });
-  const args = ['server', 'start-dev', '--ip', host, '--port', String(options.port), '--ui-port', String(options.uiPort), '--ui-disable-news-fetch', '--db-filename', path.join(options.dataDir, 'temporal.db'), '--namespace', options.namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    host,
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--ui-disable-news-fetch',
+    '--db-filename',
+    path.join(options.dataDir, 'temporal.db'),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'warn',
+  ];
   // Its own TEMPORAL_* client settings would otherwise be read from ours.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TEMPORAL_')));
   const child: ChildProcess = spawn(options.cli, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -85,10 +122,13 @@ export async function startDevServer(options: { cli: string; dataDir: string; po
   };
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`temporal server start-dev exited (${child.exitCode}): ${stderr.trim().slice(-500)}`);
+    if (child.exitCode !== null)
+      throw new Error(`temporal server start-dev exited (${child.exitCode}): ${stderr.trim().slice(-500)}`);
     if (await serves(address, options.namespace)) return { address, uiUrl, owned: true, stop };
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await stop();
-  throw new Error(`temporal server start-dev did not become ready within ${(options.timeoutMs ?? 60_000) / 1000} s`);
+  throw new Error(
+    `temporal server start-dev did not become ready within ${(options.timeoutMs ?? 60_000) / 1000} s`,
+  );
 }

@@ -1,7 +1,12 @@
 // The service's side of Temporal: starts, nudges, queries and cancels workflows through @temporalio/client.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { ManagedRunRef, Orchestrator, SweepProgress, SweepStart } from '../server/orchestration/orchestrator.ts';
+import type {
+  ManagedRunRef,
+  Orchestrator,
+  SweepProgress,
+  SweepStart,
+} from '../server/orchestration/orchestrator.ts';
 import { progressQuery, runChangedSignal } from '../../workflows/definitions.ts';
 import type { SagaSettings } from '../../workflows/saga-types.ts';
 import type { TemporalSettings } from './orchestrator-config.ts';
@@ -14,14 +19,21 @@ export interface TemporalOrchestratorOptions {
 }
 
 /** A finished workflow with the same id stays the answer: a run is provisioned once, ever. */
-const startOnce = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE' } as const;
+const startOnce = {
+  workflowIdConflictPolicy: 'USE_EXISTING',
+  workflowIdReusePolicy: 'REJECT_DUPLICATE',
+} as const;
 
 export class TemporalOrchestrator implements Orchestrator {
   readonly #client: Client;
   readonly #options: TemporalOrchestratorOptions;
   readonly #connection: Connection | undefined;
 
-  private constructor(client: Client, options: TemporalOrchestratorOptions, connection: Connection | undefined) {
+  private constructor(
+    client: Client,
+    options: TemporalOrchestratorOptions,
+    connection: Connection | undefined,
+  ) {
     this.#client = client;
     this.#options = options;
     this.#connection = connection;
@@ -64,7 +76,9 @@ export class TemporalOrchestrator implements Orchestrator {
 
   workflowUrl(workflowId: string): string | undefined {
     const ui = this.#options.temporal.uiUrl;
-    return ui ? `${ui}/namespaces/${encodeURIComponent(this.#options.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}` : undefined;
+    return ui
+      ? `${ui}/namespaces/${encodeURIComponent(this.#options.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`
+      : undefined;
   }
 
   async close(): Promise<void> {
@@ -73,7 +87,12 @@ export class TemporalOrchestrator implements Orchestrator {
 
   async #start(type: string, workflowId: string, args: unknown[]): Promise<void> {
     try {
-      await this.#client.workflow.start(type, { taskQueue: this.#options.temporal.taskQueue, workflowId, args, ...startOnce });
+      await this.#client.workflow.start(type, {
+        taskQueue: this.#options.temporal.taskQueue,
+        workflowId,
+        args,
+        ...startOnce,
+      });
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }

@@ -29,7 +29,9 @@ export async function workerCommand(args: string[], env: Env = process.env): Pro
   let settings;
   try {
     const config = orchestratorConfig(env);
-    const missing = ['TEMPORAL_ADDRESS', 'ASSAY_SERVICE_URL', 'ASSAY_ORCHESTRATOR_KEY'].filter((name) => !text(env, name));
+    const missing = ['TEMPORAL_ADDRESS', 'ASSAY_SERVICE_URL', 'ASSAY_ORCHESTRATOR_KEY'].filter(
+      (name) => !text(env, name),
+    );
     if (missing.length > 0) throw new ConfigError(`assay worker needs ${missing.join(', ')}`);
     const dataDir = path.resolve(text(env, 'ASSAY_DATA_DIR') ?? '.assay-data');
     settings = {
@@ -39,7 +41,11 @@ export async function workerCommand(args: string[], env: Env = process.env): Pro
       serviceUrl: config.serviceUrl!,
       orchestratorKey: config.orchestratorKey!,
       runnerServerUrl: config.runnerServerUrl ?? config.serviceUrl!,
-      provider: createComputeProvider({ name: env.ASSAY_COMPUTE, env, local: { stateDir: path.join(dataDir, 'instances') } }),
+      provider: createComputeProvider({
+        name: env.ASSAY_COMPUTE,
+        env,
+        local: { stateDir: path.join(dataDir, 'instances') },
+      }),
       maxActivities: config.worker.maxActivities,
       maxWorkflows: config.worker.maxWorkflows,
     };
@@ -49,7 +55,9 @@ export async function workerCommand(args: string[], env: Env = process.env): Pro
     return 2;
   }
   const worker = await startWorker(settings);
-  process.stdout.write(`assay worker: polling task queue ${settings.taskQueue} on ${settings.address} (compute: ${settings.provider.kind})\n`);
+  process.stdout.write(
+    `assay worker: polling task queue ${settings.taskQueue} on ${settings.address} (compute: ${settings.provider.kind})\n`,
+  );
   const stop = () => void worker.stop();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

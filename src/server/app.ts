@@ -50,10 +50,16 @@ export function loggerOptions(level: string) {
     serializers: {
       // Paths only: query strings may carry signatures of presigned URLs. A key pasted where an id belongs
       // (DELETE /api-keys/<the key itself>) is masked, or the request log would keep it.
-      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0]!.replace(KEY_IN_PATH, 'sk_$1_[redacted]'), id: req.id }),
+      req: (req: { method: string; url: string; id: string }) => ({
+        method: req.method,
+        path: req.url.split('?')[0]!.replace(KEY_IN_PATH, 'sk_$1_[redacted]'),
+        id: req.id,
+      }),
       // Database errors carry the statement's parameters, which may hold user data or key material.
       err: (err: Error & { params?: unknown }) => {
-        const { params: _params, ...rest } = pino.stdSerializers.err(err) as ReturnType<typeof pino.stdSerializers.err> & { params?: unknown };
+        const { params: _params, ...rest } = pino.stdSerializers.err(err) as ReturnType<
+          typeof pino.stdSerializers.err
+        > & { params?: unknown };
         return rest;
       },
     },
@@ -61,12 +67,20 @@ export function loggerOptions(level: string) {
 }
 
 /** Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to serve it. */
-export async function buildApp({ config, db, storage, logger, orchestrator }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  db,
+  storage,
+  logger,
+  orchestrator,
+}: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: handleFrameworkError,
   });
@@ -82,7 +96,8 @@ export async function buildApp({ config, db, storage, logger, orchestrator }: Ap
   });
   // A POST without a body validates as an empty object: routes with nothing to send accept it, others say what is missing.
   app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE') request.body = {};
+    if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE')
+      request.body = {};
   });
   installErrorHandling(app);
   installMetrics(app);
@@ -90,8 +105,21 @@ export async function buildApp({ config, db, storage, logger, orchestrator }: Ap
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Assay API', version: '0.1.0', description: 'Experiments, variations, runs, sweeps, assets, search, API keys and organizations.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token' } } },
+      info: {
+        title: 'Assay API',
+        version: '0.1.0',
+        description: 'Experiments, variations, runs, sweeps, assets, search, API keys and organizations.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token',
+          },
+        },
+      },
       security: [{ bearer: [] }],
     },
   });

@@ -46,25 +46,40 @@ export const SETTINGS = [
   ['ASSAY_HOST', '127.0.0.1', 'Address to listen on (use 0.0.0.0 in a container)'],
   ['PORT', '8080', 'Port to listen on'],
   ['DATABASE_URL', '(unset: embedded PGlite)', 'PostgreSQL connection string'],
-  ['ASSAY_DATA_DIR', './.assay-data', 'Data directory of the embedded default (PGlite database, local storage)'],
+  [
+    'ASSAY_DATA_DIR',
+    './.assay-data',
+    'Data directory of the embedded default (PGlite database, local storage)',
+  ],
   ['ASSAY_LOG_LEVEL', 'info', 'pino log level (fatal, error, warn, info, debug, trace, silent)'],
   ['ASSAY_BODY_LIMIT_BYTES', '2097152', 'Largest accepted JSON body'],
   ['ASSAY_API_KEY_TTL_DAYS', '90', 'Default lifetime of user and agent keys'],
-  ['ASSAY_AUTH_CACHE_TTL_MS', '3000', 'How long a verified token is cached (revocations reach other replicas within this)'],
+  [
+    'ASSAY_AUTH_CACHE_TTL_MS',
+    '3000',
+    'How long a verified token is cached (revocations reach other replicas within this)',
+  ],
   ['ASSAY_AUTH_CACHE_MAX', '10000', 'Entries in the auth cache (LRU)'],
   ['ASSAY_WATCHDOG_TIMEOUT_S', '900', 'A running run silent this long fails with reason heartbeat_timeout'],
   ['ASSAY_WATCHDOG_INTERVAL_S', '30', 'How often the watchdog looks'],
   ['ASSAY_WORKER_KEY_GRACE_S', '3600', 'How long a worker key outlives the end of its run'],
-  ['ASSAY_PUBLIC_URL', 'http://<host>:<port>', 'Base URL clients use to reach the service (local-storage upload URLs point here)'],
+  [
+    'ASSAY_PUBLIC_URL',
+    'http://<host>:<port>',
+    'Base URL clients use to reach the service (local-storage upload URLs point here)',
+  ],
   ['ASSAY_SEARCH', 'on', 'Full-text search: on, or off (then GET /search answers 503)'],
   ['ASSAY_INLINE_MAX_BYTES', '262144', 'Largest inline asset content'],
   ['ASSAY_JWT_ISSUER', '(unset: JWT login off)', 'Expected `iss` of identity-provider access tokens'],
   ['ASSAY_JWT_AUDIENCE', '(required with the issuer)', 'Expected `aud`'],
   ['ASSAY_JWT_JWKS_URL', '', 'JWKS URL of the identity provider (or ASSAY_JWT_JWKS_FILE)'],
   ['ASSAY_JWT_JWKS_FILE', '', 'JWKS as a local JSON file'],
-  ['ASSAY_ORCHESTRATOR_KEY', '(unset)', 'Pre-shared orchestrator key (sk_agent_…) for standalone Temporal workers; give the workers the same value'],
+  [
+    'ASSAY_ORCHESTRATOR_KEY',
+    '(unset)',
+    'Pre-shared orchestrator key (sk_agent_…) for standalone Temporal workers; give the workers the same value',
+  ],
 ] as const;
-
 
 /** Seconds in the environment, milliseconds in the config; fractions allowed so tests can use short timeouts. */
 function seconds(env: Env, name: string, fallbackSeconds: number): number {
@@ -77,17 +92,18 @@ function seconds(env: Env, name: string, fallbackSeconds: number): number {
   return Math.round(value * 1000);
 }
 
-
-
 function jwtConfig(env: Env): JwtConfig | undefined {
   const issuer = text(env, 'ASSAY_JWT_ISSUER');
   const audience = text(env, 'ASSAY_JWT_AUDIENCE');
   const jwksUrl = text(env, 'ASSAY_JWT_JWKS_URL');
   const jwksFile = text(env, 'ASSAY_JWT_JWKS_FILE');
   if (!issuer && !audience && !jwksUrl && !jwksFile) return undefined;
-  if (!issuer || !audience) throw new ConfigError('ASSAY_JWT_ISSUER and ASSAY_JWT_AUDIENCE must be set together');
-  if (!jwksUrl === !jwksFile) throw new ConfigError('set exactly one of ASSAY_JWT_JWKS_URL and ASSAY_JWT_JWKS_FILE');
-  if (jwksUrl && !/^https?:\/\//.test(jwksUrl)) throw new ConfigError('ASSAY_JWT_JWKS_URL must be an http(s) URL');
+  if (!issuer || !audience)
+    throw new ConfigError('ASSAY_JWT_ISSUER and ASSAY_JWT_AUDIENCE must be set together');
+  if (!jwksUrl === !jwksFile)
+    throw new ConfigError('set exactly one of ASSAY_JWT_JWKS_URL and ASSAY_JWT_JWKS_FILE');
+  if (jwksUrl && !/^https?:\/\//.test(jwksUrl))
+    throw new ConfigError('ASSAY_JWT_JWKS_URL must be an http(s) URL');
   return Object.freeze({ issuer, audience, jwksUrl, jwksFile });
 }
 
@@ -97,7 +113,9 @@ function orchestratorKey(env: Env): string | undefined {
   if (key === undefined) return undefined;
   // The message never echoes the value: it is a credential.
   if (parseToken(key)?.kind !== 'agent') {
-    throw new ConfigError('ASSAY_ORCHESTRATOR_KEY must be an agent key: sk_agent_ followed by 32 hex digits and 43 base64url characters (generate one offline)');
+    throw new ConfigError(
+      'ASSAY_ORCHESTRATOR_KEY must be an agent key: sk_agent_ followed by 32 hex digits and 43 base64url characters (generate one offline)',
+    );
   }
   return key;
 }
@@ -129,13 +147,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     orchestratorKey: orchestratorKey(env),
     ...overrides,
   };
-  const publicUrl = text(env, 'ASSAY_PUBLIC_URL') ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
+  const publicUrl =
+    text(env, 'ASSAY_PUBLIC_URL') ??
+    `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
   if (!/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError('ASSAY_PUBLIC_URL must be an http(s) URL');
   config.publicUrl = overrides.publicUrl ?? publicUrl.replace(/\/+$/, '');
-  config.storage = overrides.storage ?? storageConfig(env, { dataDir: config.dataDir, publicUrl: config.publicUrl });
+  config.storage =
+    overrides.storage ?? storageConfig(env, { dataDir: config.dataDir, publicUrl: config.publicUrl });
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {
-    throw new ConfigError(`ASSAY_LOG_LEVEL must be one of ${levels.join(', ')}, got ${JSON.stringify(config.logLevel)}`);
+    throw new ConfigError(
+      `ASSAY_LOG_LEVEL must be one of ${levels.join(', ')}, got ${JSON.stringify(config.logLevel)}`,
+    );
   }
   return Object.freeze(config);
 }

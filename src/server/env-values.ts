@@ -10,7 +10,13 @@ export function text(env: Env, name: string): string | undefined {
 }
 
 /** A whole number in [min, max]; the error names the variable and what it got. */
-export function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function integer(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);

@@ -5,16 +5,24 @@ import type { Db } from './db/database.ts';
 export function healthRoutes(db: Db) {
   return async (app: FastifyInstance) => {
     const config = { public: true };
-    app.get('/healthz', { config, schema: { tags: ['operations'], summary: 'Liveness' } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { config, schema: { tags: ['operations'], summary: 'Readiness: the database answers' } }, async (req, reply) => {
-      try {
-        await withTimeout(db.query('SELECT 1'), 2000);
-        return { status: 'ready' };
-      } catch (err) {
-        req.log.warn({ err }, 'not ready');
-        return reply.code(503).send({ error: { code: 'database_unavailable', message: 'the database is unavailable' } });
-      }
-    });
+    app.get('/healthz', { config, schema: { tags: ['operations'], summary: 'Liveness' } }, async () => ({
+      status: 'ok',
+    }));
+    app.get(
+      '/readyz',
+      { config, schema: { tags: ['operations'], summary: 'Readiness: the database answers' } },
+      async (req, reply) => {
+        try {
+          await withTimeout(db.query('SELECT 1'), 2000);
+          return { status: 'ready' };
+        } catch (err) {
+          req.log.warn({ err }, 'not ready');
+          return reply
+            .code(503)
+            .send({ error: { code: 'database_unavailable', message: 'the database is unavailable' } });
+        }
+      },
+    );
   };
 }
 

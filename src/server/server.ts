@@ -4,9 +4,16 @@ import { loadConfig, type ServiceConfig } from './config.ts';
 import { createService } from './service.ts';
 
 /** Runs the service (and, on the embedded default, Temporal and a worker) until SIGINT or SIGTERM. */
-export async function runServer(config: ServiceConfig = loadConfig(), orchestration: OrchestratorConfig = orchestratorConfig(process.env)): Promise<void> {
+export async function runServer(
+  config: ServiceConfig = loadConfig(),
+  orchestration: OrchestratorConfig = orchestratorConfig(process.env),
+): Promise<void> {
   const startupLog = (await import('pino')).default({ level: config.logLevel });
-  const orchestrating = await prepareOrchestration(orchestration, { dataDir: config.dataDir, env: process.env, log: startupLog });
+  const orchestrating = await prepareOrchestration(orchestration, {
+    dataDir: config.dataDir,
+    env: process.env,
+    log: startupLog,
+  });
   if (orchestrating.temporalUiUrl) process.stdout.write(`Temporal UI: ${orchestrating.temporalUiUrl}\n`);
   const service = await createService(config, { orchestrator: orchestrating.orchestrator });
   if (service.bootstrapKey) {
@@ -15,7 +22,15 @@ export async function runServer(config: ServiceConfig = loadConfig(), orchestrat
   }
   const address = await service.app.listen({ host: config.host, port: config.port });
   await orchestrating.startWorker({ db: service.db, serviceUrl: config.publicUrl });
-  service.app.log.info({ address, database: service.db.driver, docs: `${address}/docs`, temporalUi: orchestrating.temporalUiUrl }, `Assay listening on ${address}`);
+  service.app.log.info(
+    {
+      address,
+      database: service.db.driver,
+      docs: `${address}/docs`,
+      temporalUi: orchestrating.temporalUiUrl,
+    },
+    `Assay listening on ${address}`,
+  );
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

@@ -23,8 +23,12 @@ export interface Service {
  * first admin, store the pre-shared orchestrator key, build the app, start the watchdog. `server.ts` listens;
  * tests use `app.inject` or listen too. The orchestrator, when given, stays the caller's to close.
  */
-export async function createService(config: ServiceConfig, opts: { logger?: AppDeps['logger']; db?: Db; orchestrator?: Orchestrator } = {}): Promise<Service> {
-  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
+export async function createService(
+  config: ServiceConfig,
+  opts: { logger?: AppDeps['logger']; db?: Db; orchestrator?: Orchestrator } = {},
+): Promise<Service> {
+  const db =
+    opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
   try {
     await migrate(db);
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
@@ -37,7 +41,12 @@ export async function createService(config: ServiceConfig, opts: { logger?: AppD
   const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
   await app.ready();
-  const watchdog = startWatchdog(db, { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs }, app.log, opts.orchestrator);
+  const watchdog = startWatchdog(
+    db,
+    { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs },
+    app.log,
+    opts.orchestrator,
+  );
   return {
     app,
     db,

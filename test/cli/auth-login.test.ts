@@ -47,12 +47,18 @@ describe('assay auth login', () => {
   /** `assay auth login …` in a real terminal, with nothing of this process's environment but PATH. */
   async function loginInTmux(h: string, args: string[]): Promise<TmuxSession> {
     const argv = [process.execPath, assayBin, 'auth', 'login', ...args].map(shellQuote).join(' ');
-    const session = await TmuxSession.start(`assay-test-${process.pid}-${sessions.length}`, `env -i PATH=${shellQuote(process.env.PATH ?? '')} HOME=${shellQuote(h)} ${argv}`);
+    const session = await TmuxSession.start(
+      `assay-test-${process.pid}-${sessions.length}`,
+      `env -i PATH=${shellQuote(process.env.PATH ?? '')} HOME=${shellQuote(h)} ${argv}`,
+    );
     sessions.push(session);
     return session;
   }
 
-  const files = (h: string) => ({ config: path.join(h, '.assay', 'config.yaml'), credentials: path.join(h, '.assay', 'credentials.yaml') });
+  const files = (h: string) => ({
+    config: path.join(h, '.assay', 'config.yaml'),
+    credentials: path.join(h, '.assay', 'credentials.yaml'),
+  });
   const readYaml = async (file: string) => parse(await readFile(file, 'utf8'));
 
   it('as a person in a terminal: hidden key, the organizations listed, one picked by number; files written, key never on screen', async () => {
@@ -61,7 +67,9 @@ describe('assay auth login', () => {
     await tmux.waitFor(/API key or access token \(input hidden\): $/m);
     await tmux.type(key);
     await tmux.press('Enter');
-    const listed = await tmux.waitFor(/Default organization \(number or slug; Enter keeps personal scope\): $/m);
+    const listed = await tmux.waitFor(
+      /Default organization \(number or slug; Enter keeps personal scope\): $/m,
+    );
     assert.match(listed, /^\s+0\s+personal\s+your personal scope$/m);
     const number = /^\s+(\d+)\s+beta-lab\s+beta-lab research \(owner\)$/m.exec(listed)?.[1];
     assert.ok(number, `beta-lab is listed with a number:\n${listed}`);
@@ -96,14 +104,24 @@ describe('assay auth login', () => {
     assert.match(listed, /acme\s+acme research \(owner\)\s+\[current\]/);
     await tmux.press('Enter');
     assert.match(await tmux.waitFor(/^EXIT=\d+$/m), /^EXIT=0$/m);
-    assert.equal(await readFile(config, 'utf8'), `# my settings\ntimeout: 12\norganization_slug: acme\nserver_url: ${t.url}\n`);
+    assert.equal(
+      await readFile(config, 'utf8'),
+      `# my settings\ntimeout: 12\norganization_slug: acme\nserver_url: ${t.url}\n`,
+    );
     assert.deepEqual(await readYaml(credentials), { api_key: second });
-    assert.equal((await stat(credentials)).mode & 0o777, 0o600, 'a credentials.yaml that was 644 becomes 600');
+    assert.equal(
+      (await stat(credentials)).mode & 0o777,
+      0o600,
+      'a credentials.yaml that was 644 becomes 600',
+    );
   });
 
   it('piped answers (not a terminal): --organization by slug is stored as its id; --personal clears it', async () => {
     const h = await home();
-    const bySlug = await runCli(['auth', 'login', '--server-url', t.url!, '--organization', 'acme'], { home: h, input: `${key}\n` });
+    const bySlug = await runCli(['auth', 'login', '--server-url', t.url!, '--organization', 'acme'], {
+      home: h,
+      input: `${key}\n`,
+    });
     assert.equal(bySlug.code, 0, bySlug.stderr);
     assert.equal((await readYaml(files(h).config)).organization_id, orgs.acme);
     const personal = await runCli(['auth', 'login', '--personal'], { home: h, input: `${key}\n` });
@@ -117,15 +135,24 @@ describe('assay auth login', () => {
 
   it('--no-verify stores the key and the organization as given without calling the server', async () => {
     const h = await home();
-    const r = await runCli(['auth', 'login', '--no-verify', '--server-url', 'http://127.0.0.1:9', '--organization', 'some-lab'], { home: h, input: 'sk_agent_anything\n' });
+    const r = await runCli(
+      ['auth', 'login', '--no-verify', '--server-url', 'http://127.0.0.1:9', '--organization', 'some-lab'],
+      { home: h, input: 'sk_agent_anything\n' },
+    );
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(await readYaml(files(h).config), { server_url: 'http://127.0.0.1:9', organization_slug: 'some-lab' });
+    assert.deepEqual(await readYaml(files(h).config), {
+      server_url: 'http://127.0.0.1:9',
+      organization_slug: 'some-lab',
+    });
     assert.deepEqual(await readYaml(files(h).credentials), { api_key: 'sk_agent_anything' });
   });
 
   it('a refused key writes nothing and exits 1; no key or clashing flags exit 2', async () => {
     const h = await home();
-    const refused = await runCli(['auth', 'login', '--server-url', t.url!], { home: h, input: 'sk_user_notakey\n' });
+    const refused = await runCli(['auth', 'login', '--server-url', t.url!], {
+      home: h,
+      input: 'sk_user_notakey\n',
+    });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /^error: .+ \(unauthenticated, request [0-9a-f-]+\)$/m);
     await assert.rejects(stat(path.join(h, '.assay')), { code: 'ENOENT' });
@@ -133,7 +160,10 @@ describe('assay auth login', () => {
     assert.equal(empty.code, 2);
     const clash = await runCli(['auth', 'login', '--personal', '--organization', 'acme'], { home: h });
     assert.equal(clash.code, 2);
-    const notMine = await runCli(['auth', 'login', '--server-url', t.url!, '--organization', 'nope'], { home: h, input: `${key}\n` });
+    const notMine = await runCli(['auth', 'login', '--server-url', t.url!, '--organization', 'nope'], {
+      home: h,
+      input: `${key}\n`,
+    });
     assert.equal(notMine.code, 2);
     assert.match(notMine.stderr, /not one of your organizations \(yours: acme, beta-lab\)/);
   });

@@ -23,7 +23,10 @@ describe('managed-run commands: runs provision, sweeps', () => {
     t = await startTestService({ listen: true, orchestrator: new FakeOrchestrator() });
     home = await tempHome();
     env = { SERVICE_SERVER_URL: t.url!, SERVICE_API_KEY: (await t.createUser()).key };
-    base = await file('base.yaml', 'optimizer:\n  name: adamw\n  lr: 3.0e-4\nseed: 0\nlaunch:\n  command: python train.py\n');
+    base = await file(
+      'base.yaml',
+      'optimizer:\n  name: adamw\n  lr: 3.0e-4\nseed: 0\nlaunch:\n  command: python train.py\n',
+    );
   });
   after(async () => {
     await t.close();
@@ -47,22 +50,44 @@ describe('managed-run commands: runs provision, sweeps', () => {
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, new RegExp(`^workflow\\s+run-${experiment.id}-1-1$`, 'm'));
     assert.ok(text.stdout.includes(`temporal ui  ${first.workflow_url}\n`), text.stdout);
-    assert.match((await cli(['runs', 'show', experiment.id, '1', '1'])).stdout, new RegExp(`^workflow\\s+run-${experiment.id}-1-1$`, 'm'));
+    assert.match(
+      (await cli(['runs', 'show', experiment.id, '1', '1'])).stdout,
+      new RegExp(`^workflow\\s+run-${experiment.id}-1-1$`, 'm'),
+    );
   });
 
   it('sweeps create --set builds a grid of JSON values and strings; show and cancel', async () => {
-    const experiment = await json(['experiments', 'create', '--file', await file('sweep.yaml', 'name: sweep\n')]);
+    const experiment = await json([
+      'experiments',
+      'create',
+      '--file',
+      await file('sweep.yaml', 'name: sweep\n'),
+    ]);
     const sweep = await json([
-      'sweeps', 'create', experiment.id, '--base', base,
-      '--set', 'optimizer.lr=1e-4,3e-4', '--set', 'optimizer.name=sgd,adamw', '--set', 'seed=1',
-      '--concurrency', '3', '--name-prefix', 'grid',
+      'sweeps',
+      'create',
+      experiment.id,
+      '--base',
+      base,
+      '--set',
+      'optimizer.lr=1e-4,3e-4',
+      '--set',
+      'optimizer.name=sgd,adamw',
+      '--set',
+      'seed=1',
+      '--concurrency',
+      '3',
+      '--name-prefix',
+      'grid',
     ]);
     assert.deepEqual([sweep.experiment_id, sweep.concurrency, sweep.runs.length], [experiment.id, 3, 4]);
     const configs = (await json<any[]>(['variations', 'list', experiment.id])).map((v) => v.config_json);
-    assert.deepEqual(
-      configs.map((c) => `${c.optimizer.name} ${c.optimizer.lr} ${c.seed}`).sort(),
-      ['adamw 0.0001 1', 'adamw 0.0003 1', 'sgd 0.0001 1', 'sgd 0.0003 1'],
-    );
+    assert.deepEqual(configs.map((c) => `${c.optimizer.name} ${c.optimizer.lr} ${c.seed}`).sort(), [
+      'adamw 0.0001 1',
+      'adamw 0.0003 1',
+      'sgd 0.0001 1',
+      'sgd 0.0003 1',
+    ]);
 
     const shown = await json(['sweeps', 'show', experiment.id, sweep.id]);
     assert.deepEqual([shown.id, shown.runs.length], [sweep.id, 4]);
@@ -73,9 +98,17 @@ describe('managed-run commands: runs provision, sweeps', () => {
   });
 
   it('sweeps create --list and --grid read JSON files', async () => {
-    const experiment = await json(['experiments', 'create', '--file', await file('list.yaml', 'name: list\n')]);
+    const experiment = await json([
+      'experiments',
+      'create',
+      '--file',
+      await file('list.yaml', 'name: list\n'),
+    ]);
     const list = await file('points.json', '[{"optimizer.name": "sgd", "optimizer.lr": 0.1}, {"seed": 7}]');
-    assert.equal((await json(['sweeps', 'create', experiment.id, '--base', base, '--list', list])).runs.length, 2);
+    assert.equal(
+      (await json(['sweeps', 'create', experiment.id, '--base', base, '--list', list])).runs.length,
+      2,
+    );
     const other = await json(['experiments', 'create', '--file', await file('grid.yaml', 'name: grid\n')]);
     const grid = await file('grid.json', '{"seed": [1, 2, 3]}');
     const text = await cli(['sweeps', 'create', other.id, '--base', base, '--grid', grid]);
@@ -93,8 +126,14 @@ describe('managed-run commands: runs provision, sweeps', () => {
       [['sweeps', 'create', id, '--base', base, '--set', 'seed=1', '--set', 'seed=2'], /given twice/],
       [['sweeps', 'create', id, '--base', base, '--set', 'seed=1,,2'], /empty value/],
       [['sweeps', 'create', id, '--base', base, '--grid', base], /is not JSON/],
-      [['sweeps', 'create', id, '--base', base, '--list', await file('bad-list.json', '{"seed": [1]}')], /a list is a JSON array/],
-      [['sweeps', 'create', id, '--base', base, '--set', 'seed=1', '--concurrency', '0'], /--concurrency must be/],
+      [
+        ['sweeps', 'create', id, '--base', base, '--list', await file('bad-list.json', '{"seed": [1]}')],
+        /a list is a JSON array/,
+      ],
+      [
+        ['sweeps', 'create', id, '--base', base, '--set', 'seed=1', '--concurrency', '0'],
+        /--concurrency must be/,
+      ],
       [['sweeps', 'show', id], /missing argument/],
     ];
     for (const [args, message] of cases) {
@@ -105,14 +144,41 @@ describe('managed-run commands: runs provision, sweeps', () => {
   });
 
   it('keeps JSON structure in --set values: commas inside brackets and quotes do not split', async () => {
-    const experiment = await json(['experiments', 'create', '--file', await file('shapes.yaml', 'name: shapes\n')]);
-    const sweep = await json(['sweeps', 'create', experiment.id, '--base', base, '--set', 'layers=[64,64],[128,"a,b"]', '--set', 'tag=plain,"007",true']);
+    const experiment = await json([
+      'experiments',
+      'create',
+      '--file',
+      await file('shapes.yaml', 'name: shapes\n'),
+    ]);
+    const sweep = await json([
+      'sweeps',
+      'create',
+      experiment.id,
+      '--base',
+      base,
+      '--set',
+      'layers=[64,64],[128,"a,b"]',
+      '--set',
+      'tag=plain,"007",true',
+    ]);
     assert.equal(sweep.runs.length, 6);
-    const configs = (await json<any[]>(['variations', 'list', experiment.id])).map((v) => [v.config_json.layers, v.config_json.tag]);
+    const configs = (await json<any[]>(['variations', 'list', experiment.id])).map((v) => [
+      v.config_json.layers,
+      v.config_json.tag,
+    ]);
     const key = (c: unknown[]) => JSON.stringify(c);
-    assert.deepEqual(configs.map(key).sort(), [
-      [[64, 64], 'plain'], [[64, 64], '007'], [[64, 64], true],
-      [[128, 'a,b'], 'plain'], [[128, 'a,b'], '007'], [[128, 'a,b'], true],
-    ].map(key).sort());
+    assert.deepEqual(
+      configs.map(key).sort(),
+      [
+        [[64, 64], 'plain'],
+        [[64, 64], '007'],
+        [[64, 64], true],
+        [[128, 'a,b'], 'plain'],
+        [[128, 'a,b'], '007'],
+        [[128, 'a,b'], true],
+      ]
+        .map(key)
+        .sort(),
+    );
   });
 });

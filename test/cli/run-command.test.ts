@@ -25,7 +25,11 @@ describe('assay run: a bash script as the command, against the real service', ()
     key = (await t.createUser()).key;
     home = await tempHome();
     experimentId = (await committedExperiment(t, key)).id;
-    client = new Client({ serverUrl: t.url, apiKey: key, uploadStorePath: path.join(home, 'test-uploads.db') });
+    client = new Client({
+      serverUrl: t.url,
+      apiKey: key,
+      uploadStorePath: path.join(home, 'test-uploads.db'),
+    });
   });
   after(async () => {
     client.close();
@@ -38,7 +42,10 @@ describe('assay run: a bash script as the command, against the real service', ()
     const cwd = path.join(home, name);
     const outputs = path.join(cwd, 'outputs');
     mkdirSync(cwd, { recursive: true });
-    const run = spawnCli(['run', '--heartbeat-interval', '1', '--outputs', outputs, ...flags, '--', 'bash', CHILD, ...command], { home, cwd, env: { ...env(), ...extraEnv } });
+    const run = spawnCli(
+      ['run', '--heartbeat-interval', '1', '--outputs', outputs, ...flags, '--', 'bash', CHILD, ...command],
+      { home, cwd, env: { ...env(), ...extraEnv } },
+    );
     return { cwd, outputs, ...run };
   }
 
@@ -65,7 +72,11 @@ describe('assay run: a bash script as the command, against the real service', ()
 
   it('exit 0 with the ids of a managed worker (SERVICE_*): succeeded, the config reached the command, outputs are assets', async () => {
     const { r } = await createRun(t, key, experimentId);
-    const { outputs, result } = assayRun('succeed', [], ['succeed'], { SERVICE_EXPERIMENT_ID: experimentId, SERVICE_VARIATION: '1', SERVICE_RUN: String(r) });
+    const { outputs, result } = assayRun('succeed', [], ['succeed'], {
+      SERVICE_EXPERIMENT_ID: experimentId,
+      SERVICE_VARIATION: '1',
+      SERVICE_RUN: String(r),
+    });
     const done = await result;
     assert.equal(done.code, 0, done.stderr);
     const run = await runOf(r);
@@ -74,7 +85,10 @@ describe('assay run: a bash script as the command, against the real service', ()
     const seen = JSON.parse(await readFile(path.join(outputs, 'config-seen.json'), 'utf8'));
     assert.deepEqual(seen.config_json, { lr: 0.1 });
     assert.equal(seen.r, r);
-    assert.match(await readFile(path.join(outputs, 'result.txt'), 'utf8'), new RegExp(`^run ${r} of variation 1 of ${experimentId}`));
+    assert.match(
+      await readFile(path.join(outputs, 'result.txt'), 'utf8'),
+      new RegExp(`^run ${r} of variation 1 of ${experimentId}`),
+    );
     assert.equal(run.environment?.os, process.platform);
     assert.equal(run.environment?.node, process.versions.node);
     assert.deepEqual(run.environment?.command, ['bash', CHILD, 'succeed']);
@@ -85,7 +99,11 @@ describe('assay run: a bash script as the command, against the real service', ()
     // A file already in the outputs directory is an earlier run's: not uploaded as this one's.
     mkdirSync(path.join(home, 'fail', 'outputs'), { recursive: true });
     writeFileSync(path.join(home, 'fail', 'outputs', 'stale.log'), 'from an earlier run\n');
-    const { outputs, result } = assayRun('fail', ['--experiment', experimentId, '--variation', '1'], ['fail']);
+    const { outputs, result } = assayRun(
+      'fail',
+      ['--experiment', experimentId, '--variation', '1'],
+      ['fail'],
+    );
     const done = await result;
     assert.equal(done.code, 3, done.stderr);
     assert.match(done.stderr, /loss diverged/);
@@ -98,7 +116,11 @@ describe('assay run: a bash script as the command, against the real service', ()
 
   it('cancelled through the API: the heartbeat answer stops the command (SIGTERM), the run fails abandoned', async () => {
     const pidFile = path.join(home, 'cancel.pid');
-    const { outputs, result } = assayRun('cancel', ['--experiment', experimentId, '--variation', '1', '--grace', '5'], ['wait', pidFile]);
+    const { outputs, result } = assayRun(
+      'cancel',
+      ['--experiment', experimentId, '--variation', '1', '--grace', '5'],
+      ['wait', pidFile],
+    );
     await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
     const runs = await client.runs.list(experimentId, 1);
     const r = runs.find((x) => x.state === 'running')!.r;
@@ -114,8 +136,14 @@ describe('assay run: a bash script as the command, against the real service', ()
 
   it('outputs upload while the command runs; the command killed with SIGKILL from outside: failed crash "killed by SIGKILL", exit code 137', async () => {
     const pidFile = path.join(home, 'kill.pid');
-    const { outputs, result } = assayRun('kill', ['--experiment', experimentId, '--variation', '1'], ['wait', pidFile]);
-    const pid = Number(await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined)));
+    const { outputs, result } = assayRun(
+      'kill',
+      ['--experiment', experimentId, '--variation', '1'],
+      ['wait', pidFile],
+    );
+    const pid = Number(
+      await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined)),
+    );
     // Outputs go up while the command still runs, once each file has kept its size for a moment.
     const r = (await client.runs.list(experimentId, 1)).find((x) => x.state === 'running')!.r;
     await waitFor('the outputs to be uploaded during the run', async () => {
@@ -134,7 +162,11 @@ describe('assay run: a bash script as the command, against the real service', ()
 
   it('assay run itself gets SIGTERM: forwarded, and the run fails abandoned before it exits', async () => {
     const pidFile = path.join(home, 'term.pid');
-    const { outputs, child, result } = assayRun('term', ['--experiment', experimentId, '--variation', '1'], ['wait', pidFile]);
+    const { outputs, child, result } = assayRun(
+      'term',
+      ['--experiment', experimentId, '--variation', '1'],
+      ['wait', pidFile],
+    );
     await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
     child.kill('SIGTERM');
     const done = await result;
@@ -147,7 +179,11 @@ describe('assay run: a bash script as the command, against the real service', ()
 
   it('a command that ignores SIGTERM is killed after --grace', async () => {
     const pidFile = path.join(home, 'stubborn.pid');
-    const { child, result } = assayRun('stubborn', ['--experiment', experimentId, '--variation', '1', '--grace', '1'], ['stubborn', pidFile]);
+    const { child, result } = assayRun(
+      'stubborn',
+      ['--experiment', experimentId, '--variation', '1', '--grace', '1'],
+      ['stubborn', pidFile],
+    );
     await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
     const sent = Date.now();
     child.kill('SIGTERM');
@@ -163,10 +199,16 @@ describe('assay run: a bash script as the command, against the real service', ()
     const none = await runCli(['run', '--', 'true'], { home, env: env() });
     assert.equal(none.code, 2);
     assert.match(none.stderr, /which run\?/);
-    const missing = await runCli(['run', '--experiment', experimentId, '--variation', '1', '--run', '999', '--', 'true'], { home, env: env() });
+    const missing = await runCli(
+      ['run', '--experiment', experimentId, '--variation', '1', '--run', '999', '--', 'true'],
+      { home, env: env() },
+    );
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^error: .+ \(not_found, request [0-9a-f-]+\)$/m);
-    const noKey = await runCli(['run', '--experiment', experimentId, '--variation', '1', '--', 'true'], { home, env: { SERVICE_SERVER_URL: t.url } });
+    const noKey = await runCli(['run', '--experiment', experimentId, '--variation', '1', '--', 'true'], {
+      home,
+      env: { SERVICE_SERVER_URL: t.url },
+    });
     assert.equal(noKey.code, 2);
     assert.match(noKey.stderr, /no API key/);
   });

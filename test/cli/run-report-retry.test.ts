@@ -20,13 +20,23 @@ async function flakySucceedProxy(target: string, failures: number) {
     }
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
-    const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
+    ) as Record<string, string>;
+    const upstream = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
     res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/plain' });
     res.end(Buffer.from(await upstream.arrayBuffer()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, refused: () => refused, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    refused: () => refused,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('assay run through a service outage at the end', () => {
@@ -47,10 +57,13 @@ describe('assay run through a service outage at the end', () => {
     const run = await createRun(t, key, experimentId);
     const proxy = await flakySucceedProxy(t.url!, 2);
     try {
-      const result = await runCli(['run', '--experiment', experimentId, '--variation', '1', '--run', String(run.r), '--', 'true'], {
-        home,
-        env: { SERVICE_SERVER_URL: proxy.url, SERVICE_API_KEY: key },
-      });
+      const result = await runCli(
+        ['run', '--experiment', experimentId, '--variation', '1', '--run', String(run.r), '--', 'true'],
+        {
+          home,
+          env: { SERVICE_SERVER_URL: proxy.url, SERVICE_API_KEY: key },
+        },
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.equal(proxy.refused(), 2);
       assert.match(result.stderr, /trying again/);

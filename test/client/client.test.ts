@@ -33,7 +33,12 @@ describe('client against the real service', () => {
   before(async () => {
     t = await startTestService({ listen: true });
     off = await startTestService({ listen: true, env: { ASSAY_SEARCH: 'off' } });
-    users = { explicit: await t.createUser(), env: await t.createUser(), credentials: await t.createUser(), config: await t.createUser() };
+    users = {
+      explicit: await t.createUser(),
+      env: await t.createUser(),
+      credentials: await t.createUser(),
+      config: await t.createUser(),
+    };
     home = await mkdtemp(path.join(tmpdir(), 'assay-client-home-'));
   });
   after(async () => {
@@ -42,15 +47,22 @@ describe('client against the real service', () => {
     await rm(home, { recursive: true, force: true });
   });
   afterEach(() => {
-    for (const k of Object.keys(process.env)) if (k.startsWith('SERVICE_') || k === 'HOME') delete process.env[k];
+    for (const k of Object.keys(process.env))
+      if (k.startsWith('SERVICE_') || k === 'HOME') delete process.env[k];
     Object.assign(process.env, savedEnv);
   });
 
-  async function files(config: Record<string, unknown> | undefined, credentials: Record<string, unknown> | undefined) {
+  async function files(
+    config: Record<string, unknown> | undefined,
+    credentials: Record<string, unknown> | undefined,
+  ) {
     const dir = path.join(home, '.assay');
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
-    const yaml = (o: Record<string, unknown>) => Object.entries(o).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n') + '\n';
+    const yaml = (o: Record<string, unknown>) =>
+      Object.entries(o)
+        .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+        .join('\n') + '\n';
     if (config) await writeFile(path.join(dir, 'config.yaml'), yaml(config));
     if (credentials) await writeFile(path.join(dir, 'credentials.yaml'), yaml(credentials), { mode: 0o600 });
     process.env.HOME = home;
@@ -59,10 +71,18 @@ describe('client against the real service', () => {
 
   it('takes each setting from the first source that has it: options, environment, credentials.yaml, config.yaml', async () => {
     await files({ server_url: t.url, api_key: users.config.key }, { api_key: users.credentials.key });
-    assert.equal(await whoami(Client.fromEnv()), users.credentials.email, 'credentials.yaml beats config.yaml');
+    assert.equal(
+      await whoami(Client.fromEnv()),
+      users.credentials.email,
+      'credentials.yaml beats config.yaml',
+    );
     process.env.SERVICE_API_KEY = users.env.key;
     assert.equal(await whoami(Client.fromEnv()), users.env.email, 'the environment beats the files');
-    assert.equal(await whoami(new Client({ apiKey: users.explicit.key })), users.explicit.email, 'options beat the environment');
+    assert.equal(
+      await whoami(new Client({ apiKey: users.explicit.key })),
+      users.explicit.email,
+      'options beat the environment',
+    );
     await files({ server_url: t.url, api_key: users.config.key }, undefined);
     delete process.env.SERVICE_API_KEY;
     assert.equal(await whoami(Client.fromEnv()), users.config.email, 'config.yaml alone is enough');
@@ -112,22 +132,46 @@ describe('client against the real service', () => {
 
   it('resolves the organization slug through /v1/me/scopes once, and PERSONAL forces the personal scope', async () => {
     const owner = new Client({ serverUrl: t.url, apiKey: users.explicit.key });
-    const org = await owner.transport.post<{ id: string }>('/organizations', { slug: 'vision-lab', name: 'Vision lab' });
+    const org = await owner.transport.post<{ id: string }>('/organizations', {
+      slug: 'vision-lab',
+      name: 'Vision lab',
+    });
     const proxy = await startRecordingProxy(t.url!);
     try {
-      const client = new Client({ serverUrl: proxy.url, apiKey: users.explicit.key, organizationSlug: 'vision-lab' });
+      const client = new Client({
+        serverUrl: proxy.url,
+        apiKey: users.explicit.key,
+        organizationSlug: 'vision-lab',
+      });
       const inOrg = await client.experiments.create({ name: 'in the org' });
       assert.equal(inOrg.organization_id, org.id);
       const second = await client.experiments.create({ name: 'again' });
       assert.equal(second.organization_id, org.id);
-      assert.equal(proxy.requests.filter((r) => r.startsWith('GET /v1/me/scopes')).length, 1, 'resolved once');
+      assert.equal(
+        proxy.requests.filter((r) => r.startsWith('GET /v1/me/scopes')).length,
+        1,
+        'resolved once',
+      );
       const personal = await client.experiments.create({ name: 'mine', organizationId: PERSONAL });
       assert.equal(personal.organization_id, null);
       const listed = await client.experiments.list();
       assert.deepEqual(listed.items.map((e) => e.name).sort(), ['again', 'in the org']);
-      const unknown = new Client({ serverUrl: t.url, apiKey: users.explicit.key, organizationSlug: 'no-such-lab' });
+      const unknown = new Client({
+        serverUrl: t.url,
+        apiKey: users.explicit.key,
+        organizationSlug: 'no-such-lab',
+      });
       await assert.rejects(unknown.experiments.list(), ConfigError);
-      assert.throws(() => new Client({ serverUrl: t.url, apiKey: users.explicit.key, organizationSlug: 'vision-lab', organizationId: org.id }), ConfigError);
+      assert.throws(
+        () =>
+          new Client({
+            serverUrl: t.url,
+            apiKey: users.explicit.key,
+            organizationSlug: 'vision-lab',
+            organizationId: org.id,
+          }),
+        ConfigError,
+      );
     } finally {
       await proxy.close();
     }
@@ -145,13 +189,22 @@ describe('client against the real service', () => {
     assert.equal(invalid.statusCode, 422);
     await assert.rejects(client.experiments.get('00000000-0000-4000-8000-000000000000'), NotFoundError);
     const draft = await client.experiments.create({ name: 'empty' });
-    await assert.rejects(client.experiments.commit(draft.id), (e: unknown) => e instanceof ConflictError && e.code === 'no_variations');
+    await assert.rejects(
+      client.experiments.commit(draft.id),
+      (e: unknown) => e instanceof ConflictError && e.code === 'no_variations',
+    );
     const narrow = await client.apiKeys.create({ description: 'read only', scopes: ['experiments:read'] });
     const reader = new Client({ serverUrl: t.url, apiKey: narrow.key });
-    await assert.rejects(reader.experiments.create({ name: 'x' }), (e: unknown) => e instanceof PermissionDeniedError && e.code === 'insufficient_scope');
+    await assert.rejects(
+      reader.experiments.create({ name: 'x' }),
+      (e: unknown) => e instanceof PermissionDeniedError && e.code === 'insufficient_scope',
+    );
     await client.apiKeys.revoke(narrow.id);
     await assert.rejects(reader.experiments.list(), AuthenticationError);
-    await assert.rejects(new Client({ serverUrl: t.url, apiKey: 'sk_user_bogus' }).me.get(), AuthenticationError);
+    await assert.rejects(
+      new Client({ serverUrl: t.url, apiKey: 'sk_user_bogus' }).me.get(),
+      AuthenticationError,
+    );
   });
 
   it('raises ServerError with status 503 when search is not configured', async () => {
@@ -164,7 +217,10 @@ describe('client against the real service', () => {
   it('never retries: one failing call is one request', async () => {
     const proxy = await startRecordingProxy(off.url!);
     try {
-      await assert.rejects(new Client({ serverUrl: proxy.url, apiKey: off.adminKey }).search.query('x'), ServerError);
+      await assert.rejects(
+        new Client({ serverUrl: proxy.url, apiKey: off.adminKey }).search.query('x'),
+        ServerError,
+      );
       assert.equal(proxy.requests.length, 1);
     } finally {
       await proxy.close();
@@ -176,17 +232,24 @@ describe('client against the real service', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-      await assert.rejects(new Client({ serverUrl: url, apiKey: users.explicit.key, timeout: 0.3 }).me.get(), APITimeoutError);
+      await assert.rejects(
+        new Client({ serverUrl: url, apiKey: users.explicit.key, timeout: 0.3 }).me.get(),
+        APITimeoutError,
+      );
     } finally {
       silent.closeAllConnections();
       silent.close();
     }
-    const refused = await new Client({ serverUrl: 'http://127.0.0.1:9', apiKey: users.explicit.key }).me.get().catch((e: unknown) => e);
+    const refused = await new Client({ serverUrl: 'http://127.0.0.1:9', apiKey: users.explicit.key }).me
+      .get()
+      .catch((e: unknown) => e);
     assert.ok(refused instanceof APIConnectionError && !(refused instanceof APITimeoutError));
   });
 
   it('ignores keys it does not know and keeps ids and timestamps as strings', async () => {
-    const proxy = await startRecordingProxy(t.url!, { addField: ['added_by_a_newer_server', { nested: [1, 2] }] });
+    const proxy = await startRecordingProxy(t.url!, {
+      addField: ['added_by_a_newer_server', { nested: [1, 2] }],
+    });
     try {
       const client = new Client({ serverUrl: proxy.url, apiKey: users.explicit.key });
       const e = await client.experiments.create({ name: 'future proof' });
@@ -223,7 +286,10 @@ describe('client against the real service', () => {
       await run.start({ os: 'test' });
       assert.equal((await run.data()).state, 'running');
       const beat = await run.heartbeat();
-      assert.deepEqual([beat.state, beat.cancel_requested, typeof beat.last_heartbeat_at], ['running', false, 'string']);
+      assert.deepEqual(
+        [beat.state, beat.cancel_requested, typeof beat.last_heartbeat_at],
+        ['running', false, 'string'],
+      );
       assert.equal((await run.succeed()).state, 'succeeded');
     } finally {
       await proxy.close();

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuthenticationError, Client, NotFoundError, PermissionDeniedError, ServerError, type RunData } from '../../src/client/index.ts';
+import {
+  AuthenticationError,
+  Client,
+  NotFoundError,
+  PermissionDeniedError,
+  ServerError,
+  type RunData,
+} from '../../src/client/index.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -40,55 +47,106 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
     const again = await client.runs.provision(run.experiment_id, run.n, run.r);
     assert.equal(first.workflow_id, `run-${run.experiment_id}-1-1`);
     assert.equal(again.workflow_id, first.workflow_id);
-    assert.deepEqual([first.run.id, first.run.managed, first.run.workflow_id], [run.id, true, first.workflow_id]);
+    assert.deepEqual(
+      [first.run.id, first.run.managed, first.run.workflow_id],
+      [run.id, true, first.workflow_id],
+    );
     assert.equal(first.workflow_url, orchestrator.workflowUrl(first.workflow_id));
-    const started = orchestrator.callsOf<{ runId: string; workflowId: string }>('startManagedRun').filter((c) => c.runId === run.id);
-    assert.deepEqual(started.map((c) => c.workflowId), [first.workflow_id, first.workflow_id], 'each provision asks the orchestrator, which finds the same workflow');
+    const started = orchestrator
+      .callsOf<{ runId: string; workflowId: string }>('startManagedRun')
+      .filter((c) => c.runId === run.id);
+    assert.deepEqual(
+      started.map((c) => c.workflowId),
+      [first.workflow_id, first.workflow_id],
+      'each provision asks the orchestrator, which finds the same workflow',
+    );
     const read = await client.runs.get(run.experiment_id, run.n, run.r);
-    assert.deepEqual([read.workflow_id, read.workflow_url, read.recovers_run_id], [first.workflow_id, first.workflow_url, null]);
+    assert.deepEqual(
+      [read.workflow_id, read.workflow_url, read.recovers_run_id],
+      [first.workflow_id, first.workflow_url, null],
+    );
   });
 
   it('raises ServerError 503 orchestrator_unavailable on a server without an orchestrator', async () => {
     const c = new Client({ serverUrl: bare.url, apiKey: (await bare.createUser()).key });
     const run = await pendingRun(c);
-    const unavailable = (e: unknown) => e instanceof ServerError && e.statusCode === 503 && e.code === 'orchestrator_unavailable';
+    const unavailable = (e: unknown) =>
+      e instanceof ServerError && e.statusCode === 503 && e.code === 'orchestrator_unavailable';
     await assert.rejects(c.runs.provision(run.experiment_id, 1, 1), unavailable);
     const draft = await c.experiments.create({ name: 'no orchestrator' });
-    await assert.rejects(c.sweeps.create(draft.id, { baseYaml: BASE_YAML, grid: { seed: [1] } }), unavailable);
+    await assert.rejects(
+      c.sweeps.create(draft.id, { baseYaml: BASE_YAML, grid: { seed: [1] } }),
+      unavailable,
+    );
   });
 
   it('creates a sweep from a grid, reads it and cancels it', async () => {
     const experiment = await client.experiments.create({ name: 'lr sweep' });
-    const sweep = await client.sweeps.create(experiment.id, { baseYaml: BASE_YAML, grid: { 'optimizer.lr': [1e-4, 3e-4], seed: [1, 2, 3] }, concurrency: 2, namePrefix: 'lr' });
+    const sweep = await client.sweeps.create(experiment.id, {
+      baseYaml: BASE_YAML,
+      grid: { 'optimizer.lr': [1e-4, 3e-4], seed: [1, 2, 3] },
+      concurrency: 2,
+      namePrefix: 'lr',
+    });
     assert.deepEqual([sweep.experiment_id, sweep.concurrency, sweep.runs.length], [experiment.id, 2, 6]);
     assert.ok(sweep.workflow_id.length > 0);
     const variations = await client.variations.list(experiment.id);
     assert.deepEqual(
-      variations.map((v) => [(v.config_json.optimizer as Record<string, unknown>).lr, v.config_json.seed]).sort(),
-      [[1e-4, 1], [1e-4, 2], [1e-4, 3], [3e-4, 1], [3e-4, 2], [3e-4, 3]].sort(),
+      variations
+        .map((v) => [(v.config_json.optimizer as Record<string, unknown>).lr, v.config_json.seed])
+        .sort(),
+      [
+        [1e-4, 1],
+        [1e-4, 2],
+        [1e-4, 3],
+        [3e-4, 1],
+        [3e-4, 2],
+        [3e-4, 3],
+      ].sort(),
     );
     for (const run of sweep.runs) assert.equal(run.workflow_id, `run-${experiment.id}-${run.n}-${run.r}`);
 
-    assert.deepEqual([sweep.workflow_id, sweep.workflow_url], [`sweep-${sweep.id}`, orchestrator.workflowUrl(`sweep-${sweep.id}`)]);
-    assert.deepEqual(orchestrator.callsOf<{ sweepId: string; concurrency: number }>('startSweep').filter((c) => c.sweepId === sweep.id).map((c) => c.concurrency), [2]);
+    assert.deepEqual(
+      [sweep.workflow_id, sweep.workflow_url],
+      [`sweep-${sweep.id}`, orchestrator.workflowUrl(`sweep-${sweep.id}`)],
+    );
+    assert.deepEqual(
+      orchestrator
+        .callsOf<{ sweepId: string; concurrency: number }>('startSweep')
+        .filter((c) => c.sweepId === sweep.id)
+        .map((c) => c.concurrency),
+      [2],
+    );
     assert.equal((await client.experiments.get(experiment.id)).state, 'committed');
 
     orchestrator.progress = { total: 6, pending: 3, running: 2, succeeded: 1, failed: 0, done: false };
     const read = await client.sweeps.get(experiment.id, sweep.id);
-    assert.deepEqual([read.id, read.workflow_id, read.runs.map((r) => r.n)], [sweep.id, sweep.workflow_id, sweep.runs.map((r) => r.n)]);
+    assert.deepEqual(
+      [read.id, read.workflow_id, read.runs.map((r) => r.n)],
+      [sweep.id, sweep.workflow_id, sweep.runs.map((r) => r.n)],
+    );
     assert.deepEqual(read.progress, orchestrator.progress);
     const cancelled = await client.sweeps.cancel(experiment.id, sweep.id);
     assert.equal(cancelled.id, sweep.id);
     assert.ok(orchestrator.callsOf('cancelSweep').includes(sweep.workflow_id));
-    await assert.rejects(client.sweeps.get(experiment.id, '00000000-0000-4000-8000-000000000000'), NotFoundError);
+    await assert.rejects(
+      client.sweeps.get(experiment.id, '00000000-0000-4000-8000-000000000000'),
+      NotFoundError,
+    );
   });
 
   it('creates a sweep from a list, one variation per entry', async () => {
     const experiment = await client.experiments.create({ name: 'optimizer list' });
-    const sweep = await client.sweeps.create(experiment.id, { baseYaml: BASE_YAML, list: [{ 'optimizer.name': 'sgd', 'optimizer.lr': 0.1 }, { 'optimizer.name': 'adamw' }] });
+    const sweep = await client.sweeps.create(experiment.id, {
+      baseYaml: BASE_YAML,
+      list: [{ 'optimizer.name': 'sgd', 'optimizer.lr': 0.1 }, { 'optimizer.name': 'adamw' }],
+    });
     assert.equal(sweep.runs.length, 2);
     const optimizers = (await client.variations.list(experiment.id)).map((v) => v.config_json.optimizer);
-    assert.deepEqual(optimizers, [{ name: 'sgd', lr: 0.1 }, { name: 'adamw', lr: 3e-4 }]);
+    assert.deepEqual(optimizers, [
+      { name: 'sgd', lr: 0.1 },
+      { name: 'adamw', lr: 3e-4 },
+    ]);
   });
 
   /** A pending run made managed: the orchestrator's routes know managed runs only. */
@@ -115,19 +173,36 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
     assert.deepEqual(await orch.orchestrator.listRunAssets(run.id), { items: [] });
 
     const failed = await orch.orchestrator.failRun(run.id, 'provision_failed', 'no capacity');
-    assert.deepEqual([failed.state, failed.failure_reason, failed.failure_message], ['failed', 'provision_failed', 'no capacity']);
+    assert.deepEqual(
+      [failed.state, failed.failure_reason, failed.failure_message],
+      ['failed', 'provision_failed', 'no capacity'],
+    );
     const recovery = await orch.orchestrator.createRecoveryRun(run.id);
-    assert.deepEqual([recovery.state, recovery.recovers_run_id, recovery.n, recovery.r, recovery.managed], ['pending', run.id, run.n, run.r + 1, true]);
+    assert.deepEqual(
+      [recovery.state, recovery.recovers_run_id, recovery.n, recovery.r, recovery.managed],
+      ['pending', run.id, run.n, run.r + 1, true],
+    );
     assert.notEqual(recovery.id, run.id);
-    assert.equal((await orch.orchestrator.createRecoveryRun(run.id)).id, recovery.id, 'asking again answers the same recovery run');
+    assert.equal(
+      (await orch.orchestrator.createRecoveryRun(run.id)).id,
+      recovery.id,
+      'asking again answers the same recovery run',
+    );
   });
 
   it('cancels a run for the orchestrator, and refuses the namespace to other keys and unmanaged runs', async () => {
     const run = await managedRun();
     const cancelled = await orch.orchestrator.cancelRun(run.id);
     assert.deepEqual([cancelled.state, cancelled.failure_reason], ['failed', 'abandoned']);
-    await assert.rejects(client.orchestrator.getRun(run.id), (e: unknown) => e instanceof PermissionDeniedError && e.code === 'insufficient_scope');
-    await assert.rejects(orch.runs.get(run.experiment_id, run.n, run.r), PermissionDeniedError, 'the orchestrator key reaches /orchestrator/* alone');
+    await assert.rejects(
+      client.orchestrator.getRun(run.id),
+      (e: unknown) => e instanceof PermissionDeniedError && e.code === 'insufficient_scope',
+    );
+    await assert.rejects(
+      orch.runs.get(run.experiment_id, run.n, run.r),
+      PermissionDeniedError,
+      'the orchestrator key reaches /orchestrator/* alone',
+    );
     const unmanaged = await pendingRun();
     await assert.rejects(orch.orchestrator.getRun(unmanaged.id), NotFoundError);
   });

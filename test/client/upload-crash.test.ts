@@ -28,7 +28,9 @@ function startChild(args: string[]): Child {
   child.stdout.on('data', (d: Buffer) => (stdout += d));
   child.stderr.on('data', (d: Buffer) => (stderr += d));
   // 'exit' comes after the kernel reaped the child, so its pid is really gone when we resume.
-  const exit = new Promise<Awaited<Child['exit']>>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const exit = new Promise<Awaited<Child['exit']>>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { exit, kill: () => child.kill('SIGKILL') };
 }
 
@@ -43,22 +45,44 @@ function storedParts(db: DatabaseSync): number {
 
 /** Every piece the uploads consist of, keyed like storagePuts: "assetId/component#part" (0: a single PUT). */
 function allPieces(db: DatabaseSync): Set<string> {
-  const rows = db.prepare('SELECT u.asset_id, c.name, c.size FROM components c JOIN uploads u ON u.id = c.upload_id').all() as Array<{ asset_id: string; name: string; size: number }>;
-  return new Set(rows.flatMap((c) => (c.size > THRESHOLD ? Array.from({ length: Math.ceil(c.size / PART) }, (_, i) => `${c.asset_id}/${c.name}#${i + 1}`) : [`${c.asset_id}/${c.name}#0`])));
+  const rows = db
+    .prepare('SELECT u.asset_id, c.name, c.size FROM components c JOIN uploads u ON u.id = c.upload_id')
+    .all() as Array<{ asset_id: string; name: string; size: number }>;
+  return new Set(
+    rows.flatMap((c) =>
+      c.size > THRESHOLD
+        ? Array.from({ length: Math.ceil(c.size / PART) }, (_, i) => `${c.asset_id}/${c.name}#${i + 1}`)
+        : [`${c.asset_id}/${c.name}#0`],
+    ),
+  );
 }
 
 /** The pieces the store records as stored. */
 function donePieces(db: DatabaseSync): Set<string> {
-  const parts = db.prepare('SELECT u.asset_id, p.component, p.part_number FROM parts p JOIN uploads u ON u.id = p.upload_id').all() as Array<{ asset_id: string; component: string; part_number: number }>;
-  const whole = db.prepare('SELECT u.asset_id, c.name FROM components c JOIN uploads u ON u.id = c.upload_id WHERE c.done = 1 AND c.part_size IS NULL').all() as Array<{ asset_id: string; name: string }>;
-  return new Set([...parts.map((p) => `${p.asset_id}/${p.component}#${p.part_number}`), ...whole.map((c) => `${c.asset_id}/${c.name}#0`)]);
+  const parts = db
+    .prepare(
+      'SELECT u.asset_id, p.component, p.part_number FROM parts p JOIN uploads u ON u.id = p.upload_id',
+    )
+    .all() as Array<{ asset_id: string; component: string; part_number: number }>;
+  const whole = db
+    .prepare(
+      'SELECT u.asset_id, c.name FROM components c JOIN uploads u ON u.id = c.upload_id WHERE c.done = 1 AND c.part_size IS NULL',
+    )
+    .all() as Array<{ asset_id: string; name: string }>;
+  return new Set([
+    ...parts.map((p) => `${p.asset_id}/${p.component}#${p.part_number}`),
+    ...whole.map((c) => `${c.asset_id}/${c.name}#0`),
+  ]);
 }
 
 describe('an upload killed with SIGKILL resumes in a new process', () => {
   let t: TestService;
   let dir: string;
   before(async () => {
-    t = await startTestService({ listen: true, env: { ASSAY_MULTIPART_THRESHOLD_BYTES: String(THRESHOLD), ASSAY_MULTIPART_PART_BYTES: String(PART) } });
+    t = await startTestService({
+      listen: true,
+      env: { ASSAY_MULTIPART_THRESHOLD_BYTES: String(THRESHOLD), ASSAY_MULTIPART_PART_BYTES: String(PART) },
+    });
     dir = await mkdtemp(path.join(tmpdir(), 'assay-upload-crash-'));
   });
   after(async () => {
@@ -100,23 +124,43 @@ describe('an upload killed with SIGKILL resumes in a new process', () => {
     const killedAt = t.logs.length;
     const doneBefore = donePieces(db!);
     const states = db!.prepare('SELECT id, state FROM uploads').all() as Array<{ id: string; state: string }>;
-    assert.ok(states.some((s) => s.state !== 'done'), 'killed mid-upload: some upload is unfinished');
+    assert.ok(
+      states.some((s) => s.state !== 'done'),
+      'killed mid-upload: some upload is unfinished',
+    );
 
     // 2. A new process resumes every unfinished upload and exits on its own.
     const second = startChild(['resume', JSON.stringify(spec)]);
     const resumed = await second.exit;
     assert.equal(resumed.code, 0, resumed.stderr);
     const started = (JSON.parse(resumed.stdout.split('\n')[0]!) as { started: string[] }).started;
-    assert.deepEqual(started.sort(), states.filter((s) => s.state !== 'done').map((s) => s.id).sort());
+    assert.deepEqual(
+      started.sort(),
+      states
+        .filter((s) => s.state !== 'done')
+        .map((s) => s.id)
+        .sort(),
+    );
 
     // 3. Each asset finalized exactly once over both processes, and stored byte for byte.
-    const rows = db!.prepare('SELECT asset_id, state FROM uploads ORDER BY created_at').all() as Array<{ asset_id: string; state: string }>;
-    assert.deepEqual(rows.map((r) => r.state), ['done', 'done', 'done']);
+    const rows = db!.prepare('SELECT asset_id, state FROM uploads ORDER BY created_at').all() as Array<{
+      asset_id: string;
+      state: string;
+    }>;
+    assert.deepEqual(
+      rows.map((r) => r.state),
+      ['done', 'done', 'done'],
+    );
     const finalized = finalizeCalls(t.logs);
     for (const r of rows) assert.equal(finalized.get(r.asset_id), 1, `asset ${r.asset_id} finalized once`);
     const client = new Client({ serverUrl: t.url, apiKey, uploadStorePath: path.join(dir, 'unused.db') });
-    const expected = [{ 'a1.bin': files.a1.sha256, 'a2.bin': files.a2.sha256 }, { 'b1.bin': files.b1.sha256 }, { 'c1.txt': files.c1.sha256, 'c2.txt': files.c2.sha256 }];
-    for (const [i, r] of rows.entries()) assert.deepEqual(await downloadedDigests(client, r.asset_id), expected[i]);
+    const expected = [
+      { 'a1.bin': files.a1.sha256, 'a2.bin': files.a2.sha256 },
+      { 'b1.bin': files.b1.sha256 },
+      { 'c1.txt': files.c1.sha256, 'c2.txt': files.c2.sha256 },
+    ];
+    for (const [i, r] of rows.entries())
+      assert.deepEqual(await downloadedDigests(client, r.asset_id), expected[i]);
 
     // 4. Parts: none recorded before the kill went out again; every other one went out exactly once after it.
     const after = storagePuts(t.logs, killedAt);
@@ -127,9 +171,16 @@ describe('an upload killed with SIGKILL resumes in a new process', () => {
     // Only PUTs in flight at the kill (answered, perhaps, but not yet recorded) can have gone out twice.
     const resent = [...pieces].filter((p) => before.has(p) && after.has(p));
     assert.ok(resent.length <= spec.workers, `resent: ${resent.join(', ')}`);
-    assert.ok(requests(t.logs, killedAt).some((r) => r.method === 'POST' && /^\/assets\/[^/]+\/presign$/.test(r.path)), 'the resume presigned afresh');
+    assert.ok(
+      requests(t.logs, killedAt).some(
+        (r) => r.method === 'POST' && /^\/assets\/[^/]+\/presign$/.test(r.path),
+      ),
+      'the resume presigned afresh',
+    );
     db!.close();
     client.close();
-    ctx.diagnostic(`${doneBefore.size} of ${pieces.size} pieces stored before the kill, ${resent.length} re-sent (in flight at the kill)`);
+    ctx.diagnostic(
+      `${doneBefore.size} of ${pieces.size} pieces stored before the kill, ${resent.length} re-sent (in flight at the kill)`,
+    );
   });
 });

@@ -19,14 +19,25 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
   let dir: string;
   const clients: Client[] = [];
   const client = (o: { maxUploadWorkers?: number; store?: string } = {}) => {
-    const c = new Client({ serverUrl: t.url, apiKey: key, uploadStorePath: path.join(dir, o.store ?? 'uploads.db'), maxUploadWorkers: o.maxUploadWorkers });
+    const c = new Client({
+      serverUrl: t.url,
+      apiKey: key,
+      uploadStorePath: path.join(dir, o.store ?? 'uploads.db'),
+      maxUploadWorkers: o.maxUploadWorkers,
+    });
     clients.push(c);
     return c;
   };
 
   before(async () => {
     // Components over 256 KiB go in 64 KiB parts, so a 1 MiB file is a real multipart upload.
-    t = await startTestService({ listen: true, env: { ASSAY_MULTIPART_THRESHOLD_BYTES: String(256 * KIB), ASSAY_MULTIPART_PART_BYTES: String(64 * KIB) } });
+    t = await startTestService({
+      listen: true,
+      env: {
+        ASSAY_MULTIPART_THRESHOLD_BYTES: String(256 * KIB),
+        ASSAY_MULTIPART_PART_BYTES: String(64 * KIB),
+      },
+    });
     key = (await t.createUser()).key;
     dir = await mkdtemp(path.join(tmpdir(), 'assay-uploads-'));
   });
@@ -37,22 +48,48 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
   });
 
   it('upload() returns the ready asset; files of 0 bytes, 1 KB and 1 MiB (multipart) come back byte for byte', async () => {
-    const files = [await randomFile(dir, 'empty.bin', 0), await randomFile(dir, 'small.txt', 1000), await randomFile(dir, 'big.bin', 1024 * KIB + 123)];
+    const files = [
+      await randomFile(dir, 'empty.bin', 0),
+      await randomFile(dir, 'small.txt', 1000),
+      await randomFile(dir, 'big.bin', 1024 * KIB + 123),
+    ];
     const logFrom = t.logs.length;
-    const asset = await client().upload({ kind: 'output', name: 'three sizes', files: files.map((f) => ({ path: f.path })) });
+    const asset = await client().upload({
+      kind: 'output',
+      name: 'three sizes',
+      files: files.map((f) => ({ path: f.path })),
+    });
     assert.equal(asset.state, 'ready');
-    assert.deepEqual(Object.fromEntries(Object.entries(asset.components).map(([n, c]) => [n, c.size])), { 'empty.bin': 0, 'small.txt': 1000, 'big.bin': 1024 * KIB + 123 });
-    assert.deepEqual(await downloadedDigests(client(), asset.id), Object.fromEntries(files.map((f) => [path.basename(f.path), f.sha256])));
+    assert.deepEqual(Object.fromEntries(Object.entries(asset.components).map(([n, c]) => [n, c.size])), {
+      'empty.bin': 0,
+      'small.txt': 1000,
+      'big.bin': 1024 * KIB + 123,
+    });
+    assert.deepEqual(
+      await downloadedDigests(client(), asset.id),
+      Object.fromEntries(files.map((f) => [path.basename(f.path), f.sha256])),
+    );
     const puts = storagePuts(t.logs, logFrom);
-    assert.equal([...puts.keys()].filter((k) => k.startsWith(`${asset.id}/big.bin#`)).length, 17, 'the big file went in 17 parts of 64 KiB');
-    assert.ok([...puts.values()].every((n) => n === 1), 'each part once');
+    assert.equal(
+      [...puts.keys()].filter((k) => k.startsWith(`${asset.id}/big.bin#`)).length,
+      17,
+      'the big file went in 17 parts of 64 KiB',
+    );
+    assert.ok(
+      [...puts.values()].every((n) => n === 1),
+      'each part once',
+    );
     assert.equal(finalizeCalls(t.logs, logFrom).get(asset.id), 1);
   });
 
   it('uploadAsync() returns before any byte moves, reports progress, and `done` resolves with the ready asset', async () => {
     const file = await randomFile(dir, 'async.bin', 512 * KIB);
     const logFrom = t.logs.length;
-    const handle = client().uploadAsync({ kind: 'output', name: 'async', files: [{ path: file.path, name: 'weights.bin', contentType: 'application/x-weights' }] });
+    const handle = client().uploadAsync({
+      kind: 'output',
+      name: 'async',
+      files: [{ path: file.path, name: 'weights.bin', contentType: 'application/x-weights' }],
+    });
     assert.equal(storagePuts(t.logs, logFrom).size, 0, 'nothing sent yet when uploadAsync returns');
     assert.deepEqual(handle.progress(), { bytesDone: 0, bytesTotal: 512 * KIB });
     const asset = await handle.done;
@@ -65,22 +102,34 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
   for (const workers of [1, 3]) {
     it(`maxUploadWorkers: ${workers} bounds the PUTs in flight at the storage`, async () => {
       const c = client({ maxUploadWorkers: workers });
-      const files = await Promise.all([1, 2, 3, 4].map((i) => randomFile(dir, `w${workers}-${i}.bin`, 1024 * KIB)));
+      const files = await Promise.all(
+        [1, 2, 3, 4].map((i) => randomFile(dir, `w${workers}-${i}.bin`, 1024 * KIB)),
+      );
       const logFrom = t.logs.length;
-      await Promise.all(files.map((f) => c.uploadAsync({ kind: 'output', name: f.path, files: [{ path: f.path }] }).done));
+      await Promise.all(
+        files.map((f) => c.uploadAsync({ kind: 'output', name: f.path, files: [{ path: f.path }] }).done),
+      );
       assert.equal(storagePuts(t.logs, logFrom).size, 4 * 16);
       // 64 PUTs sent by `workers` workers: the server sees exactly that many at once, never more.
-      assert.equal(maxConcurrent(t.logs, (r) => r.method === 'PUT' && r.path.startsWith('/storage/'), logFrom), workers);
+      assert.equal(
+        maxConcurrent(t.logs, (r) => r.method === 'PUT' && r.path.startsWith('/storage/'), logFrom),
+        workers,
+      );
     });
   }
 
-  it('Run.succeed() waits for the run\'s pending uploads before it moves the run', async () => {
+  it("Run.succeed() waits for the run's pending uploads before it moves the run", async () => {
     const e = await committedExperiment(t, key);
     const { r } = await runningRun(t, key, e.id);
     const c = client();
     const file = await randomFile(dir, 'checkpoint.bin', 1024 * KIB);
     const order: string[] = [];
-    const handle = c.uploadAsync({ kind: 'checkpoint', name: 'step 100', run: { experimentId: e.id, n: 1, r }, files: [{ path: file.path }] });
+    const handle = c.uploadAsync({
+      kind: 'checkpoint',
+      name: 'step 100',
+      run: { experimentId: e.id, n: 1, r },
+      files: [{ path: file.path }],
+    });
     void handle.done.then(() => order.push('upload ready'));
     const run = await c.run(e.id, 1, r).succeed();
     order.push('run succeeded');
@@ -94,7 +143,11 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
     const { r } = await runningRun(t, key, e.id);
     const c = client();
     const link = { kind: 'output', run: { experimentId: e.id, n: 1, r } };
-    const good = c.uploadAsync({ ...link, name: 'good', files: [{ path: (await randomFile(dir, 'good.bin', 300 * KIB)).path }] });
+    const good = c.uploadAsync({
+      ...link,
+      name: 'good',
+      files: [{ path: (await randomFile(dir, 'good.bin', 300 * KIB)).path }],
+    });
     const deletedFile = await randomFile(dir, 'deleted.bin', 300 * KIB);
     const deleted = c.uploadAsync({ ...link, name: 'deleted', files: [{ path: deletedFile.path }] });
     unlinkSync(deletedFile.path);
@@ -102,7 +155,13 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
     const changed = c.uploadAsync({ ...link, name: 'changed', files: [{ path: changedFile.path }] });
     appendFileSync(changedFile.path, 'more bytes than were registered');
 
-    const error = await c.run(e.id, 1, r).succeed().then(() => assert.fail('succeed must raise'), (err: unknown) => err);
+    const error = await c
+      .run(e.id, 1, r)
+      .succeed()
+      .then(
+        () => assert.fail('succeed must raise'),
+        (err: unknown) => err,
+      );
     assert.ok(error instanceof UploadError, String(error));
     assert.deepEqual([...error.uploadIds].sort(), [deleted.id, changed.id].sort());
     assert.match(error.message, /deleted\.bin was deleted after it was registered/);
@@ -113,9 +172,15 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
 
   it('rejects a missing file or duplicate component names at once, registering nothing', async () => {
     const c = client();
-    assert.throws(() => c.uploadAsync({ kind: 'output', name: 'x', files: [{ path: path.join(dir, 'nope.bin') }] }), (err: Error) => err instanceof UploadError && /nope\.bin/.test(err.message));
+    assert.throws(
+      () => c.uploadAsync({ kind: 'output', name: 'x', files: [{ path: path.join(dir, 'nope.bin') }] }),
+      (err: Error) => err instanceof UploadError && /nope\.bin/.test(err.message),
+    );
     const a = await randomFile(dir, 'dup.bin', 10);
-    assert.throws(() => c.uploadAsync({ kind: 'output', name: 'x', files: [{ path: a.path }, { path: a.path }] }), /both named "dup\.bin"/);
+    assert.throws(
+      () => c.uploadAsync({ kind: 'output', name: 'x', files: [{ path: a.path }, { path: a.path }] }),
+      /both named "dup\.bin"/,
+    );
     await assert.rejects(c.upload({ kind: 'output', name: 'x', files: [] }), UploadError);
   });
 
@@ -132,7 +197,8 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
     const next = await randomFile(dir, 'interrupted.bin', 2048 * KIB);
     const logFrom = t.logs.length;
     const interrupted = a.uploadAsync({ kind: 'output', name: 'interrupted', files: [{ path: next.path }] });
-    while (interrupted.progress().bytesDone < 256 * KIB) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (interrupted.progress().bytesDone < 256 * KIB)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     a.close();
     await assert.rejects(interrupted.done, UploadError);
     const [resumed, ...rest] = await b.resumeUploads();
@@ -156,7 +222,11 @@ describe('uploads through the crash-safe uploader (local storage)', () => {
     const logFrom = t.logs.length;
     const [resumed] = await client({ store: 'finalizing.db' }).resumeUploads();
     assert.equal((await resumed!.done).id, asset.id);
-    assert.equal(finalizeCalls(t.logs, logFrom).get(asset.id), undefined, 'asked for the asset, did not finalize it twice');
+    assert.equal(
+      finalizeCalls(t.logs, logFrom).get(asset.id),
+      undefined,
+      'asked for the asset, did not finalize it twice',
+    );
   });
 });
 
@@ -165,9 +235,19 @@ describe('uploads to S3 (SeaweedFS)', () => {
   let dir: string;
   let c: Client;
   before(async () => {
-    t = await startTestService({ storage: 's3', env: { ASSAY_MULTIPART_THRESHOLD_BYTES: String(6 * 1024 * KIB), ASSAY_MULTIPART_PART_BYTES: String(5 * 1024 * KIB) } });
+    t = await startTestService({
+      storage: 's3',
+      env: {
+        ASSAY_MULTIPART_THRESHOLD_BYTES: String(6 * 1024 * KIB),
+        ASSAY_MULTIPART_PART_BYTES: String(5 * 1024 * KIB),
+      },
+    });
     dir = await mkdtemp(path.join(tmpdir(), 'assay-uploads-s3-'));
-    c = new Client({ serverUrl: t.url, apiKey: (await t.createUser()).key, uploadStorePath: path.join(dir, 'uploads.db') });
+    c = new Client({
+      serverUrl: t.url,
+      apiKey: (await t.createUser()).key,
+      uploadStorePath: path.join(dir, 'uploads.db'),
+    });
   });
   after(async () => {
     c.close();
@@ -179,6 +259,9 @@ describe('uploads to S3 (SeaweedFS)', () => {
     const files = [await randomFile(dir, 'big.bin', 12 * 1024 * KIB), await randomFile(dir, 'empty.bin', 0)];
     const asset = await c.upload({ kind: 'output', name: 's3', files: files.map((f) => ({ path: f.path })) });
     assert.equal(asset.state, 'ready');
-    assert.deepEqual(await downloadedDigests(c, asset.id), { 'big.bin': files[0]!.sha256, 'empty.bin': files[1]!.sha256 });
+    assert.deepEqual(await downloadedDigests(c, asset.id), {
+      'big.bin': files[0]!.sha256,
+      'empty.bin': files[1]!.sha256,
+    });
   });
 });

@@ -30,7 +30,15 @@ describe('the published client library', () => {
   it('typechecks in a strict TypeScript project', async () => {
     await writeFile(
       path.join(consumer, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, noEmit: true } }),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2023',
+          strict: true,
+          noEmit: true,
+        },
+      }),
     );
     await writeFile(
       path.join(consumer, 'main.ts'),
@@ -50,7 +58,9 @@ describe('the published client library', () => {
         "const e = await client.experiments.create({ name: 'from a package' });\n" +
         'console.log(JSON.stringify({ id: e.id, state: e.state }));\n',
     );
-    const { stdout } = await run(process.execPath, [path.join(consumer, 'main.mjs')], { env: { ...process.env, URL: t.url!, KEY: t.adminKey, HOME: consumer } });
+    const { stdout } = await run(process.execPath, [path.join(consumer, 'main.mjs')], {
+      env: { ...process.env, URL: t.url!, KEY: t.adminKey, HOME: consumer },
+    });
     const made = JSON.parse(stdout);
     assert.equal(made.state, 'draft');
     assert.equal((await t.as(t.adminKey).get(`/experiments/${made.id}`)).body.name, 'from a package');

@@ -12,7 +12,9 @@ const run = promisify(execFile);
 
 async function readmeBlock(name: string): Promise<string> {
   const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
-  const block = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`bash\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(readme);
+  const block = new RegExp(
+    `<!-- ${name}:start -->\\s*\`\`\`bash\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`,
+  ).exec(readme);
   assert.ok(block, `README.md must hold the ${name} block between its markers`);
   return block[1]!;
 }
@@ -49,7 +51,10 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
       const lines = stdout.trim().split('\n');
       assert.ok(lines.includes('committed'), stdout);
       assert.ok(lines.includes('running'), stdout);
-      assert.ok(lines.some((l) => l.includes('"state":"succeeded"')), stdout);
+      assert.ok(
+        lines.some((l) => l.includes('"state":"succeeded"')),
+        stdout,
+      );
       assert.equal(lines.at(-1), '{"pending":0,"running":0,"succeeded":1,"failed":0}');
     });
 
@@ -68,16 +73,31 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
         timeout: 120_000,
       });
       const lines = stdout.trim().split('\n');
-      assert.ok(lines.some((l) => /^run-[0-9a-f-]+-1-1$/.test(l)), stdout);
+      assert.ok(
+        lines.some((l) => /^run-[0-9a-f-]+-1-1$/.test(l)),
+        stdout,
+      );
       assert.ok(lines.includes('{"state":"succeeded","managed":true,"instance":"local"}'), stdout);
       assert.ok(lines.includes('loss.txt ready'), stdout);
       assert.equal(lines.at(-1), '{"total":4,"succeeded":4,"failed":0}');
     });
 
     it('creates a user with `assay admin create-user`, whose key works', async () => {
-      const { stdout } = await run(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'admin', 'create-user', '--email', 'ada@example.org', '--server-url', server.url], {
-        env: { ...process.env, SERVICE_API_KEY: server.bootstrapKey! },
-      });
+      const { stdout } = await run(
+        process.execPath,
+        [
+          path.join(repoRoot, 'bin/assay.js'),
+          'admin',
+          'create-user',
+          '--email',
+          'ada@example.org',
+          '--server-url',
+          server.url,
+        ],
+        {
+          env: { ...process.env, SERVICE_API_KEY: server.bootstrapKey! },
+        },
+      );
       const key = /api key: (sk_user_\S+)/.exec(stdout)?.[1];
       assert.ok(key, stdout);
       const me = await fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });

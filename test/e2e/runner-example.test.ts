@@ -30,7 +30,15 @@ describe('examples/runner.ts, the one-screen runner', () => {
     await t.as(key).post(`/experiments/${e.id}/commit`);
     const r = await createRun(t, key, e.id);
     await run(process.execPath, [path.join(repoRoot, 'examples/runner.ts')], {
-      env: { PATH: process.env.PATH, HOME: home, SERVICE_SERVER_URL: t.url, SERVICE_API_KEY: key, SERVICE_EXPERIMENT_ID: e.id, SERVICE_VARIATION: '1', SERVICE_RUN: String(r.r) },
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        SERVICE_SERVER_URL: t.url,
+        SERVICE_API_KEY: key,
+        SERVICE_EXPERIMENT_ID: e.id,
+        SERVICE_VARIATION: '1',
+        SERVICE_RUN: String(r.r),
+      },
       timeout: 60_000,
     });
     const done = (await t.as(key).get(r.path)).body;

@@ -38,16 +38,24 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
   const runs: SchemathesisRun[] = [];
 
   before(async () => {
-    t = await startTestService({ listen: true, orchestrator: new FakeOrchestrator(), env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey } });
+    t = await startTestService({
+      listen: true,
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey },
+    });
     const org = await t.as(t.adminKey).post('/organizations', { slug: 'fuzz-lab', name: 'Fuzz lab' });
     assert.equal(org.status, 201, JSON.stringify(org.body));
     organizationId = org.body.id;
     const other = await t.createUser();
     otherUserId = other.id;
     seeds.push(await seedObjects(t, t.adminKey, { organizationId, label: 'org', searchWord: 'warmup' }));
-    seeds.push(await seedObjects(t, t.adminKey, { organizationId: null, label: 'personal', searchWord: 'ablation' }));
+    seeds.push(
+      await seedObjects(t, t.adminKey, { organizationId: null, label: 'personal', searchWord: 'ablation' }),
+    );
     // Another tenant's objects: their ids must answer 404, in the documented shape.
-    seeds.push(await seedObjects(t, other.key, { organizationId: null, label: 'other', searchWord: 'hidden' }));
+    seeds.push(
+      await seedObjects(t, other.key, { organizationId: null, label: 'other', searchWord: 'hidden' }),
+    );
   });
 
   after(async () => {
@@ -57,49 +65,118 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
 
   it('documents 413 and 415 on every operation that reads a body, and answers them in the error shape', async () => {
     // Found by schemathesis: an over-long config_yaml got 413, which no operation documented.
-    const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const openapi = (await t.request('GET', '/openapi.json')).body as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     const undocumented: string[] = [];
     for (const [path, methods] of Object.entries(openapi.paths)) {
       for (const [method, op] of Object.entries(methods)) {
         if (method === 'get') continue;
-        for (const status of ['413', '415']) if (!op.responses[status]) undocumented.push(`${method.toUpperCase()} ${path} ${status}`);
+        for (const status of ['413', '415'])
+          if (!op.responses[status]) undocumented.push(`${method.toUpperCase()} ${path} ${status}`);
       }
     }
     assert.deepEqual(undocumented, []);
     const url = `/experiments/${seeds[0]!.draftId}/variations`;
-    const big = await t.request('POST', url, { key: t.adminKey, body: { config_yaml: '\u0088'.repeat(1_100_000) } });
+    const big = await t.request('POST', url, {
+      key: t.adminKey,
+      body: { config_yaml: '\u0088'.repeat(1_100_000) },
+    });
     assert.deepEqual([big.status, big.body.error.code], [413, 'ctp_body_too_large']);
-    const form = await t.request('POST', url, { key: t.adminKey, rawBody: 'config_yaml=lr', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await t.request('POST', url, {
+      key: t.adminKey,
+      rawBody: 'config_yaml=lr',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.deepEqual([form.status, form.body.error.code], [415, 'ctp_invalid_media_type']);
   });
 
-  it('finds no 5xx, no undocumented status and no answer off its schema', { timeout: TIMEOUT_MS + REVOKE_TIMEOUT_MS + 30_000 }, async (ctx) => {
-    const schema = `${t.url}/openapi.json`;
-    const common = ['--checks', CHECKS, '--seed', String(SEED), '--workers', '1', '--request-timeout', '10', '--generation-database', 'none', '-H', `Authorization: Bearer ${t.adminKey}`];
-    const main = await runSchemathesis(configToml(), [schema, ...common, '--phases', 'examples,coverage,fuzzing,stateful', '--max-examples', String(MAX_EXAMPLES), '--exclude-name', REVOKE], { timeoutMs: TIMEOUT_MS, name: 'schemathesis' });
-    runs.push(main);
-    const revoke = await runSchemathesis(configToml(), [schema, ...common, '--phases', 'examples,coverage,fuzzing', '--max-examples', String(MAX_EXAMPLES), '--include-name', REVOKE], { timeoutMs: REVOKE_TIMEOUT_MS, name: 'schemathesis-revoke' });
-    runs.push(revoke);
-    const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, object> };
-    const operations = Object.values(openapi.paths).reduce((sum, methods) => sum + Object.keys(methods).length, 0);
-    ctx.diagnostic(`seed ${SEED}, ${MAX_EXAMPLES} examples per operation; main run ${Math.round(main.durationMs / 1000)} s, ${REVOKE} run ${Math.round(revoke.durationMs / 1000)} s`);
-    for (const [label, run, tested] of [['main run', main, operations - 1], [`${REVOKE} run`, revoke, 1]] as const) {
-      const say = `${label} (seed ${SEED}, ${MAX_EXAMPLES} examples, ${Math.round(run.durationMs / 1000)} s; reports in ${run.reportDir}):\n${run.output}`;
-      assert.ok(!run.timedOut, `stopped at its time limit: ${say}`);
-      assert.ok(run.report, `no JSON report: ${say}`);
-      assert.equal(run.report.operations.tested, tested, `operations tested: ${say}`);
-      assert.deepEqual([run.exitCode, run.report.failures.length, run.report.errors.length], [0, 0, 0], say);
-      // Both keys reached their operations (a run of 401s and 403s would pass every check and test nothing).
-      assert.deepEqual(run.report.warnings.missing_auth, [], say);
-    }
-    // Neither key was revoked along the way.
-    assert.equal((await t.as(t.adminKey).get('/v1/me')).status, 200);
-    assert.equal((await t.as(orchestratorKey).get(`/orchestrator/runs/${seeds[0]!.managedRun.id}`)).status, 200);
-  });
+  it(
+    'finds no 5xx, no undocumented status and no answer off its schema',
+    { timeout: TIMEOUT_MS + REVOKE_TIMEOUT_MS + 30_000 },
+    async (ctx) => {
+      const schema = `${t.url}/openapi.json`;
+      const common = [
+        '--checks',
+        CHECKS,
+        '--seed',
+        String(SEED),
+        '--workers',
+        '1',
+        '--request-timeout',
+        '10',
+        '--generation-database',
+        'none',
+        '-H',
+        `Authorization: Bearer ${t.adminKey}`,
+      ];
+      const main = await runSchemathesis(
+        configToml(),
+        [
+          schema,
+          ...common,
+          '--phases',
+          'examples,coverage,fuzzing,stateful',
+          '--max-examples',
+          String(MAX_EXAMPLES),
+          '--exclude-name',
+          REVOKE,
+        ],
+        { timeoutMs: TIMEOUT_MS, name: 'schemathesis' },
+      );
+      runs.push(main);
+      const revoke = await runSchemathesis(
+        configToml(),
+        [
+          schema,
+          ...common,
+          '--phases',
+          'examples,coverage,fuzzing',
+          '--max-examples',
+          String(MAX_EXAMPLES),
+          '--include-name',
+          REVOKE,
+        ],
+        { timeoutMs: REVOKE_TIMEOUT_MS, name: 'schemathesis-revoke' },
+      );
+      runs.push(revoke);
+      const openapi = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, object> };
+      const operations = Object.values(openapi.paths).reduce(
+        (sum, methods) => sum + Object.keys(methods).length,
+        0,
+      );
+      ctx.diagnostic(
+        `seed ${SEED}, ${MAX_EXAMPLES} examples per operation; main run ${Math.round(main.durationMs / 1000)} s, ${REVOKE} run ${Math.round(revoke.durationMs / 1000)} s`,
+      );
+      for (const [label, run, tested] of [
+        ['main run', main, operations - 1],
+        [`${REVOKE} run`, revoke, 1],
+      ] as const) {
+        const say = `${label} (seed ${SEED}, ${MAX_EXAMPLES} examples, ${Math.round(run.durationMs / 1000)} s; reports in ${run.reportDir}):\n${run.output}`;
+        assert.ok(!run.timedOut, `stopped at its time limit: ${say}`);
+        assert.ok(run.report, `no JSON report: ${say}`);
+        assert.equal(run.report.operations.tested, tested, `operations tested: ${say}`);
+        assert.deepEqual(
+          [run.exitCode, run.report.failures.length, run.report.errors.length],
+          [0, 0, 0],
+          say,
+        );
+        // Both keys reached their operations (a run of 401s and 403s would pass every check and test nothing).
+        assert.deepEqual(run.report.warnings.missing_auth, [], say);
+      }
+      // Neither key was revoked along the way.
+      assert.equal((await t.as(t.adminKey).get('/v1/me')).status, 200);
+      assert.equal(
+        (await t.as(orchestratorKey).get(`/orchestrator/runs/${seeds[0]!.managedRun.id}`)).status,
+        200,
+      );
+    },
+  );
 
   /** Dictionaries of seeded ids, bound to the parameters that take them: about half the requests name real objects. */
   function configToml(): string {
-    const list = (values: (string | number)[]) => `[${values.map((v) => (typeof v === 'string' ? tomlString(v) : v)).join(', ')}]`;
+    const list = (values: (string | number)[]) =>
+      `[${values.map((v) => (typeof v === 'string' ? tomlString(v) : v)).join(', ')}]`;
     const dictionaries: Record<string, (string | number)[]> = {
       experiments: seeds.flatMap((s) => [s.experimentId, s.draftId, s.sweepExperimentId]),
       variations: [1, 2],
@@ -111,25 +188,61 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
       run_ids: seeds.flatMap((s) => s.runs.map((r) => r.id)),
       api_keys: seeds.map((s) => s.apiKeyId),
     };
-    const bind = (dictionary: string, probability = 0.5) => `{ dictionary = ${tomlString(dictionary)}, probability = ${probability} }`;
+    const bind = (dictionary: string, probability = 0.5) =>
+      `{ dictionary = ${tomlString(dictionary)}, probability = ${probability} }`;
     const operations: [string, Record<string, string>, Record<string, string>?][] = [
-      ['^/experiments', { 'path.id': bind('experiments', 0.7), 'path.n': bind('variations', 0.8), 'path.r': bind('runs', 0.8), 'path.sweep_id': bind('sweeps'), 'query.organization_id': bind('organizations', 0.3), 'body.parent_ids[*]': bind('experiments') }],
-      ['^/assets', { 'path.id': bind('assets'), 'query.experiment_id': bind('experiments', 0.3), 'query.n': bind('variations', 0.8), 'query.r': bind('runs', 0.8), 'body.experiment_id': bind('experiments'), 'body.run.experiment_id': bind('experiments', 0.7) }],
+      [
+        '^/experiments',
+        {
+          'path.id': bind('experiments', 0.7),
+          'path.n': bind('variations', 0.8),
+          'path.r': bind('runs', 0.8),
+          'path.sweep_id': bind('sweeps'),
+          'query.organization_id': bind('organizations', 0.3),
+          'body.parent_ids[*]': bind('experiments'),
+        },
+      ],
+      [
+        '^/assets',
+        {
+          'path.id': bind('assets'),
+          'query.experiment_id': bind('experiments', 0.3),
+          'query.n': bind('variations', 0.8),
+          'query.r': bind('runs', 0.8),
+          'body.experiment_id': bind('experiments'),
+          'body.run.experiment_id': bind('experiments', 0.7),
+        },
+      ],
       ['^/organizations', { 'path.id': bind('organizations', 0.7), 'body.user_id': bind('users') }],
-      ['^/orchestrator/', { 'path.run_id': bind('run_ids', 0.7) }, { Authorization: `Bearer ${orchestratorKey}` }],
+      [
+        '^/orchestrator/',
+        { 'path.run_id': bind('run_ids', 0.7) },
+        { Authorization: `Bearer ${orchestratorKey}` },
+      ],
       ['^/api-keys', { 'path.id': bind('api_keys'), 'body.run.experiment_id': bind('experiments', 0.7) }],
-      ['^/(search|v1/me)', { 'query.organization_id': bind('organizations', 0.3), 'body.default_organization_id': bind('organizations', 0.3) }],
+      [
+        '^/(search|v1/me)',
+        {
+          'query.organization_id': bind('organizations', 0.3),
+          'body.default_organization_id': bind('organizations', 0.3),
+        },
+      ],
     ];
     return [
       '[generation]',
       'database = "none"',
       '[cache]',
       'enabled = false',
-      ...Object.entries(dictionaries).flatMap(([name, values]) => [`[dictionaries.${name}]`, `values = ${list(values)}`]),
+      ...Object.entries(dictionaries).flatMap(([name, values]) => [
+        `[dictionaries.${name}]`,
+        `values = ${list(values)}`,
+      ]),
       ...operations.flatMap(([regex, parameters, headers]) => [
         '[[operations]]',
         `include-path-regex = ${tomlString(regex)}`,
-        ...(headers ? ['[operations.headers]', ...Object.entries(headers).map(([k, v]) => `${k} = ${tomlString(v)}`)] : []),
+        ...(headers
+          ? ['[operations.headers]', ...Object.entries(headers).map(([k, v]) => `${k} = ${tomlString(v)}`)]
+          : []),
         '[operations.parameters]',
         ...Object.entries(parameters).map(([k, v]) => `${tomlString(k)} = ${v}`),
       ]),

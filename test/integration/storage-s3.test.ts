@@ -19,7 +19,10 @@ describe('S3 storage against SeaweedFS', () => {
 
   before(async () => {
     store = await startSeaweedFs();
-    const config = storageConfig(s3StorageEnv(store), { dataDir: '/nonexistent', publicUrl: 'http://127.0.0.1:1' });
+    const config = storageConfig(s3StorageEnv(store), {
+      dataDir: '/nonexistent',
+      publicUrl: 'http://127.0.0.1:1',
+    });
     storage = (await createObjectStorage(config)) as S3Storage;
   });
   after(async () => {
@@ -46,10 +49,21 @@ describe('S3 storage against SeaweedFS', () => {
   }
 
   test('keeps many components apart, whatever their names', async () => {
-    const names = ['a b.txt', 'ü/é.json', '#hash?query%20&.bin', 'plus+semi;colon', "quote'paren(1)*", 'x'.repeat(250)];
+    const names = [
+      'a b.txt',
+      'ü/é.json',
+      '#hash?query%20&.bin',
+      'plus+semi;colon',
+      "quote'paren(1)*",
+      'x'.repeat(250),
+    ];
     const bodies = names.map((_, i) => randomBytes(1000 + i));
     const puts = await Promise.all(names.map((name, i) => upload(`assets/many/${name}`, bodies[i]!)));
-    assert.deepEqual(puts.map((p) => p.status), names.map(() => 200), puts.map((p) => p.body.toString()).join('\n'));
+    assert.deepEqual(
+      puts.map((p) => p.status),
+      names.map(() => 200),
+      puts.map((p) => p.body.toString()).join('\n'),
+    );
     for (const [i, name] of names.entries()) {
       assert.equal(await storage.sha256(`assets/many/${name}`), sha256(bodies[i]!), name);
       const got = await send(await storage.presignGet(`assets/many/${name}`, ttl));
@@ -59,15 +73,24 @@ describe('S3 storage against SeaweedFS', () => {
 
   test('a download URL names the file', async () => {
     await upload('assets/named/x', Buffer.from('report'), 'text/plain');
-    const got = await send(await storage.presignGet('assets/named/x', { ...ttl, filename: 'résumé "final".txt' }));
+    const got = await send(
+      await storage.presignGet('assets/named/x', { ...ttl, filename: 'résumé "final".txt' }),
+    );
     assert.equal(got.status, 200);
-    assert.equal(got.headers.get('content-disposition'), `attachment; filename="r_sum_ _final_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt`);
+    assert.equal(
+      got.headers.get('content-disposition'),
+      `attachment; filename="r_sum_ _final_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt`,
+    );
     assert.equal(got.headers.get('content-type'), 'text/plain');
   });
 
   test('refuses expired URLs with 403', async () => {
     await upload('assets/expiry/x', Buffer.from('x'));
-    const put = await storage.presignPut('assets/expiry/y', { size: 1, contentType: 'text/plain', expiresInS: 1 });
+    const put = await storage.presignPut('assets/expiry/y', {
+      size: 1,
+      contentType: 'text/plain',
+      expiresInS: 1,
+    });
     const get = await storage.presignGet('assets/expiry/x', { expiresInS: 1 });
     await sleep(Date.parse(put.expires_at) - Date.now() + 1100); // S3 dates have whole seconds
     const refusedPut = await send(put, Buffer.from('y'));
@@ -97,18 +120,42 @@ describe('S3 storage against SeaweedFS', () => {
     const partSize = 5 * MIB;
     const body = randomBytes(2 * partSize + 12_345);
     const key = 'assets/multi/model.safetensors';
-    const mp = await storage.startMultipart(key, { size: body.length, contentType: 'application/octet-stream', partSize, ...ttl });
-    assert.deepEqual(mp.parts.map((p) => [p.part_number, p.size]), [[1, partSize], [2, partSize], [3, 12_345]]);
+    const mp = await storage.startMultipart(key, {
+      size: body.length,
+      contentType: 'application/octet-stream',
+      partSize,
+      ...ttl,
+    });
+    assert.deepEqual(
+      mp.parts.map((p) => [p.part_number, p.size]),
+      [
+        [1, partSize],
+        [2, partSize],
+        [3, 12_345],
+      ],
+    );
     const slice = (n: number) => body.subarray((n - 1) * partSize, Math.min(n * partSize, body.length));
     for (const n of [1, 3]) assert.equal((await send(mp.parts[n - 1]!, slice(n))).status, 200);
-    assert.equal((await send(mp.parts[1]!, slice(2).subarray(1))).status, 403, 'a part of the wrong size is refused');
-    await assert.rejects(storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize }), (error: unknown) => {
-      assert.ok(error instanceof StorageError);
-      assert.equal(error.code, 'incomplete_upload');
-      assert.deepEqual(error.details, { missing_parts: [2], wrong_size_parts: [] });
-      return true;
+    assert.equal(
+      (await send(mp.parts[1]!, slice(2).subarray(1))).status,
+      403,
+      'a part of the wrong size is refused',
+    );
+    await assert.rejects(
+      storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize }),
+      (error: unknown) => {
+        assert.ok(error instanceof StorageError);
+        assert.equal(error.code, 'incomplete_upload');
+        assert.deepEqual(error.details, { missing_parts: [2], wrong_size_parts: [] });
+        return true;
+      },
+    );
+    const [fresh] = await storage.presignParts(key, mp.upload_id, {
+      size: body.length,
+      partSize,
+      partNumbers: [2],
+      ...ttl,
     });
-    const [fresh] = await storage.presignParts(key, mp.upload_id, { size: body.length, partSize, partNumbers: [2], ...ttl });
     assert.equal((await send(fresh!, slice(2))).status, 200);
     await storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize });
     await storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize });
@@ -118,18 +165,29 @@ describe('S3 storage against SeaweedFS', () => {
   });
 
   test('multipart refuses parts under 5 MiB (S3 would at completion)', async () => {
-    await assert.rejects(storage.startMultipart('assets/multi/small', { size: 10 * MIB, contentType: 'x/y', partSize: MIB, ...ttl }), { code: 'invalid_argument' });
+    await assert.rejects(
+      storage.startMultipart('assets/multi/small', {
+        size: 10 * MIB,
+        contentType: 'x/y',
+        partSize: MIB,
+        ...ttl,
+      }),
+      { code: 'invalid_argument' },
+    );
   });
 
   test('putObject, getObject, head and sha256 of missing objects', async () => {
     const body = Buffer.from('{"inline": true}');
     await storage.putObject('assets/inline/report.json', body, 'application/json');
     const chunks: Buffer[] = [];
-    for await (const chunk of await storage.getObject('assets/inline/report.json')) chunks.push(chunk as Buffer);
+    for await (const chunk of await storage.getObject('assets/inline/report.json'))
+      chunks.push(chunk as Buffer);
     assert.deepEqual(Buffer.concat(chunks), body);
     assert.equal(await storage.head('assets/none/x'), undefined);
     await assert.rejects(storage.getObject('assets/none/x'), { code: 'not_found' });
     await assert.rejects(storage.sha256('assets/none/x'), { code: 'not_found' });
-    await assert.rejects(storage.presignPut('assets/../x', { size: 1, contentType: 'x/y', ...ttl }), { code: 'invalid_key' });
+    await assert.rejects(storage.presignPut('assets/../x', { size: 1, contentType: 'x/y', ...ttl }), {
+      code: 'invalid_key',
+    });
   });
 });

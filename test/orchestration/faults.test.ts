@@ -11,7 +11,12 @@ import { generateOrchestratorKey } from '../../src/server/orchestration/orchestr
 import { startWorker, workflowBundle } from '../../src/worker.ts';
 import { startAssayServer } from '../support/assay-server.ts';
 import { managedRunWorld } from '../support/managed-runs.ts';
-import { recordHistory, startOrchestration, startTemporal, type Orchestration } from '../support/orchestration.ts';
+import {
+  recordHistory,
+  startOrchestration,
+  startTemporal,
+  type Orchestration,
+} from '../support/orchestration.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { spawnProcessGroup } from '../support/process-group.ts';
 
@@ -69,7 +74,11 @@ describe('managed runs under faults', () => {
         const result = await m.result(provisioned.body.workflow_id);
         assert.equal(result.state, 'succeeded', JSON.stringify(result));
         assert.equal(await world.instancesStarted(), 1, 'one instance, ever');
-        assert.equal(await world.provider.describe(provisioned.body.workflow_id), undefined, 'and it is gone');
+        assert.equal(
+          await world.provider.describe(provisioned.body.workflow_id),
+          undefined,
+          'and it is gone',
+        );
         assert.deepEqual(await m.workerKeys(run), { total: 1, revoked: 1 });
         await recordHistory(world.env, provisioned.body.workflow_id, 'managed-run-worker-killed');
       } finally {
@@ -99,7 +108,18 @@ describe('managed runs under faults', () => {
       let server = await startAssayServer(serverEnv);
       t.after(() => server.stop());
       const adminKey = server.bootstrapKey!;
-      const provider = new LocalProvider({ stateDir, runnerArgv: [process.execPath, path.join(repoRoot, 'bin/assay.js'), 'run', '--heartbeat-interval', '0.5', '--'], graceMs: 1000 });
+      const provider = new LocalProvider({
+        stateDir,
+        runnerArgv: [
+          process.execPath,
+          path.join(repoRoot, 'bin/assay.js'),
+          'run',
+          '--heartbeat-interval',
+          '0.5',
+          '--',
+        ],
+        graceMs: 1000,
+      });
       const worker = await startWorker({
         address: env.address,
         namespace: 'default',
@@ -115,14 +135,24 @@ describe('managed runs under faults', () => {
       t.after(() => worker.stop());
 
       const call = async (method: string, url: string, body?: unknown) => {
-        const res = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const res = await fetch(`${server.url}${url}`, {
+          method,
+          headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         return { status: res.status, body: (await res.json()) as any };
       };
       const experiment = await call('POST', '/experiments', { name: 'outage', organization_id: 'personal' });
       // The command ends only once the test says the service is back: its output upload and its succeed must not race the outage.
       const backFlag = path.join(dataDir, 'service-is-back');
       await call('POST', `/experiments/${experiment.body.id}/variations`, {
-        config_yaml: stringify({ launch: { command: 'while [ ! -f "$BACK_FLAG" ]; do sleep 0.2; done; mkdir -p outputs && echo ok > outputs/after-outage.txt', env: { BACK_FLAG: backFlag } } }),
+        config_yaml: stringify({
+          launch: {
+            command:
+              'while [ ! -f "$BACK_FLAG" ]; do sleep 0.2; done; mkdir -p outputs && echo ok > outputs/after-outage.txt',
+            env: { BACK_FLAG: backFlag },
+          },
+        }),
       });
       await call('POST', `/experiments/${experiment.body.id}/commit`);
       const run = await call('POST', `/experiments/${experiment.body.id}/variations/1/runs`);
@@ -175,7 +205,10 @@ describe('managed runs under faults', () => {
         '  sleep 60',
         'fi',
       ].join('\n');
-      const run = await m.pendingRun(script, { NODE_BIN: process.execPath, RESUME_HELPER: path.join(repoRoot, 'test/fixtures/resume-from-checkpoint.ts') });
+      const run = await m.pendingRun(script, {
+        NODE_BIN: process.execPath,
+        RESUME_HELPER: path.join(repoRoot, 'test/fixtures/resume-from-checkpoint.ts'),
+      });
       const provisioned = await m.provision(run);
       await m.waitForState(run, 'running');
       // The checkpoint must be ready before the machine dies.
@@ -191,7 +224,9 @@ describe('managed runs under faults', () => {
       const recovery = await m.getRun({ experimentId: run.experimentId, n: run.n, r: run.r + 1 });
       assert.equal(recovery.state, 'succeeded');
       assert.equal(recovery.recovers_run_id, run.id);
-      const assets = (await world.svc.as(m.key()).get(`/assets?experiment_id=${run.experimentId}&n=${run.n}&r=${run.r + 1}`)).body.items;
+      const assets = (
+        await world.svc.as(m.key()).get(`/assets?experiment_id=${run.experimentId}&n=${run.n}&r=${run.r + 1}`)
+      ).body.items;
       const resumed = assets.find((a: any) => a.name === 'resumed.txt');
       assert.ok(resumed, JSON.stringify(assets));
       await recordHistory(world.env, provisioned.body.workflow_id, 'managed-run-instance-lost-recovered');
@@ -199,7 +234,11 @@ describe('managed runs under faults', () => {
   });
 });
 
-async function waitForReadyCheckpoint(world: Orchestration, m: ReturnType<typeof managedRunWorld>, run: { experimentId: string; n: number; r: number }) {
+async function waitForReadyCheckpoint(
+  world: Orchestration,
+  m: ReturnType<typeof managedRunWorld>,
+  run: { experimentId: string; n: number; r: number },
+) {
   for (let i = 0; i < 200; i++) {
     const res = await world.svc.as(m.key()).get(`${m.runPath(run)}/checkpoint`);
     if (res.status === 200) return res.body;

@@ -24,7 +24,10 @@ describe('managed runs', () => {
     const provisioned = await m.provision(run);
     assert.equal(provisioned.status, 202, JSON.stringify(provisioned.body));
     assert.equal(provisioned.body.workflow_id, `run-${run.experimentId}-${run.n}-${run.r}`);
-    assert.match(provisioned.body.workflow_url, /^http:\/\/temporal-ui\.test\/namespaces\/default\/workflows\/run-/);
+    assert.match(
+      provisioned.body.workflow_url,
+      /^http:\/\/temporal-ui\.test\/namespaces\/default\/workflows\/run-/,
+    );
     const result = await m.result(provisioned.body.workflow_id);
     assert.equal(result.state, 'succeeded');
     assert.deepEqual(result.outputs, { ready: 1, pending: 0 });
@@ -35,10 +38,20 @@ describe('managed runs', () => {
     assert.equal(detail.workflow_id, provisioned.body.workflow_id);
     assert.equal(detail.instance.provider, 'local');
     assert.equal(detail.environment === null, false, 'the runner reported its environment');
-    const assets = await m.svc().as(m.key()).get(`/assets?experiment_id=${run.experimentId}&n=${run.n}&r=${run.r}`);
-    assert.deepEqual(assets.body.items.map((a: any) => [a.name, a.state]), [['result.txt', 'ready']]);
+    const assets = await m
+      .svc()
+      .as(m.key())
+      .get(`/assets?experiment_id=${run.experimentId}&n=${run.n}&r=${run.r}`);
+    assert.deepEqual(
+      assets.body.items.map((a: any) => [a.name, a.state]),
+      [['result.txt', 'ready']],
+    );
     assert.deepEqual(await m.workerKeys(run), { total: 1, revoked: 1 });
-    assert.equal(await world.provider.describe(provisioned.body.workflow_id), undefined, 'instance terminated');
+    assert.equal(
+      await world.provider.describe(provisioned.body.workflow_id),
+      undefined,
+      'instance terminated',
+    );
     await recordHistory(world.env, provisioned.body.workflow_id, 'managed-run-succeeded');
   });
 
@@ -85,7 +98,9 @@ describe('managed runs', () => {
 
   test('no start before the timeout: the instance is terminated and the run fails provision_failed', async () => {
     // The runner's Node waits a minute before it even loads: the instance lives, the run never starts.
-    const run = await m.pendingRun('true', { NODE_OPTIONS: `--import=${path.join(import.meta.dirname, '../fixtures/stall-startup.mjs')}` });
+    const run = await m.pendingRun('true', {
+      NODE_OPTIONS: `--import=${path.join(import.meta.dirname, '../fixtures/stall-startup.mjs')}`,
+    });
     const provisioned = await m.provision(run);
     const result = await m.result(provisioned.body.workflow_id);
     assert.deepEqual([result.state, result.failureReason], ['failed', 'provision_failed']);
@@ -110,7 +125,10 @@ describe('managed runs', () => {
     const run = await m.pendingRun('sleep 60');
     const provisioned = await m.provision(run);
     await m.waitForState(run, 'running');
-    const cancelled = await m.svc().as(m.key()).post(`${m.runPath(run)}/cancel`);
+    const cancelled = await m
+      .svc()
+      .as(m.key())
+      .post(`${m.runPath(run)}/cancel`);
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
     const result = await m.result(provisioned.body.workflow_id);
     assert.deepEqual([result.state, result.failureReason], ['failed', 'abandoned']);
@@ -153,7 +171,10 @@ describe('long managed runs', () => {
     const result = await m.result(provisioned.body.workflow_id);
     assert.equal(result.state, 'succeeded');
     const executions = [];
-    for await (const execution of world.env.client.workflow.list({ query: `WorkflowId = '${provisioned.body.workflow_id}'` })) executions.push(execution);
+    for await (const execution of world.env.client.workflow.list({
+      query: `WorkflowId = '${provisioned.body.workflow_id}'`,
+    }))
+      executions.push(execution);
     assert.ok(executions.length >= 3, `continued as new: ${executions.length} executions`);
     const last = await world.env.client.workflow.getHandle(provisioned.body.workflow_id).fetchHistory();
     assert.ok(last.events!.length < 40, `the last execution has ${last.events!.length} events`);

@@ -13,17 +13,29 @@ const dir = path.resolve(import.meta.dirname, '../fixtures/workflow-histories');
 test('every recorded workflow history replays without a nondeterminism error', async () => {
   installRuntimeOnce();
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
-  assert.ok(files.some((f) => f.startsWith('managed-run-')) && files.some((f) => f.startsWith('sweep-')), `histories of both workflow types are recorded: ${files.join(', ')}`);
+  assert.ok(
+    files.some((f) => f.startsWith('managed-run-')) && files.some((f) => f.startsWith('sweep-')),
+    `histories of both workflow types are recorded: ${files.join(', ')}`,
+  );
   const bundle = await workflowBundle();
   for (const file of files) {
     const history = JSON.parse(await readFile(path.join(dir, file), 'utf8'));
-    await assert.doesNotReject(Worker.runReplayHistory({ workflowBundle: bundle }, history, file), `replay of ${file}`);
+    await assert.doesNotReject(
+      Worker.runReplayHistory({ workflowBundle: bundle }, history, file),
+      `replay of ${file}`,
+    );
   }
 });
 
 test('replay does catch a change: a managedRun with one extra step fails on the recorded history', async () => {
   installRuntimeOnce();
-  const changed = await bundleWorkflowCode({ workflowsPath: path.resolve(import.meta.dirname, '../fixtures/changed-workflows/index.ts'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  const changed = await bundleWorkflowCode({
+    workflowsPath: path.resolve(import.meta.dirname, '../fixtures/changed-workflows/index.ts'),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
   const history = JSON.parse(await readFile(path.join(dir, 'managed-run-succeeded.json'), 'utf8'));
-  await assert.rejects(Worker.runReplayHistory({ workflowBundle: changed }, history, 'changed'), (error: Error) => error.name === 'DeterminismViolationError');
+  await assert.rejects(
+    Worker.runReplayHistory({ workflowBundle: changed }, history, 'changed'),
+    (error: Error) => error.name === 'DeterminismViolationError',
+  );
 });

@@ -12,7 +12,13 @@ function watchConcurrency(world: Orchestration) {
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const keys = Object.keys(JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(`${world.stateDir}/local-instances.json`, 'utf8')).catch(() => '{}')));
+      const keys = Object.keys(
+        JSON.parse(
+          await import('node:fs/promises')
+            .then((fs) => fs.readFile(`${world.stateDir}/local-instances.json`, 'utf8'))
+            .catch(() => '{}'),
+        ),
+      );
       let alive = 0;
       for (const key of keys) if (await world.provider.describe(key)) alive += 1;
       max = Math.max(max, alive);
@@ -53,16 +59,27 @@ describe('sweeps', () => {
 
   test('a 3×3 grid at concurrency 2 ends with 9 succeeded runs, never more than 2 instances at once', async () => {
     const experimentId = await draftExperiment();
-    const base = stringify({ lr: 0.1, batch: 32, launch: { command: 'mkdir -p outputs && echo "$ASSAY_CONFIG_FILE" > outputs/config-path.txt && sleep 0.5' } });
+    const base = stringify({
+      lr: 0.1,
+      batch: 32,
+      launch: {
+        command: 'mkdir -p outputs && echo "$ASSAY_CONFIG_FILE" > outputs/config-path.txt && sleep 0.5',
+      },
+    });
     const concurrency = watchConcurrency(world);
-    const created = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps`, { base_yaml: base, grid: { lr: [0.1, 0.01, 0.001], batch: [16, 32, 64] }, concurrency: 2 });
+    const created = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps`, {
+      base_yaml: base,
+      grid: { lr: [0.1, 0.01, 0.001], batch: [16, 32, 64] },
+      concurrency: 2,
+    });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     assert.equal(created.body.runs.length, 9);
 
     // Progress is queryable while it runs.
     let progress;
     for (let i = 0; i < 100; i++) {
-      progress = (await world.svc.as(key).get(`/experiments/${experimentId}/sweeps/${created.body.id}`)).body.progress;
+      progress = (await world.svc.as(key).get(`/experiments/${experimentId}/sweeps/${created.body.id}`)).body
+        .progress;
       if (progress && progress.running > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -73,7 +90,11 @@ describe('sweeps', () => {
     const summary = await world.env.client.workflow.getHandle(created.body.workflow_id).result();
     const seen = await concurrency.stop();
     assert.deepEqual(summary, { total: 9, pending: 0, running: 0, succeeded: 9, failed: 0, done: true });
-    assert.equal(seen.max, 2, `at most 2 instances at once, and the bound was used (${seen.samples} samples)`);
+    assert.equal(
+      seen.max,
+      2,
+      `at most 2 instances at once, and the bound was used (${seen.samples} samples)`,
+    );
     assert.equal(await world.instancesStarted(), 9);
 
     const detail = (await world.svc.as(key).get(`/experiments/${experimentId}`)).body;
@@ -84,11 +105,14 @@ describe('sweeps', () => {
       [0.1, 0.01, 0.001].flatMap((lr) => [16, 32, 64].map((batch) => [lr, batch])).sort(),
     );
     for (const run of created.body.runs) {
-      const state = (await world.svc.as(key).get(`/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`)).body;
+      const state = (
+        await world.svc.as(key).get(`/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`)
+      ).body;
       assert.equal(state.state, 'succeeded', JSON.stringify(state));
       assert.equal(state.workflow_id, run.workflow_id);
     }
-    const after = (await world.svc.as(key).get(`/experiments/${experimentId}/sweeps/${created.body.id}`)).body;
+    const after = (await world.svc.as(key).get(`/experiments/${experimentId}/sweeps/${created.body.id}`))
+      .body;
     assert.deepEqual(after.progress, summary);
     await recordHistory(world.env, created.body.workflow_id, 'sweep-3x3');
   });
@@ -96,15 +120,23 @@ describe('sweeps', () => {
   test('cancelling a sweep cancels its running runs and ends the ones not started', async () => {
     const experimentId = await draftExperiment();
     const base = stringify({ lr: 0.1, launch: { command: 'sleep 60' } });
-    const created = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps`, { base_yaml: base, list: [{ lr: 1 }, { lr: 2 }, { lr: 3 }, { lr: 4 }], concurrency: 2 });
+    const created = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps`, {
+      base_yaml: base,
+      list: [{ lr: 1 }, { lr: 2 }, { lr: 3 }, { lr: 4 }],
+      concurrency: 2,
+    });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     const [first] = created.body.runs;
     await m.waitForState({ id: '', experimentId, n: first.n, r: first.r }, 'running');
-    const cancelled = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps/${created.body.id}/cancel`);
+    const cancelled = await world.svc
+      .as(key)
+      .post(`/experiments/${experimentId}/sweeps/${created.body.id}/cancel`);
     assert.equal(cancelled.status, 202, JSON.stringify(cancelled.body));
     await assert.rejects(world.env.client.workflow.getHandle(created.body.workflow_id).result(), /cancel/i);
     for (const run of created.body.runs) {
-      const state = (await world.svc.as(key).get(`/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`)).body;
+      const state = (
+        await world.svc.as(key).get(`/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`)
+      ).body;
       assert.deepEqual([state.state, state.failure_reason], ['failed', 'abandoned'], JSON.stringify(state));
     }
     assert.ok((await world.instancesStarted()) <= 9 + 2, 'at most the two running runs had instances');

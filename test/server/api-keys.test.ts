@@ -8,7 +8,10 @@ const DAY_MS = 86_400_000;
 /** Asserts an expiry is `days` from now, give or take a minute (the request's own duration). */
 function assertExpiresInDays(expiresAt: string, days: number) {
   const delta = Date.parse(expiresAt) - (Date.now() + days * DAY_MS);
-  assert.ok(Math.abs(delta) < 60_000, `expires_at ${expiresAt} should be ~${days} days from now (off by ${delta} ms)`);
+  assert.ok(
+    Math.abs(delta) < 60_000,
+    `expires_at ${expiresAt} should be ~${days} days from now (off by ${delta} ms)`,
+  );
 }
 
 /** A 401 with the JSON error body and nothing that leaks internals (no stack lines, no file paths). */
@@ -18,10 +21,18 @@ function assertCleanUnauthorized(res: Reply, label: string) {
   assert.equal(typeof res.body.error.message, 'string', label);
   const text = JSON.stringify(res.body);
   assert.doesNotMatch(text, /\bat \S+ \(|\n\s+at |\\n\s+at /, `${label}: stack trace in body`);
-  assert.doesNotMatch(text, /\/(work|home|tmp|src|node_modules)\/|\.ts:\d+|file:\/\//, `${label}: file path in body`);
+  assert.doesNotMatch(
+    text,
+    /\/(work|home|tmp|src|node_modules)\/|\.ts:\d+|file:\/\//,
+    `${label}: file path in body`,
+  );
 }
 
-async function sql<R extends pg.QueryResultRow>(databaseUrl: string, text: string, params: unknown[] = []): Promise<R[]> {
+async function sql<R extends pg.QueryResultRow>(
+  databaseUrl: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -40,13 +51,17 @@ describe('API keys', () => {
   });
   after(() => t.close());
 
-  const mint = (key: string, body: Record<string, unknown>) => t.as(key).post('/api-keys', { description: 'test key', ...body });
+  const mint = (key: string, body: Record<string, unknown>) =>
+    t.as(key).post('/api-keys', { description: 'test key', ...body });
 
   it('mints a key (201) whose full value is returned once and never listed', async () => {
     const res = await mint(user.key, { description: 'laptop', scopes: ['experiments:read'] });
     assert.equal(res.status, 201);
     assert.match(res.body.key, /^sk_user_[0-9a-f]{32}[A-Za-z0-9_-]{43}$/);
-    assert.deepEqual({ kind: res.body.kind, description: res.body.description, scopes: res.body.scopes }, { kind: 'user', description: 'laptop', scopes: ['experiments:read'] });
+    assert.deepEqual(
+      { kind: res.body.kind, description: res.body.description, scopes: res.body.scopes },
+      { kind: 'user', description: 'laptop', scopes: ['experiments:read'] },
+    );
     assert.equal((await t.as(res.body.key).get('/v1/me')).body.id, user.id);
     const list = await t.as(user.key).get('/api-keys');
     assert.equal(list.status, 200);
@@ -54,18 +69,32 @@ describe('API keys', () => {
     assert.ok(listed, 'the new key is listed');
     assert.equal(listed.key, undefined);
     const text = JSON.stringify(list.body);
-    assert.ok(!text.includes(res.body.key) && !text.includes(res.body.key.slice(-43)), 'the list shows no secret');
+    assert.ok(
+      !text.includes(res.body.key) && !text.includes(res.body.key.slice(-43)),
+      'the list shows no secret',
+    );
     assert.ok(!text.includes(user.key.slice(-43)), "the list shows no secret of the caller's own key");
     assert.doesNotMatch(text, /hash/i);
   });
 
   it('mints agent keys with their own prefix, usable like user keys', async () => {
-    const res = await mint(user.key, { kind: 'agent', description: 'coding agent', scopes: ['experiments:read', 'runs:read'] });
+    const res = await mint(user.key, {
+      kind: 'agent',
+      description: 'coding agent',
+      scopes: ['experiments:read', 'runs:read'],
+    });
     assert.equal(res.status, 201);
     assert.match(res.body.key, /^sk_agent_/);
     const me = await t.as(res.body.key).get('/v1/me');
-    assert.deepEqual([me.body.id, me.body.auth.via, me.body.auth.scopes], [user.id, 'agent', ['experiments:read', 'runs:read']]);
-    assert.equal((await t.as(res.body.key).post('/experiments', { name: 'x' })).status, 403, 'no experiments:write');
+    assert.deepEqual(
+      [me.body.id, me.body.auth.via, me.body.auth.scopes],
+      [user.id, 'agent', ['experiments:read', 'runs:read']],
+    );
+    assert.equal(
+      (await t.as(res.body.key).post('/experiments', { name: 'x' })).status,
+      403,
+      'no experiments:write',
+    );
   });
 
   it('gives keys 90 days by default, or expires_in_days when asked', async () => {
@@ -116,13 +145,19 @@ describe('API keys', () => {
       const inFlight = Array.from({ length: 20 }, () => t.as(k.body.key).get('/v1/me'));
       const [revoked] = await Promise.all([t.as(user.key).delete(`/api-keys/${k.body.id}`), ...inFlight]);
       assert.equal(revoked.status, 200);
-      assert.equal((await t.as(k.body.key).get('/v1/me')).status, 401, `round ${round}: the key still worked after DELETE answered`);
+      assert.equal(
+        (await t.as(k.body.key).get('/v1/me')).status,
+        401,
+        `round ${round}: the key still worked after DELETE answered`,
+      );
     }
   });
 
   it('answers 404 when revoking a key of someone else, and leaves that key working', async () => {
     const other = await t.createUser();
-    const res = await t.as(user.key).delete(`/api-keys/${(await t.as(other.key).get('/v1/me')).body.auth.key_id}`);
+    const res = await t
+      .as(user.key)
+      .delete(`/api-keys/${(await t.as(other.key).get('/v1/me')).body.auth.key_id}`);
     assert.equal(res.status, 404);
     assert.equal((await t.as(other.key).get('/v1/me')).status, 200);
     assert.equal((await t.as(user.key).delete('/api-keys/00000000-0000-4000-8000-000000000000')).status, 404);
@@ -131,7 +166,9 @@ describe('API keys', () => {
   it('refuses an expired key (401)', async () => {
     const k = await mint(user.key, { scopes: ['experiments:read'] });
     // The API cannot mint keys shorter than a day: move this one's expiry into the past to simulate time.
-    await sql(t.databaseUrl!, `UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [k.body.id]);
+    await sql(t.databaseUrl!, `UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [
+      k.body.id,
+    ]);
     assertCleanUnauthorized(await t.as(k.body.key).get('/v1/me'), 'expired key');
   });
 
@@ -152,7 +189,9 @@ describe('API keys', () => {
       ['10 KB token', `Bearer sk_user_${'a'.repeat(10 * 1024)}`],
     ];
     for (const [label, header] of cases) {
-      const res = await t.request('GET', '/v1/me', { headers: header === undefined ? {} : { authorization: header } });
+      const res = await t.request('GET', '/v1/me', {
+        headers: header === undefined ? {} : { authorization: header },
+      });
       assertCleanUnauthorized(res, label);
       assert.ok(res.headers['x-request-id'], `${label}: x-request-id header`);
     }
@@ -161,11 +200,18 @@ describe('API keys', () => {
   it('stores a hash of the secret, never the secret itself', async () => {
     const k = await mint(user.key, { scopes: ['experiments:read'] });
     const secret: string = k.body.key.slice(-43);
-    const [row] = await sql<{ row: string; hash_len: number }>(t.databaseUrl!, `SELECT row_to_json(k)::text AS row, length(k.secret_hash) AS hash_len FROM api_keys k WHERE id = $1`, [k.body.id]);
+    const [row] = await sql<{ row: string; hash_len: number }>(
+      t.databaseUrl!,
+      `SELECT row_to_json(k)::text AS row, length(k.secret_hash) AS hash_len FROM api_keys k WHERE id = $1`,
+      [k.body.id],
+    );
     assert.ok(row, 'the key is stored');
     assert.ok(!row.row.includes(secret), 'no column holds the secret');
     assert.ok(!row.row.includes(Buffer.from(secret).toString('hex')), 'no column holds the secret as bytes');
-    assert.ok(!row.row.includes(Buffer.from(secret, 'base64url').toString('hex')), 'no column holds the decoded secret');
+    assert.ok(
+      !row.row.includes(Buffer.from(secret, 'base64url').toString('hex')),
+      'no column holds the decoded secret',
+    );
     assert.equal(row.hash_len, 32);
   });
 });
@@ -199,13 +245,19 @@ describe('API key revocation across replicas', () => {
 
   it('a key revoked on one replica answers 401 on another within 5 seconds', async (ctx) => {
     const { key: owner } = await primary.createUser();
-    const k = await primary.as(owner).post('/api-keys', { description: 'shared', scopes: ['experiments:read'] });
+    const k = await primary
+      .as(owner)
+      .post('/api-keys', { description: 'shared', scopes: ['experiments:read'] });
     assert.equal(k.status, 201);
     // Warm the replica's cache just before revoking: the worst case for propagation.
     assert.equal((await replica.as(k.body.key).get('/v1/me')).status, 200);
     assert.equal((await primary.as(owner).delete(`/api-keys/${k.body.id}`)).status, 200);
     const revokedAt = performance.now();
-    assert.equal((await primary.as(k.body.key).get('/v1/me')).status, 401, 'at once on the replica that revoked');
+    assert.equal(
+      (await primary.as(k.body.key).get('/v1/me')).status,
+      401,
+      'at once on the replica that revoked',
+    );
     let status = 200;
     while (status !== 401 && performance.now() - revokedAt < 10_000) {
       status = (await replica.as(k.body.key).get('/v1/me')).status;

@@ -25,7 +25,12 @@ for (const backend of ['local', 's3'] as const) {
         kind: 'output',
         name: 'three sizes',
         experiment_id: e.id,
-        components: Object.entries(files).map(([name, b]) => ({ name, size: b.length, sha256: sha(b), content_type: 'application/octet-stream' })),
+        components: Object.entries(files).map(([name, b]) => ({
+          name,
+          size: b.length,
+          sha256: sha(b),
+          content_type: 'application/octet-stream',
+        })),
       });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       assert.equal(created.body.state, 'pending');
@@ -37,7 +42,13 @@ for (const backend of ['local', 's3'] as const) {
       assert.notEqual(ready.body.finalized_at, null);
       const download = await t.as(key).get(`/assets/${created.body.id}/download`);
       for (const [name, bytes] of Object.entries(files)) {
-        const got = Buffer.from(await (await fetch(download.body.components[name].url, { headers: download.body.components[name].headers })).arrayBuffer());
+        const got = Buffer.from(
+          await (
+            await fetch(download.body.components[name].url, {
+              headers: download.body.components[name].headers,
+            })
+          ).arrayBuffer(),
+        );
         assert.equal(sha(got), sha(bytes), `${name} comes back as uploaded`);
       }
       // Finalize twice: the same answer, nothing changed.
@@ -46,8 +57,18 @@ for (const backend of ['local', 's3'] as const) {
     });
 
     it('handles many components in one asset', async () => {
-      const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`shard-${String(i).padStart(3, '0')}.bin`, randomBytes(1000 + i)]));
-      const created = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'shards', components: Object.entries(files).map(([name, b]) => ({ name, size: b.length })) });
+      const files = Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [
+          `shard-${String(i).padStart(3, '0')}.bin`,
+          randomBytes(1000 + i),
+        ]),
+      );
+      const created = await t.as(key).post('/assets', {
+        presign: true,
+        kind: 'output',
+        name: 'shards',
+        components: Object.entries(files).map(([name, b]) => ({ name, size: b.length })),
+      });
       assert.equal(created.status, 201);
       await uploadComponents(created.body.uploads, files);
       const ready = await t.as(key).put(`/assets/${created.body.id}/finalize`);
@@ -78,14 +99,26 @@ for (const backend of ['local', 's3'] as const) {
       assert.equal(corrupted.status, 409);
       assert.equal(corrupted.body.error.code, 'component_checksum_mismatch');
       assert.equal((await t.as(key).get(`/assets/${created.body.id}`)).body.state, 'pending');
-      await uploadComponents((await t.as(key).post(`/assets/${created.body.id}/presign`, { components: ['a'] })).body.uploads, { a: good });
+      await uploadComponents(
+        (await t.as(key).post(`/assets/${created.body.id}/presign`, { components: ['a'] })).body.uploads,
+        { a: good },
+      );
       assert.equal((await t.as(key).put(`/assets/${created.body.id}/finalize`)).body.state, 'ready');
     });
 
     it('refuses a body of another size than declared, at the store', async () => {
-      const created = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'sized', components: [{ name: 'f', size: 10 }] });
+      const created = await t.as(key).post('/assets', {
+        presign: true,
+        kind: 'output',
+        name: 'sized',
+        components: [{ name: 'f', size: 10 }],
+      });
       const target = created.body.uploads.f;
-      const res = await fetch(target.url, { method: 'PUT', headers: { ...target.headers, 'content-length': '11' }, body: Buffer.alloc(11) });
+      const res = await fetch(target.url, {
+        method: 'PUT',
+        headers: { ...target.headers, 'content-length': '11' },
+        body: Buffer.alloc(11),
+      });
       assert.ok(res.status >= 400 && res.status < 500, `status ${res.status}`);
       const finalize = await t.as(key).put(`/assets/${created.body.id}/finalize`);
       assert.equal(finalize.status, 409);
@@ -101,22 +134,37 @@ for (const backend of ['local', 's3'] as const) {
     it('finalizes inline assets at once and refuses them over the inline cap (400)', async () => {
       const e = await committedExperiment(t, key);
       const run = await runningRun(t, key, e.id);
-      const env = await t.as(key).post('/assets', { kind: 'environment', name: 'env', content_json: { os: 'linux', gpus: [] }, run: { experiment_id: e.id, n: 1, r: run.r } });
+      const env = await t.as(key).post('/assets', {
+        kind: 'environment',
+        name: 'env',
+        content_json: { os: 'linux', gpus: [] },
+        run: { experiment_id: e.id, n: 1, r: run.r },
+      });
       assert.equal(env.status, 201);
       assert.equal(env.body.state, 'ready');
       assert.equal(env.body.run_id, run.id);
       assert.equal(env.body.components.content.content_type, 'application/json');
       const d = await t.as(key).get(`/assets/${env.body.id}/download`);
       assert.deepEqual(await (await fetch(d.body.components.content.url)).json(), { os: 'linux', gpus: [] });
-      const big = await t.as(key).post('/assets', { kind: 'report', name: 'too big', content: 'x'.repeat(300 * 1024) });
+      const big = await t
+        .as(key)
+        .post('/assets', { kind: 'report', name: 'too big', content: 'x'.repeat(300 * 1024) });
       assert.equal(big.status, 400);
       assert.equal(big.body.error.code, 'inline_too_large');
     });
 
-    it("keeps assets to their tenant: another user gets 404 everywhere and sees none in lists", async () => {
+    it('keeps assets to their tenant: another user gets 404 everywhere and sees none in lists', async () => {
       const e = await createExperiment(t, key);
-      const pending = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'private', experiment_id: e.id, components: [{ name: 'f', size: 1 }] });
-      const ready = await t.as(key).post('/assets', { kind: 'report', name: 'private report', content: 'secret', experiment_id: e.id });
+      const pending = await t.as(key).post('/assets', {
+        presign: true,
+        kind: 'output',
+        name: 'private',
+        experiment_id: e.id,
+        components: [{ name: 'f', size: 1 }],
+      });
+      const ready = await t
+        .as(key)
+        .post('/assets', { kind: 'report', name: 'private report', content: 'secret', experiment_id: e.id });
       const other = (await t.createUser()).key;
       for (const id of [pending.body.id, ready.body.id]) {
         assert.equal((await t.as(other).get(`/assets/${id}`)).status, 404);
@@ -126,7 +174,9 @@ for (const backend of ['local', 's3'] as const) {
       }
       assert.equal((await t.as(other).get('/assets?limit=200')).body.items.length, 0);
       assert.equal((await t.as(other).get(`/assets?experiment_id=${e.id}`)).body.items.length, 0);
-      const linked = await t.as(other).post('/assets', { kind: 'report', name: 'x', content: 'y', experiment_id: e.id });
+      const linked = await t
+        .as(other)
+        .post('/assets', { kind: 'report', name: 'x', content: 'y', experiment_id: e.id });
       assert.equal(linked.status, 404, 'cannot attach an asset to a foreign experiment');
     });
 
@@ -136,7 +186,13 @@ for (const backend of ['local', 's3'] as const) {
       const second = await runningRun(t, key, e.id);
       assert.equal((await t.as(key).get(`${second.path}/checkpoint`)).status, 404);
       const checkpoint = async (r: number, body: string) => {
-        const c = await t.as(key).post('/assets', { presign: true, kind: 'checkpoint', name: `step ${body}`, run: { experiment_id: e.id, n: 1, r }, components: [{ name: 'model.pt', size: body.length }] });
+        const c = await t.as(key).post('/assets', {
+          presign: true,
+          kind: 'checkpoint',
+          name: `step ${body}`,
+          run: { experiment_id: e.id, n: 1, r },
+          components: [{ name: 'model.pt', size: body.length }],
+        });
         await uploadComponents(c.body.uploads, { 'model.pt': Buffer.from(body) });
         await t.as(key).put(`/assets/${c.body.id}/finalize`);
         return c.body.id as string;

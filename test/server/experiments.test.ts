@@ -13,7 +13,9 @@ describe('experiments', () => {
   after(() => t.close());
 
   it('creates a draft with its fields and answers it in the detail form', async () => {
-    const created = await t.as(key).post('/experiments', { name: 'warmup', description: 'd', hypothesis: 'h' });
+    const created = await t
+      .as(key)
+      .post('/experiments', { name: 'warmup', description: 'd', hypothesis: 'h' });
     assert.equal(created.status, 201);
     assert.equal(created.body.state, 'draft');
     assert.equal(created.body.committed_at, null);
@@ -39,22 +41,47 @@ describe('experiments', () => {
 
   it('follows the state machine: every allowed move succeeds and every other move answers 409', async () => {
     const moves = ['commit', 'conclude', 'retract'] as const;
-    const allowed: Record<string, readonly string[]> = { draft: ['commit'], committed: ['conclude', 'retract'], concluded: ['retract'], retracted: [] };
+    const allowed: Record<string, readonly string[]> = {
+      draft: ['commit'],
+      committed: ['conclude', 'retract'],
+      concluded: ['retract'],
+      retracted: [],
+    };
     // Reach each state, then try every move from it.
     const reach = async (state: string) => {
       const e = await createExperiment(t, key);
       await addVariation(t, key, e.id);
-      const path = { draft: [], committed: ['commit'], concluded: ['commit', 'conclude'], retracted: ['commit', 'retract'] }[state]!;
-      for (const m of path) assert.equal((await t.as(key).post(`/experiments/${e.id}/${m}`, m === 'retract' ? { reason: 'bad data' } : undefined)).status, 200);
+      const path = {
+        draft: [],
+        committed: ['commit'],
+        concluded: ['commit', 'conclude'],
+        retracted: ['commit', 'retract'],
+      }[state]!;
+      for (const m of path)
+        assert.equal(
+          (
+            await t
+              .as(key)
+              .post(`/experiments/${e.id}/${m}`, m === 'retract' ? { reason: 'bad data' } : undefined)
+          ).status,
+          200,
+        );
       return e.id;
     };
     for (const state of Object.keys(allowed)) {
       for (const move of moves) {
         const id = await reach(state);
-        const res = await t.as(key).post(`/experiments/${id}/${move}`, move === 'retract' ? { reason: 'r' } : undefined);
+        const res = await t
+          .as(key)
+          .post(`/experiments/${id}/${move}`, move === 'retract' ? { reason: 'r' } : undefined);
         if (allowed[state]!.includes(move)) {
           assert.equal(res.status, 200, `${move} from ${state}`);
-          assert.notEqual(res.body[`${move === 'commit' ? 'committed' : move === 'conclude' ? 'concluded' : 'retracted'}_at`], null);
+          assert.notEqual(
+            res.body[
+              `${move === 'commit' ? 'committed' : move === 'conclude' ? 'concluded' : 'retracted'}_at`
+            ],
+            null,
+          );
         } else {
           assert.equal(res.status, 409, `${move} from ${state} should be refused`);
           assert.equal(res.body.error.code, 'invalid_state_transition');
@@ -84,7 +111,8 @@ describe('experiments', () => {
   it('lists newest first with filters and cursor pagination that neither skips nor repeats', async () => {
     const other = (await t.createUser()).key;
     const made: string[] = [];
-    for (let i = 0; i < 7; i++) made.push((await createExperiment(t, other, { name: i % 2 ? `odd ${i}` : `even ${i}` })).id);
+    for (let i = 0; i < 7; i++)
+      made.push((await createExperiment(t, other, { name: i % 2 ? `odd ${i}` : `even ${i}` })).id);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -98,7 +126,11 @@ describe('experiments', () => {
     const odd = await t.as(other).get('/experiments?q=odd');
     assert.equal(odd.body.items.length, 3);
     assert.equal((await t.as(other).get('/experiments?state=committed')).body.items.length, 0);
-    assert.equal((await t.as(other).get('/experiments?q=100%25')).body.items.length, 0, 'LIKE wildcards in q are literal');
+    assert.equal(
+      (await t.as(other).get('/experiments?q=100%25')).body.items.length,
+      0,
+      'LIKE wildcards in q are literal',
+    );
     const bad = await t.as(other).get('/experiments?cursor=not-a-cursor');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_cursor');
@@ -114,7 +146,13 @@ describe('experiments', () => {
     const both = await t.as(key).get(`/experiments/${d.id}/lineage`);
     assert.equal(both.status, 200);
     const byName = Object.fromEntries(both.body.nodes.map((n: any) => [n.name, `${n.relation}:${n.depth}`]));
-    assert.deepEqual(byName, { a: 'ancestor:2', b: 'ancestor:1', c: 'ancestor:1', d: 'self:0', e: 'descendant:1' });
+    assert.deepEqual(byName, {
+      a: 'ancestor:2',
+      b: 'ancestor:1',
+      c: 'ancestor:1',
+      d: 'self:0',
+      e: 'descendant:1',
+    });
     assert.equal(both.body.edges.length, 5);
     const shallow = await t.as(key).get(`/experiments/${e.id}/lineage?direction=ancestors&depth=1`);
     assert.deepEqual(shallow.body.nodes.map((n: any) => n.name).sort(), ['d', 'e']);
@@ -122,13 +160,18 @@ describe('experiments', () => {
     assert.deepEqual(down.body.nodes.map((n: any) => n.name).sort(), ['a', 'b', 'c', 'd', 'e']);
     const detail = await t.as(key).get(`/experiments/${d.id}`);
     assert.deepEqual(detail.body.parents.map((p: any) => p.name).sort(), ['b', 'c']);
-    assert.deepEqual(detail.body.children.map((p: any) => p.name), ['e']);
+    assert.deepEqual(
+      detail.body.children.map((p: any) => p.name),
+      ['e'],
+    );
     assert.equal((await t.as(key).get(`/experiments/${a.id}/lineage?depth=0`)).status, 400);
   });
 
   it('refuses unknown parents (400) without writing anything', async () => {
     const before = (await t.as(key).get('/experiments?limit=200')).body.items.length;
-    const res = await t.as(key).post('/experiments', { name: 'orphan', parent_ids: ['00000000-0000-4000-8000-000000000000'] });
+    const res = await t
+      .as(key)
+      .post('/experiments', { name: 'orphan', parent_ids: ['00000000-0000-4000-8000-000000000000'] });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'unknown_parent');
     assert.equal((await t.as(key).get('/experiments?limit=200')).body.items.length, before);

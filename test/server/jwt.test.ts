@@ -6,7 +6,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { base64url, exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import {
+  base64url,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  SignJWT,
+  type CryptoKey,
+  type JWTPayload,
+} from 'jose';
 import { startTestService, type TestService } from '../support/service.ts';
 
 const ISSUER = 'https://idp.example.test/';
@@ -21,14 +29,26 @@ interface Signer {
 
 async function newSigner(): Promise<Signer> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
-  return { privateKey, publicKey, jwks: { keys: [{ ...(await exportJWK(publicKey)), kid: KID, alg: 'RS256', use: 'sig' }] } };
+  return {
+    privateKey,
+    publicKey,
+    jwks: { keys: [{ ...(await exportJWK(publicKey)), kid: KID, alg: 'RS256', use: 'sig' }] },
+  };
 }
 
 const now = () => Math.floor(Date.now() / 1000);
 
 /** An RS256 access token; `claims` override the defaults (set one to undefined to drop it). */
 async function token(key: CryptoKey, claims: JWTPayload = {}): Promise<string> {
-  const payload: JWTPayload = { iss: ISSUER, aud: AUDIENCE, sub: `user-${randomUUID()}`, iat: now(), exp: now() + 600, jti: randomUUID(), ...claims };
+  const payload: JWTPayload = {
+    iss: ISSUER,
+    aud: AUDIENCE,
+    sub: `user-${randomUUID()}`,
+    iat: now(),
+    exp: now() + 600,
+    jti: randomUUID(),
+    ...claims,
+  };
   for (const [k, v] of Object.entries(payload)) if (v === undefined) delete payload[k];
   return new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' }).sign(key);
 }
@@ -48,7 +68,9 @@ describe('identity-provider JWTs (JWKS file)', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'assay-jwks-'));
     const jwksFile = path.join(dir, 'jwks.json');
     await writeFile(jwksFile, JSON.stringify(good.jwks));
-    t = await startTestService({ env: { ASSAY_JWT_ISSUER: ISSUER, ASSAY_JWT_AUDIENCE: AUDIENCE, ASSAY_JWT_JWKS_FILE: jwksFile } });
+    t = await startTestService({
+      env: { ASSAY_JWT_ISSUER: ISSUER, ASSAY_JWT_AUDIENCE: AUDIENCE, ASSAY_JWT_JWKS_FILE: jwksFile },
+    });
   });
   after(async () => {
     await t.close();
@@ -73,26 +95,44 @@ describe('identity-provider JWTs (JWKS file)', () => {
 
   it('creates one user when a new subject arrives on concurrent requests', async () => {
     const sub = `carol-${randomUUID()}`;
-    const tokens = await Promise.all(Array.from({ length: 8 }, () => token(good.privateKey, { sub, email: `${sub}@example.test`, email_verified: true })));
+    const tokens = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        token(good.privateKey, { sub, email: `${sub}@example.test`, email_verified: true }),
+      ),
+    );
     const answers = await Promise.all(tokens.map((jwt) => t.as(jwt).get('/v1/me')));
-    assert.deepEqual(answers.map((a) => a.status), Array(8).fill(200));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(8).fill(200),
+    );
     assert.equal(new Set(answers.map((a) => a.body.id)).size, 1);
   });
 
   it('links an existing account by email only when the provider says the email is verified', async () => {
     const existing = await t.createUser();
-    const unverified = await t.as(await token(good.privateKey, { email: existing.email, email_verified: false })).get('/v1/me');
+    const unverified = await t
+      .as(await token(good.privateKey, { email: existing.email, email_verified: false }))
+      .get('/v1/me');
     assert.equal(unverified.status, 200);
-    assert.notEqual(unverified.body.id, existing.id, 'an unverified email claim does not take over an account');
+    assert.notEqual(
+      unverified.body.id,
+      existing.id,
+      'an unverified email claim does not take over an account',
+    );
     assert.equal(unverified.body.email, null);
-    const verified = await t.as(await token(good.privateKey, { email: existing.email, email_verified: true })).get('/v1/me');
+    const verified = await t
+      .as(await token(good.privateKey, { email: existing.email, email_verified: true }))
+      .get('/v1/me');
     assert.equal(verified.body.id, existing.id);
   });
 
   it('bootstraps: a JWT mints an API key for the same user', async () => {
     const jwt = await token(good.privateKey, { sub: `bob-${randomUUID()}` });
     const me = await t.as(jwt).get('/v1/me');
-    const minted = await t.as(jwt).post('/api-keys', { description: 'from my laptop', scopes: ['experiments:read', 'experiments:write'] });
+    const minted = await t.as(jwt).post('/api-keys', {
+      description: 'from my laptop',
+      scopes: ['experiments:read', 'experiments:write'],
+    });
     assert.equal(minted.status, 201, JSON.stringify(minted.body));
     assert.match(minted.body.key, /^sk_user_/);
     const viaKey = await t.as(minted.body.key).get('/v1/me');
@@ -101,13 +141,19 @@ describe('identity-provider JWTs (JWKS file)', () => {
     assert.deepEqual(viaKey.body.auth.scopes, ['experiments:read', 'experiments:write']);
     const created = await t.as(minted.body.key).post('/experiments', { name: 'from a minted key' });
     assert.equal(created.status, 201);
-    assert.equal((await t.as(jwt).get(`/experiments/${created.body.id}`)).status, 200, 'the JWT and the key are the same user');
+    assert.equal(
+      (await t.as(jwt).get(`/experiments/${created.body.id}`)).status,
+      200,
+      'the JWT and the key are the same user',
+    );
   });
 
   it('refuses forged, misdirected, stale and unsigned tokens with 401', async () => {
     const pem = await exportSPKI(good.publicKey);
     const hmac = (secret: Uint8Array) =>
-      new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'mallory', exp: now() + 600 }).setProtectedHeader({ alg: 'HS256', kid: KID, typ: 'JWT' }).sign(secret);
+      new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'mallory', exp: now() + 600 })
+        .setProtectedHeader({ alg: 'HS256', kid: KID, typ: 'JWT' })
+        .sign(secret);
     const cases: [string, string][] = [
       ['signed by another key (same kid)', await token(other.privateKey)],
       ['wrong issuer', await token(good.privateKey, { iss: 'https://evil.example.test/' })],
@@ -115,18 +161,34 @@ describe('identity-provider JWTs (JWKS file)', () => {
       ['expired', await token(good.privateKey, { iat: now() - 3600, exp: now() - 60 })],
       ['not yet valid (nbf in the future)', await token(good.privateKey, { nbf: now() + 600 })],
       ['alg none', unsigned({ sub: 'mallory' })],
-      ['alg none, signature kept', `${unsigned({ sub: 'mallory' })}${(await token(good.privateKey)).split('.')[2]}`],
+      [
+        'alg none, signature kept',
+        `${unsigned({ sub: 'mallory' })}${(await token(good.privateKey)).split('.')[2]}`,
+      ],
       ['HS256 keyed with the public key PEM', await hmac(new TextEncoder().encode(pem))],
-      ['HS256 keyed with the public JWK', await hmac(new TextEncoder().encode(JSON.stringify(good.jwks.keys[0])))],
+      [
+        'HS256 keyed with the public JWK',
+        await hmac(new TextEncoder().encode(JSON.stringify(good.jwks.keys[0]))),
+      ],
       ['no sub', await token(good.privateKey, { sub: undefined })],
       ['empty sub', await token(good.privateKey, { sub: '' })],
-      ['tampered payload', (await token(good.privateKey)).replace(/\.[^.]+\./, `.${base64url.encode(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'admin', exp: now() + 600 }))}.`)],
+      [
+        'tampered payload',
+        (await token(good.privateKey)).replace(
+          /\.[^.]+\./,
+          `.${base64url.encode(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'admin', exp: now() + 600 }))}.`,
+        ),
+      ],
     ];
     for (const [label, jwt] of cases) {
       const res = await t.as(jwt).get('/v1/me');
       assert.equal(res.status, 401, `${label}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error.code, 'unauthenticated', label);
-      assert.equal((await t.as(jwt).post('/api-keys', { description: 'x', scopes: ['experiments:read'] })).status, 401, `${label}: cannot mint`);
+      assert.equal(
+        (await t.as(jwt).post('/api-keys', { description: 'x', scopes: ['experiments:read'] })).status,
+        401,
+        `${label}: cannot mint`,
+      );
     }
   });
 });
@@ -146,7 +208,11 @@ describe('identity-provider JWTs (JWKS URL)', () => {
     await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
     const { port } = jwksServer.address() as AddressInfo;
     t = await startTestService({
-      env: { ASSAY_JWT_ISSUER: ISSUER, ASSAY_JWT_AUDIENCE: AUDIENCE, ASSAY_JWT_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json` },
+      env: {
+        ASSAY_JWT_ISSUER: ISSUER,
+        ASSAY_JWT_AUDIENCE: AUDIENCE,
+        ASSAY_JWT_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+      },
     });
   });
   after(async () => {
@@ -159,7 +225,11 @@ describe('identity-provider JWTs (JWKS URL)', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.auth.via, 'jwt');
     assert.ok(fetches >= 1, 'the service fetched the JWKS');
-    assert.equal((await t.as(await token((await newSigner()).privateKey)).get('/v1/me')).status, 401, 'a key outside the set is refused');
+    assert.equal(
+      (await t.as(await token((await newSigner()).privateKey)).get('/v1/me')).status,
+      401,
+      'a key outside the set is refused',
+    );
   });
 });
 

@@ -32,7 +32,14 @@ describe('managed runs: POST …/provision and the signals to run workflows', ()
     assert.equal(first.body.workflow_id, workflowId);
     assert.equal(first.body.workflow_url, fake.workflowUrl(workflowId));
     assert.deepEqual(
-      [first.body.run.id, first.body.run.state, first.body.run.managed, first.body.run.workflow_id, first.body.run.workflow_url, first.body.run.recovers_run_id],
+      [
+        first.body.run.id,
+        first.body.run.state,
+        first.body.run.managed,
+        first.body.run.workflow_id,
+        first.body.run.workflow_url,
+        first.body.run.recovers_run_id,
+      ],
       [run.id, 'pending', true, workflowId, fake.workflowUrl(workflowId), null],
     );
     const again = await t.as(owner).post(`${run.path}/provision`, {});
@@ -42,25 +49,37 @@ describe('managed runs: POST …/provision and the signals to run workflows', ()
       { runId: run.id, experimentId, n: 1, r: run.r, workflowId },
     ]);
     const read = await t.as(owner).get(run.path);
-    assert.deepEqual([read.body.managed, read.body.workflow_id, read.body.workflow_url], [true, workflowId, fake.workflowUrl(workflowId)]);
+    assert.deepEqual(
+      [read.body.managed, read.body.workflow_id, read.body.workflow_url],
+      [true, workflowId, fake.workflowUrl(workflowId)],
+    );
   });
 
   it('gives unmanaged runs no workflow url, and keeps answering a managed run whatever its state', async () => {
     const plain = await createRun(t, owner, experimentId);
     const read = await t.as(owner).get(plain.path);
-    assert.deepEqual([read.body.managed, read.body.workflow_id, read.body.workflow_url, read.body.recovers_run_id], [false, null, null, null]);
+    assert.deepEqual(
+      [read.body.managed, read.body.workflow_id, read.body.workflow_url, read.body.recovers_run_id],
+      [false, null, null, null],
+    );
 
     const managed = await createRun(t, owner, experimentId);
     assert.equal((await t.as(owner).post(`${managed.path}/provision`)).status, 202);
     assert.equal((await t.as(owner).post(`${managed.path}/cancel`)).body.state, 'failed');
     const ended = await t.as(owner).post(`${managed.path}/provision`);
-    assert.deepEqual([ended.status, ended.body.workflow_id, ended.body.run.state], [202, `run-${experimentId}-1-${managed.r}`, 'failed']);
+    assert.deepEqual(
+      [ended.status, ended.body.workflow_id, ended.body.run.state],
+      [202, `run-${experimentId}-1-${managed.r}`, 'failed'],
+    );
   });
 
   it('refuses a run that already runs (or ended) on its own: 409 invalid_state_transition', async () => {
     const running = await runningRun(t, owner, experimentId);
     const res = await t.as(owner).post(`${running.path}/provision`);
-    assert.deepEqual([res.status, res.body.error.code, res.body.error.details.state], [409, 'invalid_state_transition', 'running']);
+    assert.deepEqual(
+      [res.status, res.body.error.code, res.body.error.details.state],
+      [409, 'invalid_state_transition', 'running'],
+    );
     assert.equal((await t.as(owner).get(running.path)).body.managed, false, 'nothing changed');
   });
 
@@ -69,7 +88,12 @@ describe('managed runs: POST …/provision and the signals to run workflows', ()
     const stranger = (await t.createUser()).key;
     const hidden = await t.as(stranger).post(`${run.path}/provision`);
     assert.deepEqual([hidden.status, hidden.body.error.code], [404, 'not_found']);
-    const minted = await t.as(owner).post('/api-keys', { description: 'w', kind: 'worker', scopes: ['runs:read', 'runs:write'], run: { experiment_id: experimentId, n: 1, r: run.r } });
+    const minted = await t.as(owner).post('/api-keys', {
+      description: 'w',
+      kind: 'worker',
+      scopes: ['runs:read', 'runs:write'],
+      run: { experiment_id: experimentId, n: 1, r: run.r },
+    });
     const worker = await t.as(minted.body.key).post(`${run.path}/provision`);
     assert.deepEqual([worker.status, worker.body.error.code], [403, 'worker_key_restricted']);
     assert.equal((await t.as(owner).get(run.path)).body.managed, false);
@@ -107,7 +131,8 @@ describe('managed runs: POST …/provision and the signals to run workflows', ()
       assert.equal((await t.as(owner).post(`${run.path}/provision`)).status, 202);
       return { ...run, workflowId: `run-${experimentId}-1-${run.r}` };
     };
-    const signalsTo = (workflowId: string) => fake.callsOf('notifyRunChanged').filter((w) => w === workflowId).length;
+    const signalsTo = (workflowId: string) =>
+      fake.callsOf('notifyRunChanged').filter((w) => w === workflowId).length;
     const start = async (path: string) => {
       await t.as(owner).get(`${path}/config`);
       assert.equal((await t.as(owner).post(`${path}/start`, {})).status, 200);
@@ -152,7 +177,10 @@ describe('managed runs: POST …/provision and the signals to run workflows', ()
   it('signals the workflow when the watchdog fails a silent managed run', async () => {
     // A service of its own: its short watchdog would otherwise fail the other tests' running runs.
     const watched = new FakeOrchestrator();
-    const w = await startTestService({ orchestrator: watched, env: { ASSAY_WATCHDOG_TIMEOUT_S: '0.5', ASSAY_WATCHDOG_INTERVAL_S: '0.2' } });
+    const w = await startTestService({
+      orchestrator: watched,
+      env: { ASSAY_WATCHDOG_TIMEOUT_S: '0.5', ASSAY_WATCHDOG_INTERVAL_S: '0.2' },
+    });
     try {
       const key = (await w.createUser()).key;
       const experiment = await committedExperiment(w, key);

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateOrchestratorKey, mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import {
+  generateOrchestratorKey,
+  mintEmbeddedOrchestratorKey,
+} from '../../src/server/orchestration/orchestrator-keys.ts';
 import { ORCHESTRATOR_USER_ID } from '../../src/server/orchestration/orchestrator-user.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
@@ -23,7 +26,10 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
 
   before(async () => {
     orchestratorKey = generateOrchestratorKey();
-    t = await startTestService({ orchestrator: new FakeOrchestrator(), env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey } });
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey },
+    });
     owner = await t.createUser();
     experimentId = (await committedExperiment(t, owner.key)).id;
   });
@@ -32,7 +38,9 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
   it('never hands out the orchestrate scope: not to users, not to admins', async () => {
     for (const key of [owner.key, t.adminKey]) {
       for (const kind of ['user', 'agent']) {
-        const res = await t.as(key).post('/api-keys', { description: 'sneaky', kind, scopes: ['orchestrate'] });
+        const res = await t
+          .as(key)
+          .post('/api-keys', { description: 'sneaky', kind, scopes: ['orchestrate'] });
         assert.equal(res.status, 403, JSON.stringify(res.body));
         assert.equal(res.body.error.code, 'scope_escalation');
       }
@@ -57,23 +65,45 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     const run = await managedRun();
     const got = await orch().get(run.url);
     assert.equal(got.status, 200, JSON.stringify(got.body));
-    assert.deepEqual([got.body.run.id, got.body.run.managed, got.body.run.workflow_id], [run.id, true, run.workflowId]);
+    assert.deepEqual(
+      [got.body.run.id, got.body.run.managed, got.body.run.workflow_id],
+      [run.id, true, run.workflowId],
+    );
     assert.deepEqual(got.body.launch_config, {});
-    for (const [method, url] of [['GET', '/experiments'], ['GET', `/experiments/${experimentId}`], ['GET', '/v1/me'], ['GET', '/api-keys'], ['POST', '/api-keys'], ['GET', `${run.path}/config`]] as const) {
-      const res = await t.request(method, url, { key: orchestratorKey, ...(method === 'POST' ? { body: { description: 'x', scopes: ['orchestrate'] } } : {}) });
+    for (const [method, url] of [
+      ['GET', '/experiments'],
+      ['GET', `/experiments/${experimentId}`],
+      ['GET', '/v1/me'],
+      ['GET', '/api-keys'],
+      ['POST', '/api-keys'],
+      ['GET', `${run.path}/config`],
+    ] as const) {
+      const res = await t.request(method, url, {
+        key: orchestratorKey,
+        ...(method === 'POST' ? { body: { description: 'x', scopes: ['orchestrate'] } } : {}),
+      });
       assert.equal(res.status, 403, `${method} ${url}: ${JSON.stringify(res.body)}`);
     }
     const asUser = await t.as(owner.key).get(run.url);
     assert.deepEqual([asUser.status, asUser.body.error.code], [403, 'insufficient_scope']);
-    assert.ok(!t.logs.some((line) => line.includes(orchestratorKey.slice(9))), 'the key appears in no log line');
+    assert.ok(
+      !t.logs.some((line) => line.includes(orchestratorKey.slice(9))),
+      'the key appears in no log line',
+    );
   });
 
   it('accepts the same key on every start, and refuses to start with another key of the same id', async () => {
-    const replica = await startTestService({ replicaOf: t, env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey } });
+    const replica = await startTestService({
+      replicaOf: t,
+      env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey },
+    });
     await replica.close();
     const forged = `${orchestratorKey.slice(0, 41)}${generateOrchestratorKey().slice(41)}`;
     assert.notEqual(forged, orchestratorKey);
-    await assert.rejects(startTestService({ replicaOf: t, env: { ASSAY_ORCHESTRATOR_KEY: forged } }), /ASSAY_ORCHESTRATOR_KEY: a different key with the same id/);
+    await assert.rejects(
+      startTestService({ replicaOf: t, env: { ASSAY_ORCHESTRATOR_KEY: forged } }),
+      /ASSAY_ORCHESTRATOR_KEY: a different key with the same id/,
+    );
     assert.equal((await orch().get((await managedRun()).url)).status, 200, 'the stored key still works');
   });
 
@@ -109,7 +139,11 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
         orch().post(`${url}/recovery`),
         orch().get(`${url}/assets`),
       ]);
-      assert.deepEqual(answers.map((a) => a.status), Array(8).fill(404), JSON.stringify(answers.map((a) => a.body)));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(8).fill(404),
+        JSON.stringify(answers.map((a) => a.body)),
+      );
     }
     const untouched = await t.as(owner.key).get(unmanaged.path);
     assert.deepEqual([untouched.body.state, untouched.body.instance], ['pending', null]);
@@ -121,7 +155,11 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     const first = await orch().post(`${run.url}/worker-key`);
     assert.equal(first.status, 201, JSON.stringify(first.body));
     assert.match(first.body.key, /^sk_worker_/);
-    assert.equal((await t.as(first.body.key).get(`${run.path}/config`)).status, 200, 'the first key works (and is now cached)');
+    assert.equal(
+      (await t.as(first.body.key).get(`${run.path}/config`)).status,
+      200,
+      'the first key works (and is now cached)',
+    );
     const second = await orch().post(`${run.url}/worker-key`);
     assert.equal(second.status, 201);
     assert.notEqual(second.body.id, first.body.id);
@@ -168,8 +206,14 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
 
   it('fails pending and running runs; a terminal run is answered unchanged', async () => {
     const pending = await managedRun();
-    const failed = await orch().post(`${pending.url}/fail`, { reason: 'provision_failed', message: 'no capacity' });
-    assert.deepEqual([failed.status, failed.body.state, failed.body.failure_reason, failed.body.failure_message], [200, 'failed', 'provision_failed', 'no capacity']);
+    const failed = await orch().post(`${pending.url}/fail`, {
+      reason: 'provision_failed',
+      message: 'no capacity',
+    });
+    assert.deepEqual(
+      [failed.status, failed.body.state, failed.body.failure_reason, failed.body.failure_message],
+      [200, 'failed', 'provision_failed', 'no capacity'],
+    );
     assert.ok(failed.body.ended_at);
     const again = await orch().post(`${pending.url}/fail`, { reason: 'crash' });
     assert.equal(again.status, 200);
@@ -179,14 +223,20 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.equal((await t.as(owner.key).get(`${running.path}/config`)).status, 200);
     assert.equal((await t.as(owner.key).post(`${running.path}/start`, {})).status, 200);
     const silent = await orch().post(`${running.url}/fail`, { reason: 'heartbeat_timeout' });
-    assert.deepEqual([silent.body.state, silent.body.failure_reason, silent.body.failure_message], ['failed', 'heartbeat_timeout', null]);
+    assert.deepEqual(
+      [silent.body.state, silent.body.failure_reason, silent.body.failure_message],
+      ['failed', 'heartbeat_timeout', null],
+    );
     assert.equal((await orch().post(`${running.url}/fail`, { reason: 'nonsense' })).status, 422);
   });
 
   it('cancels: pending → failed abandoned, running → cancel requested, terminal → unchanged', async () => {
     const pending = await managedRun();
     const cancelled = await orch().post(`${pending.url}/cancel`);
-    assert.deepEqual([cancelled.status, cancelled.body.state, cancelled.body.failure_reason, cancelled.body.failure_message], [200, 'failed', 'abandoned', 'cancelled before start']);
+    assert.deepEqual(
+      [cancelled.status, cancelled.body.state, cancelled.body.failure_reason, cancelled.body.failure_message],
+      [200, 'failed', 'abandoned', 'cancelled before start'],
+    );
     assert.deepEqual((await orch().post(`${pending.url}/cancel`)).body, cancelled.body);
 
     const running = await managedRun();
@@ -205,7 +255,14 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const recovery = created.body;
     assert.deepEqual(
-      [recovery.state, recovery.n, recovery.r, recovery.managed, recovery.recovers_run_id, recovery.workflow_id],
+      [
+        recovery.state,
+        recovery.n,
+        recovery.r,
+        recovery.managed,
+        recovery.recovers_run_id,
+        recovery.workflow_id,
+      ],
       ['pending', 1, run.r + 1, true, run.id, `run-${experimentId}-1-${run.r + 1}`],
     );
     assert.match(recovery.workflow_url, /^http:\/\/temporal-ui\.test\//);
@@ -227,9 +284,16 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
   it("lists the run's assets", async () => {
     const run = await managedRun();
     assert.deepEqual((await orch().get(`${run.url}/assets`)).body, { items: [] });
-    const asset = await t.as(owner.key).post('/assets', { kind: 'output', name: 'metrics', content_json: { loss: 0.1 }, run: { experiment_id: experimentId, n: 1, r: run.r } });
+    const asset = await t.as(owner.key).post('/assets', {
+      kind: 'output',
+      name: 'metrics',
+      content_json: { loss: 0.1 },
+      run: { experiment_id: experimentId, n: 1, r: run.r },
+    });
     assert.equal(asset.status, 201, JSON.stringify(asset.body));
     const listed = await orch().get(`${run.url}/assets`);
-    assert.deepEqual(listed.body, { items: [{ id: asset.body.id, kind: 'output', name: 'metrics', state: 'ready' }] });
+    assert.deepEqual(listed.body, {
+      items: [{ id: asset.body.id, kind: 'output', name: 'metrics', state: 'ready' }],
+    });
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { committedExperiment, createExperiment, createRun, addVariation, runningRun } from '../support/fixtures.ts';
+import {
+  committedExperiment,
+  createExperiment,
+  createRun,
+  addVariation,
+  runningRun,
+} from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 describe('runs', () => {
@@ -23,14 +29,22 @@ describe('runs', () => {
     assert.equal(got.body.state, 'pending');
     assert.equal(got.body.config_read_at, null);
     const list = await t.as(key).get(`/experiments/${e.id}/variations/1/runs`);
-    assert.deepEqual(list.body.items.map((r: any) => r.r), [1, 2]);
+    assert.deepEqual(
+      list.body.items.map((r: any) => r.r),
+      [1, 2],
+    );
   });
 
   it('numbers 50 concurrent run creations 1..50', async () => {
     const e = await committedExperiment(t, key);
-    const results = await Promise.all(Array.from({ length: 50 }, () => t.as(key).post(`/experiments/${e.id}/variations/1/runs`)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => t.as(key).post(`/experiments/${e.id}/variations/1/runs`)),
+    );
     assert.ok(results.every((r) => r.status === 201));
-    assert.deepEqual(results.map((r) => r.body.r).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
+    assert.deepEqual(
+      results.map((r) => r.body.r).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
   });
 
   it('allows runs only while the experiment is committed', async () => {
@@ -55,8 +69,14 @@ describe('runs', () => {
     assert.deepEqual(config.body.config_json, { lr: 0.1 });
     assert.deepEqual(config.body.launch_config, {});
     const readAt = config.body.config_read_at;
-    assert.equal((await t.as(key).get(`${run.path}/config`)).body.config_read_at, readAt, 'the first read is kept');
-    const started = await t.as(key).post(`${run.path}/start`, { environment: { os: 'linux', gpus: ['A100'] } });
+    assert.equal(
+      (await t.as(key).get(`${run.path}/config`)).body.config_read_at,
+      readAt,
+      'the first read is kept',
+    );
+    const started = await t
+      .as(key)
+      .post(`${run.path}/start`, { environment: { os: 'linux', gpus: ['A100'] } });
     assert.equal(started.status, 200);
     assert.equal(started.body.state, 'running');
     assert.deepEqual(started.body.environment, { os: 'linux', gpus: ['A100'] });
@@ -83,7 +103,8 @@ describe('runs', () => {
       for (const [move, { body, ok }] of Object.entries(moves)) {
         const run = await reach(state);
         const res = await t.as(key).post(`${run.path}/${move}`, body);
-        if (ok.includes(state)) assert.equal(res.status, 200, `${move} from ${state}: ${JSON.stringify(res.body)}`);
+        if (ok.includes(state))
+          assert.equal(res.status, 200, `${move} from ${state}: ${JSON.stringify(res.body)}`);
         else {
           assert.equal(res.status, 409, `${move} from ${state} must be refused`);
           assert.equal(res.body.error.details.state, state);
@@ -95,7 +116,10 @@ describe('runs', () => {
   it('fails with reason abandoned or crash and keeps the message; other reasons are refused (422)', async () => {
     const crash = await runningRun(t, key, experimentId);
     const failed = await t.as(key).post(`${crash.path}/fail`, { reason: 'crash', message: 'CUDA OOM' });
-    assert.deepEqual([failed.body.state, failed.body.failure_reason, failed.body.failure_message], ['failed', 'crash', 'CUDA OOM']);
+    assert.deepEqual(
+      [failed.body.state, failed.body.failure_reason, failed.body.failure_message],
+      ['failed', 'crash', 'CUDA OOM'],
+    );
     assert.notEqual(failed.body.ended_at, null);
     const other = await runningRun(t, key, experimentId);
     assert.equal((await t.as(key).post(`${other.path}/fail`, { reason: 'heartbeat_timeout' })).status, 422);
@@ -121,7 +145,10 @@ describe('runs', () => {
 
   it('answers 404 for runs that do not exist', async () => {
     assert.equal((await t.as(key).get(`/experiments/${experimentId}/variations/1/runs/9999`)).status, 404);
-    assert.equal((await t.as(key).post(`/experiments/${experimentId}/variations/1/runs/9999/heartbeat`)).status, 404);
+    assert.equal(
+      (await t.as(key).post(`/experiments/${experimentId}/variations/1/runs/9999/heartbeat`)).status,
+      404,
+    );
     assert.equal((await t.as(key).get(`/experiments/${experimentId}/variations/9/runs`)).status, 404);
   });
 });
@@ -161,7 +188,11 @@ describe('heartbeat watchdog', () => {
     await new Promise((r) => setTimeout(r, 1100));
     // Four sweeps at once, as four replicas would: each on its own pooled connection.
     const counts = await Promise.all(Array.from({ length: 4 }, () => t.service.watchdog.sweep()));
-    assert.equal(counts.reduce((a, b) => a + b, 0), runs.length, `sweeps failed ${counts.join('+')} runs for ${runs.length} silent ones`);
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      runs.length,
+      `sweeps failed ${counts.join('+')} runs for ${runs.length} silent ones`,
+    );
     const states = await Promise.all(runs.map(async (r) => (await t.as(key).get(r.path)).body));
     assert.ok(states.every((s) => s.state === 'failed' && s.failure_reason === 'heartbeat_timeout'));
   });

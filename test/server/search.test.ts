@@ -11,13 +11,29 @@ describe('full-text search', () => {
   before(async () => {
     t = await startTestService({ listen: true });
     key = (await t.createUser()).key;
-    const report = (name: string, content: string, metadata = {}) => t.as(key).post('/assets', { kind: 'report', name, content, metadata });
-    await report('Warmup schedules for transformer training', 'Linear warmup of the learning rate stabilises early training. Warmup length matters.');
+    const report = (name: string, content: string, metadata = {}) =>
+      t.as(key).post('/assets', { kind: 'report', name, content, metadata });
+    await report(
+      'Warmup schedules for transformer training',
+      'Linear warmup of the learning rate stabilises early training. Warmup length matters.',
+    );
     await report('Weight decay ablation', 'We vary weight decay; a short warmup was used throughout.');
-    await report('Tokenizer notes', 'Byte-pair encoding merges; nothing about schedules here.', { tags: ['vocabulary', 'bpe'] });
-    await t.as(key).post('/assets', { kind: 'output', name: 'warmup curves', content: 'warmup warmup warmup' });
-    const pdf = await makePdf('Rotary embeddings revisited', ['Rotary position embeddings rotate query and key vectors.', 'Extrapolation beyond the trained context length degrades gracefully.']);
-    const created = await t.as(key).post('/assets', { presign: true, kind: 'paper', name: 'RoPE paper', components: [{ name: 'paper.pdf', size: pdf.length, content_type: 'application/pdf' }] });
+    await report('Tokenizer notes', 'Byte-pair encoding merges; nothing about schedules here.', {
+      tags: ['vocabulary', 'bpe'],
+    });
+    await t
+      .as(key)
+      .post('/assets', { kind: 'output', name: 'warmup curves', content: 'warmup warmup warmup' });
+    const pdf = await makePdf('Rotary embeddings revisited', [
+      'Rotary position embeddings rotate query and key vectors.',
+      'Extrapolation beyond the trained context length degrades gracefully.',
+    ]);
+    const created = await t.as(key).post('/assets', {
+      presign: true,
+      kind: 'paper',
+      name: 'RoPE paper',
+      components: [{ name: 'paper.pdf', size: pdf.length, content_type: 'application/pdf' }],
+    });
     await uploadComponents(created.body.uploads, { 'paper.pdf': pdf });
     const ready = await t.as(key).put(`/assets/${created.body.id}/finalize`);
     assert.equal(ready.body.state, 'ready');
@@ -25,24 +41,37 @@ describe('full-text search', () => {
   });
   after(() => t.close());
 
-  const search = async (q: string, extra = '', who = key) => (await t.as(who).get(`/search?q=${encodeURIComponent(q)}${extra}`)).body;
+  const search = async (q: string, extra = '', who = key) =>
+    (await t.as(who).get(`/search?q=${encodeURIComponent(q)}${extra}`)).body;
 
   it('ranks a title match above a passing mention, and leaves out assets that are not documents', async () => {
     const res = await search('warmup');
-    assert.deepEqual(res.items.map((i: any) => i.name), ['Warmup schedules for transformer training', 'Weight decay ablation']);
+    assert.deepEqual(
+      res.items.map((i: any) => i.name),
+      ['Warmup schedules for transformer training', 'Weight decay ablation'],
+    );
     assert.ok(res.items[0].rank > res.items[1].rank);
     assert.match(res.items[0].snippet, /<mark>[Ww]armup<\/mark>/);
   });
 
   it('understands phrases and exclusions (websearch syntax)', async () => {
-    assert.deepEqual((await search('"learning rate"')).items.map((i: any) => i.name), ['Warmup schedules for transformer training']);
-    assert.deepEqual((await search('warmup -decay')).items.map((i: any) => i.name), ['Warmup schedules for transformer training']);
+    assert.deepEqual(
+      (await search('"learning rate"')).items.map((i: any) => i.name),
+      ['Warmup schedules for transformer training'],
+    );
+    assert.deepEqual(
+      (await search('warmup -decay')).items.map((i: any) => i.name),
+      ['Warmup schedules for transformer training'],
+    );
     assert.equal((await search('"rate learning"')).items.length, 0);
   });
 
   it('finds text extracted from a real PDF paper, and searches metadata', async () => {
     const res = await search('extrapolation context');
-    assert.deepEqual(res.items.map((i: any) => i.asset_id), [paperId]);
+    assert.deepEqual(
+      res.items.map((i: any) => i.asset_id),
+      [paperId],
+    );
     assert.match(res.items[0].snippet, /<mark>Extrapolation<\/mark>/);
     assert.equal((await search('vocabulary')).items[0]?.name, 'Tokenizer notes');
     assert.equal((await search('rotary', '&kind=report')).items.length, 0);

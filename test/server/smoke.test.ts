@@ -17,7 +17,10 @@ for (const driver of ['postgres', 'pglite'] as const) {
       const run = await runningRun(t, t.adminKey, experiment.id);
       const beat = await api.post(`${run.path}/heartbeat`);
       assert.equal(beat.status, 200);
-      assert.deepEqual({ state: beat.body.state, cancel_requested: beat.body.cancel_requested }, { state: 'running', cancel_requested: false });
+      assert.deepEqual(
+        { state: beat.body.state, cancel_requested: beat.body.cancel_requested },
+        { state: 'running', cancel_requested: false },
+      );
       const done = await api.post(`${run.path}/succeed`);
       assert.equal(done.status, 200);
       assert.equal(done.body.state, 'succeeded');

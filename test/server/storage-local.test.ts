@@ -63,10 +63,21 @@ describe('local storage over HTTP', () => {
   }
 
   test('keeps many components apart, whatever their names', async () => {
-    const names = ['a b.txt', 'ü/é.json', '#hash?query%20&.bin', 'plus+semi;colon', "quote'paren(1)*", 'x'.repeat(250), `${'d/'.repeat(300)}deep`];
+    const names = [
+      'a b.txt',
+      'ü/é.json',
+      '#hash?query%20&.bin',
+      'plus+semi;colon',
+      "quote'paren(1)*",
+      'x'.repeat(250),
+      `${'d/'.repeat(300)}deep`,
+    ];
     const bodies = names.map((_, i) => randomBytes(1000 + i));
     const puts = await Promise.all(names.map((name, i) => upload(`assets/many/${name}`, bodies[i]!)));
-    assert.deepEqual(puts.map((p) => p.status), names.map(() => 200));
+    assert.deepEqual(
+      puts.map((p) => p.status),
+      names.map(() => 200),
+    );
     for (const [i, name] of names.entries()) {
       const got = await send(await storage.presignGet(`assets/many/${name}`, ttl));
       assert.equal(sha256(got.body), sha256(bodies[i]!), name);
@@ -84,9 +95,16 @@ describe('local storage over HTTP', () => {
     assert.equal((await send(get, undefined, { range: 'bytes=-3' })).body.toString(), '789');
     assert.equal((await send(get, undefined, { range: 'bytes=7-' })).body.toString(), '789');
     assert.equal((await send(get, undefined, { range: 'bytes=10-' })).status, 416);
-    assert.equal((await send(get, undefined, { range: 'bytes=5-2' })).status, 200, 'a malformed range is ignored');
+    assert.equal(
+      (await send(get, undefined, { range: 'bytes=5-2' })).status,
+      200,
+      'a malformed range is ignored',
+    );
     const full = await send(get);
-    assert.equal(full.headers.get('content-disposition'), `attachment; filename="r_sum_ _final_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt`);
+    assert.equal(
+      full.headers.get('content-disposition'),
+      `attachment; filename="r_sum_ _final_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt`,
+    );
     const head = await send({ ...get, method: 'HEAD' as never });
     assert.equal(head.status, 200);
     assert.equal(head.headers.get('content-length'), '10');
@@ -95,7 +113,11 @@ describe('local storage over HTTP', () => {
 
   test('refuses expired URLs with 403 url_expired', async () => {
     await upload('assets/expiry/x', Buffer.from('x'));
-    const put = await storage.presignPut('assets/expiry/y', { size: 1, contentType: 'text/plain', expiresInS: 1 });
+    const put = await storage.presignPut('assets/expiry/y', {
+      size: 1,
+      contentType: 'text/plain',
+      expiresInS: 1,
+    });
     const get = await storage.presignGet('assets/expiry/x', { expiresInS: 1 });
     await sleep(Date.parse(put.expires_at) - Date.now() + 50);
     const refusedPut = await send(put, Buffer.from('y'));
@@ -111,7 +133,11 @@ describe('local storage over HTTP', () => {
     const cases: Array<[string, string, Buffer]> = [
       ['one character of the signature', tamperParam(put.url, 'signature'), Buffer.from('abc')],
       ['the size', replaceParam(put.url, 'size', '4'), Buffer.from('abcd')],
-      ['the expiry', replaceParam(put.url, 'expires', String(Math.floor(Date.now() / 1000) + 99_999)), Buffer.from('abc')],
+      [
+        'the expiry',
+        replaceParam(put.url, 'expires', String(Math.floor(Date.now() / 1000) + 99_999)),
+        Buffer.from('abc'),
+      ],
       ['the key', put.url.replace('/tamper/x', '/tamper/y'), Buffer.from('abc')],
       ['no signature', put.url.replace(/&signature=[^&]+/, ''), Buffer.from('abc')],
     ];
@@ -151,35 +177,70 @@ describe('local storage over HTTP', () => {
   test('multipart: missing parts named, re-presigned parts, completed twice', async () => {
     const body = randomBytes(10 * 1024 + 7);
     const key = 'assets/multi/model.safetensors';
-    const mp = await storage.startMultipart(key, { size: body.length, contentType: 'application/octet-stream', partSize: 4096, ...ttl });
+    const mp = await storage.startMultipart(key, {
+      size: body.length,
+      contentType: 'application/octet-stream',
+      partSize: 4096,
+      ...ttl,
+    });
     assert.equal(mp.part_size, 4096);
-    assert.deepEqual(mp.parts.map((p) => [p.part_number, p.size]), [[1, 4096], [2, 4096], [3, 2055]]);
+    assert.deepEqual(
+      mp.parts.map((p) => [p.part_number, p.size]),
+      [
+        [1, 4096],
+        [2, 4096],
+        [3, 2055],
+      ],
+    );
     const slice = (n: number) => body.subarray((n - 1) * 4096, Math.min(n * 4096, body.length));
     for (const n of [1, 3]) assert.equal((await send(mp.parts[n - 1]!, slice(n))).status, 200);
     // A part of the wrong size is refused by the part's own URL.
     assert.equal((await send(mp.parts[1]!, slice(1).subarray(0, 100))).status, 400);
-    await assert.rejects(storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize: 4096 }), (error: unknown) => {
-      assert.ok(error instanceof StorageError);
-      assert.equal(error.code, 'incomplete_upload');
-      assert.deepEqual(error.details, { missing_parts: [2], wrong_size_parts: [] });
-      return true;
+    await assert.rejects(
+      storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize: 4096 }),
+      (error: unknown) => {
+        assert.ok(error instanceof StorageError);
+        assert.equal(error.code, 'incomplete_upload');
+        assert.deepEqual(error.details, { missing_parts: [2], wrong_size_parts: [] });
+        return true;
+      },
+    );
+    const [fresh] = await storage.presignParts(key, mp.upload_id, {
+      size: body.length,
+      partSize: 4096,
+      partNumbers: [2],
+      ...ttl,
     });
-    const [fresh] = await storage.presignParts(key, mp.upload_id, { size: body.length, partSize: 4096, partNumbers: [2], ...ttl });
     assert.equal(fresh!.part_number, 2);
     assert.equal((await send(fresh!, slice(2))).status, 200);
     // Two completions at once and one after: all succeed, the object is whole.
-    await Promise.all([1, 2].map(() => storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize: 4096 })));
+    await Promise.all(
+      [1, 2].map(() => storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize: 4096 })),
+    );
     await storage.completeMultipart(key, mp.upload_id, { size: body.length, partSize: 4096 });
     assert.equal(await storage.sha256(key), sha256(body));
     assert.equal(sha256((await send(await storage.presignGet(key, ttl))).body), sha256(body));
     // A stale part URL can no longer write anything.
     const late = await send(mp.parts[0]!, slice(1));
     assert.deepEqual([late.status, errorCode(late)], [404, 'upload_not_found']);
-    await assert.rejects(storage.presignParts(key, mp.upload_id, { size: body.length, partSize: 4096, partNumbers: [1], ...ttl }), { code: 'not_found' });
+    await assert.rejects(
+      storage.presignParts(key, mp.upload_id, {
+        size: body.length,
+        partSize: 4096,
+        partNumbers: [1],
+        ...ttl,
+      }),
+      { code: 'not_found' },
+    );
   });
 
   test('multipart grows the part size to stay within 10,000 parts', async () => {
-    const mp = await storage.startMultipart('assets/multi/huge', { size: 20_000 * 4096, contentType: 'application/octet-stream', partSize: 4096, ...ttl });
+    const mp = await storage.startMultipart('assets/multi/huge', {
+      size: 20_000 * 4096,
+      contentType: 'application/octet-stream',
+      partSize: 4096,
+      ...ttl,
+    });
     assert.equal(mp.part_size, MIB);
     assert.equal(mp.parts.length, Math.ceil((20_000 * 4096) / MIB));
   });
@@ -188,7 +249,8 @@ describe('local storage over HTTP', () => {
     const body = Buffer.from('{"inline": true}');
     await storage.putObject('assets/inline/report.json', body, 'application/json');
     const chunks: Buffer[] = [];
-    for await (const chunk of await storage.getObject('assets/inline/report.json')) chunks.push(chunk as Buffer);
+    for await (const chunk of await storage.getObject('assets/inline/report.json'))
+      chunks.push(chunk as Buffer);
     assert.deepEqual(Buffer.concat(chunks), body);
     assert.equal(await storage.head('assets/none/x'), undefined);
     assert.equal(await storage.head('assets/inline'), undefined, 'a directory is not an object');
@@ -199,24 +261,53 @@ describe('local storage over HTTP', () => {
   });
 
   test('refuses keys that could escape the directory or break a URL', async () => {
-    const bad = ['', '/assets/x', 'assets/../x', 'assets/./x', 'assets//x', 'assets/x/', 'assets/\0x', 'assets/\nx', '.tmp/x', `assets/${'x'.repeat(256)}`, `assets/${'x/'.repeat(600)}`, 'assets/\ud800'];
+    const bad = [
+      '',
+      '/assets/x',
+      'assets/../x',
+      'assets/./x',
+      'assets//x',
+      'assets/x/',
+      'assets/\0x',
+      'assets/\nx',
+      '.tmp/x',
+      `assets/${'x'.repeat(256)}`,
+      `assets/${'x/'.repeat(600)}`,
+      'assets/\ud800',
+    ];
     for (const key of bad) {
-      await assert.rejects(storage.presignPut(key, { size: 1, contentType: 'text/plain', ...ttl }), { code: 'invalid_key' }, JSON.stringify(key));
+      await assert.rejects(
+        storage.presignPut(key, { size: 1, contentType: 'text/plain', ...ttl }),
+        { code: 'invalid_key' },
+        JSON.stringify(key),
+      );
       await assert.rejects(storage.head(key), { code: 'invalid_key' }, JSON.stringify(key));
     }
     // One key cannot be a file and the directory of another.
     await storage.putObject('assets/clash/a', Buffer.from('a'), 'text/plain');
-    await assert.rejects(storage.putObject('assets/clash/a/b', Buffer.from('b'), 'text/plain'), { code: 'invalid_key' });
+    await assert.rejects(storage.putObject('assets/clash/a/b', Buffer.from('b'), 'text/plain'), {
+      code: 'invalid_key',
+    });
   });
 
   test('a generated secret is kept (mode 600), so URLs survive a restart', async () => {
     const config = storageConfig({}, { dataDir, publicUrl: base });
     const again = await createObjectStorage(config);
     const put = await again.presignPut('assets/restart/x', { size: 2, contentType: 'text/plain', ...ttl });
-    assert.equal((await send(put, Buffer.from('ok'))).status, 200, 'the running server accepts a URL signed by the restarted one');
+    assert.equal(
+      (await send(put, Buffer.from('ok'))).status,
+      200,
+      'the running server accepts a URL signed by the restarted one',
+    );
     assert.equal((await stat(config.kind === 'local' ? config.secretFile : '')).mode & 0o777, 0o600);
-    const other = await createObjectStorage(storageConfig({ ASSAY_STORAGE_SECRET: 'x'.repeat(32) }, { dataDir, publicUrl: base }));
-    const foreign = await other.presignPut('assets/restart/y', { size: 2, contentType: 'text/plain', ...ttl });
+    const other = await createObjectStorage(
+      storageConfig({ ASSAY_STORAGE_SECRET: 'x'.repeat(32) }, { dataDir, publicUrl: base }),
+    );
+    const foreign = await other.presignPut('assets/restart/y', {
+      size: 2,
+      contentType: 'text/plain',
+      ...ttl,
+    });
     assert.equal((await send(foreign, Buffer.from('no'))).status, 403);
   });
 });

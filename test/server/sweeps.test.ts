@@ -22,7 +22,8 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
   let owner: string;
 
   const draft = async () => (await createExperiment(t, owner, { name: 'sweep' })).id;
-  const sweep = (experimentId: string, body: Record<string, unknown>, key = owner) => t.as(key).post(`/experiments/${experimentId}/sweeps`, { base_yaml: BASE, ...body });
+  const sweep = (experimentId: string, body: Record<string, unknown>, key = owner) =>
+    t.as(key).post(`/experiments/${experimentId}/sweeps`, { base_yaml: BASE, ...body });
 
   before(async () => {
     fake = new FakeOrchestrator();
@@ -37,14 +38,25 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
 
   it('turns a 3×3 grid into 9 variations, commits the experiment and starts the sweep with 9 pending managed runs', async () => {
     const id = await draft();
-    const res = await sweep(id, { grid: { 'optimizer.lr': [1e-4, 3e-4, 1e-3], seed: [1, 2, 3] }, concurrency: 3, name_prefix: 'lr' });
+    const res = await sweep(id, {
+      grid: { 'optimizer.lr': [1e-4, 3e-4, 1e-3], seed: [1, 2, 3] },
+      concurrency: 3,
+      name_prefix: 'lr',
+    });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     const s = res.body;
-    assert.deepEqual([s.experiment_id, s.workflow_id, s.concurrency, s.progress], [id, `sweep-${s.id}`, 3, null]);
+    assert.deepEqual(
+      [s.experiment_id, s.workflow_id, s.concurrency, s.progress],
+      [id, `sweep-${s.id}`, 3, null],
+    );
     assert.equal(s.workflow_url, fake.workflowUrl(s.workflow_id));
     assert.equal(s.runs.length, 9);
-    assert.deepEqual(s.runs.map((r: { n: number }) => r.n), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    for (const run of s.runs) assert.deepEqual([run.r, run.state, run.workflow_id], [1, 'pending', `run-${id}-${run.n}-1`]);
+    assert.deepEqual(
+      s.runs.map((r: { n: number }) => r.n),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
+    for (const run of s.runs)
+      assert.deepEqual([run.r, run.state, run.workflow_id], [1, 'pending', `run-${id}-${run.n}-1`]);
     assert.equal(s.runs[0].variation_name, 'lr optimizer.lr=0.0001 seed=1');
     assert.equal(s.runs[5].variation_name, 'lr optimizer.lr=0.0003 seed=3');
 
@@ -62,31 +74,56 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     assert.deepEqual(v9.body.config_json, { optimizer: { name: 'adamw', lr: 1e-3 }, seed: 3 });
 
     const run = await t.as(owner).get(`/experiments/${id}/variations/4/runs/1`);
-    assert.deepEqual([run.body.managed, run.body.state, run.body.workflow_id], [true, 'pending', `run-${id}-4-1`]);
+    assert.deepEqual(
+      [run.body.managed, run.body.state, run.body.workflow_id],
+      [true, 'pending', `run-${id}-4-1`],
+    );
 
     const started = fake.callsOf<SweepStart>('startSweep').at(-1)!;
-    assert.deepEqual([started.sweepId, started.workflowId, started.experimentId, started.concurrency, started.runs.length], [s.id, s.workflow_id, id, 3, 9]);
-    assert.deepEqual(started.runs[3], { runId: run.body.id, experimentId: id, n: 4, r: 1, workflowId: `run-${id}-4-1` });
+    assert.deepEqual(
+      [started.sweepId, started.workflowId, started.experimentId, started.concurrency, started.runs.length],
+      [s.id, s.workflow_id, id, 3, 9],
+    );
+    assert.deepEqual(started.runs[3], {
+      runId: run.body.id,
+      experimentId: id,
+      n: 4,
+      r: 1,
+      workflowId: `run-${id}-4-1`,
+    });
   });
 
   it('takes a list: one variation per entry, setting nested paths and creating missing mappings', async () => {
     const id = await draft();
-    const res = await sweep(id, { list: [{ 'optimizer.name': 'sgd', 'optimizer.lr': 0.1 }, { 'scheduler.warmup.steps': 100 }, {}, { 'launch.command': 'python eval.py' }] });
+    const res = await sweep(id, {
+      list: [
+        { 'optimizer.name': 'sgd', 'optimizer.lr': 0.1 },
+        { 'scheduler.warmup.steps': 100 },
+        {},
+        { 'launch.command': 'python eval.py' },
+      ],
+    });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.equal(res.body.concurrency, 4, 'the default concurrency');
-    assert.deepEqual(res.body.runs.map((r: { variation_name: string }) => r.variation_name), [
-      'sweep optimizer.name=sgd optimizer.lr=0.1',
-      'sweep scheduler.warmup.steps=100',
-      'sweep',
-      'sweep launch.command=python eval.py',
-    ]);
+    assert.deepEqual(
+      res.body.runs.map((r: { variation_name: string }) => r.variation_name),
+      [
+        'sweep optimizer.name=sgd optimizer.lr=0.1',
+        'sweep scheduler.warmup.steps=100',
+        'sweep',
+        'sweep launch.command=python eval.py',
+      ],
+    );
     const variations = (await t.as(owner).get(`/experiments/${id}/variations`)).body.items;
-    assert.deepEqual(variations.map((v: { config_json: unknown }) => v.config_json), [
-      { optimizer: { name: 'sgd', lr: 0.1 }, seed: 0 },
-      { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0, scheduler: { warmup: { steps: 100 } } },
-      { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0 },
-      { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0 },
-    ]);
+    assert.deepEqual(
+      variations.map((v: { config_json: unknown }) => v.config_json),
+      [
+        { optimizer: { name: 'sgd', lr: 0.1 }, seed: 0 },
+        { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0, scheduler: { warmup: { steps: 100 } } },
+        { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0 },
+        { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0 },
+      ],
+    );
     assert.equal(variations[3].launch_config.command, 'python eval.py');
   });
 
@@ -97,7 +134,10 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     fake.progress = { total: 2, pending: 1, running: 0, succeeded: 0, failed: 1, done: false };
     const read = await t.as(owner).get(`/experiments/${id}/sweeps/${created.id}`);
     assert.equal(read.status, 200);
-    assert.deepEqual(read.body.runs.map((r: { state: string }) => r.state), ['failed', 'pending']);
+    assert.deepEqual(
+      read.body.runs.map((r: { state: string }) => r.state),
+      ['failed', 'pending'],
+    );
     assert.deepEqual(read.body.progress, fake.progress);
 
     fake.failing.add('sweepProgress');
@@ -126,33 +166,70 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
       ['an empty grid value', { grid: { seed: [] } }, 400, 'invalid_sweep'],
       ['an empty grid', { grid: {} }, 400, 'invalid_sweep'],
       ['an empty list', { list: [] }, 400, 'invalid_sweep'],
-      ['over 1000 points', { grid: { a: Array.from({ length: 11 }, (_, i) => i), b: Array.from({ length: 10 }, (_, i) => i), c: Array.from({ length: 10 }, (_, i) => i) } }, 400, 'sweep_too_large'],
-      ['a list over 1000 points', { list: Array.from({ length: 1001 }, (_, i) => ({ seed: i })) }, 400, 'sweep_too_large'],
+      [
+        'over 1000 points',
+        {
+          grid: {
+            a: Array.from({ length: 11 }, (_, i) => i),
+            b: Array.from({ length: 10 }, (_, i) => i),
+            c: Array.from({ length: 10 }, (_, i) => i),
+          },
+        },
+        400,
+        'sweep_too_large',
+      ],
+      [
+        'a list over 1000 points',
+        { list: Array.from({ length: 1001 }, (_, i) => ({ seed: i })) },
+        400,
+        'sweep_too_large',
+      ],
       ['an empty path segment', { grid: { 'optimizer..lr': [1] } }, 400, 'invalid_sweep'],
       ['a path ending in a dot', { list: [{ 'seed.': 1 }] }, 400, 'invalid_sweep'],
       ['a path into a scalar', { grid: { 'seed.value': [1] } }, 400, 'invalid_sweep'],
-      ['a path into a list', { base_yaml: 'layers: [1, 2]\n', grid: { 'layers.0': [1] } }, 400, 'invalid_sweep'],
+      [
+        'a path into a list',
+        { base_yaml: 'layers: [1, 2]\n', grid: { 'layers.0': [1] } },
+        400,
+        'invalid_sweep',
+      ],
       ['__proto__ in a path', { grid: { '__proto__.polluted': [1] } }, 400, 'invalid_sweep'],
       ['a launch block that is no mapping', { grid: { launch: [1] } }, 400, 'invalid_config'],
       ['a value with a NUL character', { grid: { seed: ['a\u0000b'] } }, 400, 'invalid_config'],
-      ['a name prefix that is too long', { name_prefix: 'x'.repeat(101), grid: { seed: [1] } }, 422, 'validation_failed'],
+      [
+        'a name prefix that is too long',
+        { name_prefix: 'x'.repeat(101), grid: { seed: [1] } },
+        422,
+        'validation_failed',
+      ],
       ['concurrency 0', { concurrency: 0, grid: { seed: [1] } }, 422, 'validation_failed'],
       ['concurrency 65', { concurrency: 65, grid: { seed: [1] } }, 422, 'validation_failed'],
       ['a grid value that is no list', { grid: { seed: { a: 1 } } }, 422, 'validation_failed'],
     ];
     for (const [name, body, status, code] of cases) {
       const res = await sweep(id, body);
-      assert.deepEqual([res.status, res.body.error?.code], [status, code], `${name}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(
+        [res.status, res.body.error?.code],
+        [status, code],
+        `${name}: ${JSON.stringify(res.body)}`,
+      );
     }
     const yaml = await sweep(id, { base_yaml: 'optimizer:\n  lr: [1, 2\nseed: 0\n', grid: { seed: [1] } });
     assert.deepEqual([yaml.status, yaml.body.error.code], [400, 'invalid_yaml']);
-    assert.ok(Number.isInteger(yaml.body.error.details.line) && Number.isInteger(yaml.body.error.details.column), JSON.stringify(yaml.body));
+    assert.ok(
+      Number.isInteger(yaml.body.error.details.line) && Number.isInteger(yaml.body.error.details.column),
+      JSON.stringify(yaml.body),
+    );
     assert.match(yaml.body.error.message, /^base_yaml line \d+, column \d+/);
     const notMapping = await sweep(id, { base_yaml: '- 1\n- 2\n', grid: { seed: [1] } });
     assert.deepEqual([notMapping.status, notMapping.body.error.code], [400, 'invalid_config']);
 
     const experiment = await t.as(owner).get(`/experiments/${id}`);
-    assert.deepEqual([experiment.body.state, experiment.body.variations.length], ['draft', 0], 'nothing was written');
+    assert.deepEqual(
+      [experiment.body.state, experiment.body.variations.length],
+      ['draft', 0],
+      'nothing was written',
+    );
   });
 
   it('needs a draft experiment (409), a visible one (404), and keys that may write experiments and runs (403)', async () => {
@@ -160,7 +237,10 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     await addVariation(t, owner, committed.id);
     await t.as(owner).post(`/experiments/${committed.id}/commit`);
     const res = await sweep(committed.id, { grid: { seed: [1, 2] } });
-    assert.deepEqual([res.status, res.body.error.code, res.body.error.details.state], [409, 'experiment_not_draft', 'committed']);
+    assert.deepEqual(
+      [res.status, res.body.error.code, res.body.error.details.state],
+      [409, 'experiment_not_draft', 'committed'],
+    );
 
     const id = await draft();
     const stranger = (await t.createUser()).key;
@@ -168,7 +248,11 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     for (const scopes of [['experiments:write'], ['runs:write']]) {
       const narrow = await t.as(owner).post('/api-keys', { description: 'narrow', scopes });
       const refused = await sweep(id, { grid: { seed: [1] } }, narrow.body.key);
-      assert.deepEqual([refused.status, refused.body.error.code], [403, 'insufficient_scope'], JSON.stringify(scopes));
+      assert.deepEqual(
+        [refused.status, refused.body.error.code],
+        [403, 'insufficient_scope'],
+        JSON.stringify(scopes),
+      );
     }
     assert.equal((await t.as(owner).get(`/experiments/${id}`)).body.state, 'draft');
   });
@@ -176,11 +260,16 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
   it('answers 503 without an orchestrator before touching the database', async () => {
     const key = (await bare.createUser()).key;
     const experiment = await createExperiment(bare, key);
-    const res = await bare.as(key).post(`/experiments/${experiment.id}/sweeps`, { base_yaml: BASE, grid: { seed: [1, 2] } });
+    const res = await bare
+      .as(key)
+      .post(`/experiments/${experiment.id}/sweeps`, { base_yaml: BASE, grid: { seed: [1, 2] } });
     assert.deepEqual([res.status, res.body.error.code], [503, 'orchestrator_unavailable']);
     const after_ = await bare.as(key).get(`/experiments/${experiment.id}`);
     assert.deepEqual([after_.body.state, after_.body.variations.length], ['draft', 0]);
-    assert.equal((await bare.as(key).get(`/experiments/${experiment.id}/sweeps/${experiment.id}`)).status, 404);
+    assert.equal(
+      (await bare.as(key).get(`/experiments/${experiment.id}/sweeps/${experiment.id}`)).status,
+      404,
+    );
   });
 
   it('answers 503 when Temporal is unreachable, keeps what it recorded, and the same request repeated starts the sweep', async () => {
@@ -194,13 +283,21 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
       fake.failing.delete('startSweep');
     }
     assert.deepEqual([failed.status, failed.body.error.code], [503, 'orchestrator_unavailable']);
-    assert.equal((await t.as(owner).get(`/experiments/${id}`)).body.state, 'committed', 'the sweep is recorded');
+    assert.equal(
+      (await t.as(owner).get(`/experiments/${id}`)).body.state,
+      'committed',
+      'the sweep is recorded',
+    );
     const attempted = fake.callsOf<SweepStart>('startSweep').at(-1)!;
 
     const retry = await sweep(id, body);
     assert.equal(retry.status, 202, JSON.stringify(retry.body));
     assert.deepEqual([retry.body.id, retry.body.runs.length], [attempted.sweepId, 2]);
-    assert.deepEqual(fake.callsOf<SweepStart>('startSweep').at(-1), attempted, 'the same sweep started, not a second one');
+    assert.deepEqual(
+      fake.callsOf<SweepStart>('startSweep').at(-1),
+      attempted,
+      'the same sweep started, not a second one',
+    );
     const variations = (await t.as(owner).get(`/experiments/${id}/variations`)).body.items;
     assert.equal(variations.length, 2, 'no second set of variations');
 

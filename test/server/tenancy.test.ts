@@ -30,32 +30,73 @@ describe('organizations and scopes', () => {
     const scopes = await t.as(owner.key).get('/v1/me/scopes');
     assert.equal(scopes.status, 200);
     assert.deepEqual(scopes.body.personal, { user_id: owner.id });
-    assert.deepEqual(scopes.body.organizations.map((o: { id: string; slug: string; role: string }) => [o.id, o.slug, o.role]), [[org.id, 'vision-lab', 'owner']]);
+    assert.deepEqual(
+      scopes.body.organizations.map((o: { id: string; slug: string; role: string }) => [
+        o.id,
+        o.slug,
+        o.role,
+      ]),
+      [[org.id, 'vision-lab', 'owner']],
+    );
     const taken = await t.as(outsider.key).post('/organizations', { slug: 'vision-lab', name: 'again' });
     assert.equal(taken.status, 409);
     assert.equal(taken.body.error.code, 'slug_taken');
-    assert.equal((await t.as(owner.key).post('/organizations', { slug: 'personal', name: 'mine' })).status, 422);
-    assert.equal((await t.as(owner.key).post('/organizations', { slug: 'Not A Slug', name: 'x' })).status, 422);
+    assert.equal(
+      (await t.as(owner.key).post('/organizations', { slug: 'personal', name: 'mine' })).status,
+      422,
+    );
+    assert.equal(
+      (await t.as(owner.key).post('/organizations', { slug: 'Not A Slug', name: 'x' })).status,
+      422,
+    );
   });
 
   it('lets an owner add members by email and by id; others are refused', async () => {
-    const byEmail = await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: member.email.toUpperCase() });
+    const byEmail = await t
+      .as(owner.key)
+      .post(`/organizations/${org.id}/members`, { email: member.email.toUpperCase() });
     assert.equal(byEmail.status, 201, JSON.stringify(byEmail.body));
     assert.deepEqual([byEmail.body.user_id, byEmail.body.role], [member.id, 'member']);
-    assert.equal((await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: member.email })).status, 409);
-    assert.equal((await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: 'nobody@example.test' })).status, 404);
-    const byMember = await t.as(member.key).post(`/organizations/${org.id}/members`, { user_id: outsider.id });
+    assert.equal(
+      (await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: member.email })).status,
+      409,
+    );
+    assert.equal(
+      (await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: 'nobody@example.test' }))
+        .status,
+      404,
+    );
+    const byMember = await t
+      .as(member.key)
+      .post(`/organizations/${org.id}/members`, { user_id: outsider.id });
     assert.equal(byMember.status, 403);
     assert.equal(byMember.body.error.code, 'not_organization_owner');
-    assert.equal((await t.as(outsider.key).post(`/organizations/${org.id}/members`, { user_id: outsider.id })).status, 404);
+    assert.equal(
+      (await t.as(outsider.key).post(`/organizations/${org.id}/members`, { user_id: outsider.id })).status,
+      404,
+    );
     const second = await createOrganization(t, owner.key, 'nlp-lab');
-    const byId = await t.as(owner.key).post(`/organizations/${second.id}/members`, { user_id: member.id, role: 'owner' });
+    const byId = await t
+      .as(owner.key)
+      .post(`/organizations/${second.id}/members`, { user_id: member.id, role: 'owner' });
     assert.equal(byId.status, 201);
     assert.equal(byId.body.role, 'owner');
     const members = await t.as(member.key).get(`/organizations/${org.id}/members`);
-    assert.deepEqual(members.body.items.map((m: { user_id: string; role: string }) => [m.user_id, m.role]), [[owner.id, 'owner'], [member.id, 'member']]);
+    assert.deepEqual(
+      members.body.items.map((m: { user_id: string; role: string }) => [m.user_id, m.role]),
+      [
+        [owner.id, 'owner'],
+        [member.id, 'member'],
+      ],
+    );
     const scopes = await t.as(member.key).get('/v1/me/scopes');
-    assert.deepEqual(scopes.body.organizations.map((o: { slug: string; role: string }) => [o.slug, o.role]), [['nlp-lab', 'owner'], ['vision-lab', 'member']]);
+    assert.deepEqual(
+      scopes.body.organizations.map((o: { slug: string; role: string }) => [o.slug, o.role]),
+      [
+        ['nlp-lab', 'owner'],
+        ['vision-lab', 'member'],
+      ],
+    );
   });
 
   it('sets the default organization only to one the caller belongs to (else 404)', async () => {
@@ -81,7 +122,10 @@ describe('organizations and scopes', () => {
     assert.ok(ids(listDefault).includes(inOrg.id) && !ids(listDefault).includes(personal.id));
     const listPersonal = await t.as(owner.key).get('/experiments?organization_id=personal');
     assert.deepEqual(ids(listPersonal), [personal.id]);
-    assert.ok(ids(await t.as(member.key).get(`/experiments?organization_id=${org.id}`)).includes(inOrg.id), 'members see it');
+    assert.ok(
+      ids(await t.as(member.key).get(`/experiments?organization_id=${org.id}`)).includes(inOrg.id),
+      'members see it',
+    );
     const cleared = await t.as(owner.key).patch('/v1/me', { default_organization_id: null });
     assert.equal(cleared.body.default_organization_id, null);
     assert.equal((await createExperiment(t, owner.key)).organization_id, null, 'no default: personal');
@@ -118,7 +162,16 @@ describe('tenant isolation', () => {
     ['POST', (o) => `${o.runPath}/heartbeat`, () => ({})],
     ['POST', (o) => `${o.runPath}/fail`, () => ({ reason: 'crash' })],
     ['POST', (o) => `${o.runPath}/cancel`, () => ({})],
-    ['POST', () => '/api-keys', (o) => ({ description: 'x', kind: 'worker', scopes: ['runs:read'], run: { experiment_id: o.experimentId, n: 1, r: 1 } })],
+    [
+      'POST',
+      () => '/api-keys',
+      (o) => ({
+        description: 'x',
+        kind: 'worker',
+        scopes: ['runs:read'],
+        run: { experiment_id: o.experimentId, n: 1, r: 1 },
+      }),
+    ],
   ];
 
   before(async () => {
@@ -126,12 +179,20 @@ describe('tenant isolation', () => {
     [a, b] = [await t.createUser(), await t.createUser()];
     orgA = await createOrganization(t, a.key, 'org-a');
     orgB = await createOrganization(t, b.key, 'org-b');
-    for (const [label, orgId] of [['org A', orgA.id], ['A personal', null]] as const) {
-      const e = await committedExperiment(t, a.key, { name: `A ${label}`, organization_id: orgId ?? 'personal' });
+    for (const [label, orgId] of [
+      ['org A', orgA.id],
+      ['A personal', null],
+    ] as const) {
+      const e = await committedExperiment(t, a.key, {
+        name: `A ${label}`,
+        organization_id: orgId ?? 'personal',
+      });
       const run = await createRun(t, a.key, e.id);
       owned.push({ label, experimentId: e.id, runPath: run.path, orgId });
     }
-    draftA = (await createExperiment(t, a.key, { organization_id: orgA.id, parent_ids: [owned[1]!.experimentId] })).id;
+    draftA = (
+      await createExperiment(t, a.key, { organization_id: orgA.id, parent_ids: [owned[1]!.experimentId] })
+    ).id;
     await createExperiment(t, b.key, { name: 'B personal', organization_id: 'personal' });
     await createExperiment(t, b.key, { name: 'B org', organization_id: orgB.id });
   });
@@ -139,12 +200,20 @@ describe('tenant isolation', () => {
 
   it("answers 404 to every read of another tenant's objects, exactly as for objects that do not exist", async () => {
     for (const o of owned) {
-      const ghost = { ...o, experimentId: randomUUID(), runPath: o.runPath.replace(o.experimentId, randomUUID()) };
+      const ghost = {
+        ...o,
+        experimentId: randomUUID(),
+        runPath: o.runPath.replace(o.experimentId, randomUUID()),
+      };
       for (const [label, url] of reads) {
         assert.equal((await t.as(a.key).get(url(o))).status, 200, `${o.label} ${label}: the owner reads it`);
         const res = await t.as(b.key).get(url(o));
         assert.equal(res.status, 404, `${o.label} ${label}: ${JSON.stringify(res.body)}`);
-        assert.deepEqual(res.body, (await t.as(b.key).get(url(ghost))).body, `${o.label} ${label}: same answer as a missing object`);
+        assert.deepEqual(
+          res.body,
+          (await t.as(b.key).get(url(ghost))).body,
+          `${o.label} ${label}: same answer as a missing object`,
+        );
       }
     }
     for (const url of [`/organizations/${orgA.id}`, `/organizations/${orgA.id}/members`]) {
@@ -154,7 +223,10 @@ describe('tenant isolation', () => {
       assert.deepEqual(res.body, (await t.as(b.key).get(url.replace(orgA.id, randomUUID()))).body, url);
     }
     const scopes = await t.as(b.key).get('/v1/me/scopes');
-    assert.deepEqual(scopes.body.organizations.map((o: { id: string }) => o.id), [orgB.id]);
+    assert.deepEqual(
+      scopes.body.organizations.map((o: { id: string }) => o.id),
+      [orgB.id],
+    );
   });
 
   it("answers 404 to every write on another tenant's objects, and changes nothing", async () => {
@@ -169,7 +241,10 @@ describe('tenant isolation', () => {
       const run = await t.as(a.key).get(o.runPath);
       assert.deepEqual([run.body.state, run.body.cancel_requested], ['pending', false]);
     }
-    assert.equal((await t.as(b.key).post(`/experiments/${draftA}/variations`, { config_yaml: 'lr: 1\n' })).status, 404);
+    assert.equal(
+      (await t.as(b.key).post(`/experiments/${draftA}/variations`, { config_yaml: 'lr: 1\n' })).status,
+      404,
+    );
     assert.equal((await t.as(b.key).post(`/experiments/${draftA}/commit`)).status, 404);
     assert.equal((await t.as(a.key).get(`/experiments/${draftA}/variations`)).body.items.length, 0);
   });
@@ -186,7 +261,9 @@ describe('tenant isolation', () => {
     assert.equal(list.status, 404);
     const create = await t.as(b.key).post('/experiments', { name: 'squatter', organization_id: orgA.id });
     assert.equal(create.status, 404);
-    const child = await t.as(b.key).post('/experiments', { name: 'child', parent_ids: [owned[0]!.experimentId] });
+    const child = await t
+      .as(b.key)
+      .post('/experiments', { name: 'child', parent_ids: [owned[0]!.experimentId] });
     const ghostChild = await t.as(b.key).post('/experiments', { name: 'child', parent_ids: [randomUUID()] });
     assert.equal(child.status, ghostChild.status);
     assert.equal(child.body.error.code, ghostChild.body.error.code);
@@ -195,19 +272,31 @@ describe('tenant isolation', () => {
   });
 
   it("opens org A's experiments (and only those) to B once B is a member", async () => {
-    assert.equal((await t.as(a.key).post(`/organizations/${orgA.id}/members`, { user_id: b.id })).status, 201);
+    assert.equal(
+      (await t.as(a.key).post(`/organizations/${orgA.id}/members`, { user_id: b.id })).status,
+      201,
+    );
     const [inOrg, personal] = owned;
     const list = await t.as(b.key).get(`/experiments?organization_id=${orgA.id}`);
     assert.equal(list.status, 200);
     assert.deepEqual(new Set(ids(list)), new Set([inOrg!.experimentId, draftA]));
-    for (const [label, url] of reads) assert.equal((await t.as(b.key).get(url(inOrg!))).status, 200, `org A ${label}`);
-    for (const [label, url] of reads) assert.equal((await t.as(b.key).get(url(personal!))).status, 404, `A personal ${label}`);
+    for (const [label, url] of reads)
+      assert.equal((await t.as(b.key).get(url(inOrg!))).status, 200, `org A ${label}`);
+    for (const [label, url] of reads)
+      assert.equal((await t.as(b.key).get(url(personal!))).status, 404, `A personal ${label}`);
     // draftA descends from A's personal experiment: B must learn nothing about that parent.
     const draft = await t.as(b.key).get(`/experiments/${draftA}`);
     assert.equal(draft.status, 200);
     assert.deepEqual([draft.body.parent_ids, draft.body.parents], [[], []]);
     const lineage = await t.as(b.key).get(`/experiments/${draftA}/lineage`);
-    assert.deepEqual(lineage.body.nodes.map((n: { id: string }) => n.id), [draftA]);
-    assert.ok(!JSON.stringify(ids(await t.as(b.key).get(`/experiments?organization_id=${orgA.id}`))).includes(personal!.experimentId));
+    assert.deepEqual(
+      lineage.body.nodes.map((n: { id: string }) => n.id),
+      [draftA],
+    );
+    assert.ok(
+      !JSON.stringify(ids(await t.as(b.key).get(`/experiments?organization_id=${orgA.id}`))).includes(
+        personal!.experimentId,
+      ),
+    );
   });
 });

@@ -14,7 +14,8 @@ describe('variations', () => {
 
   it('splits config_yaml into config_json, accelerate_config_json and launch_config', async () => {
     const e = await createExperiment(t, key);
-    const yaml = 'model:\n  layers: 12\nlr: 3.0e-4\naccelerate:\n  mixed_precision: bf16\nlaunch:\n  command: python train.py\n  instance_type: g5.xlarge\n';
+    const yaml =
+      'model:\n  layers: 12\nlr: 3.0e-4\naccelerate:\n  mixed_precision: bf16\nlaunch:\n  command: python train.py\n  instance_type: g5.xlarge\n';
     const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: yaml, name: 'base' });
     assert.equal(res.status, 201);
     assert.deepEqual(res.body.config_json, { model: { layers: 12 }, lr: 0.0003 });
@@ -28,19 +29,32 @@ describe('variations', () => {
 
   it('numbers 50 concurrent creations 1..50 with no gap or duplicate', async () => {
     const e = await createExperiment(t, key);
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: `seed: ${i}\n` })));
-    assert.ok(results.every((r) => r.status === 201), JSON.stringify(results.find((r) => r.status !== 201)?.body));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: `seed: ${i}\n` }),
+      ),
+    );
+    assert.ok(
+      results.every((r) => r.status === 201),
+      JSON.stringify(results.find((r) => r.status !== 201)?.body),
+    );
     const numbers = results.map((r) => r.body.n).sort((a, b) => a - b);
-    assert.deepEqual(numbers, Array.from({ length: 50 }, (_, i) => i + 1));
+    assert.deepEqual(
+      numbers,
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
     const list = await t.as(key).get(`/experiments/${e.id}/variations`);
     assert.equal(list.body.items.length, 50);
     // Each number kept the config it was created with.
-    for (const r of results) assert.equal(list.body.items[r.body.n - 1].config_json.seed, r.body.config_json.seed);
+    for (const r of results)
+      assert.equal(list.body.items[r.body.n - 1].config_json.seed, r.body.config_json.seed);
   });
 
   it('answers bad YAML with 400 naming line and column, and writes nothing', async () => {
     const e = await createExperiment(t, key);
-    const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: 'lr: 0.1\nmodel:\n  layers: [1, 2\n' });
+    const res = await t
+      .as(key)
+      .post(`/experiments/${e.id}/variations`, { config_yaml: 'lr: 0.1\nmodel:\n  layers: [1, 2\n' });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'invalid_yaml');
     assert.match(res.body.error.message, /line \d+, column \d+/);
@@ -73,7 +87,10 @@ describe('variations', () => {
     assert.equal((await t.as(key).get(`/experiments/${e.id}/variations/1`)).status, 404);
     assert.equal((await t.as(key).patch(`/experiments/${e.id}/variations/7`, { name: 'x' })).status, 404);
     const missing = '00000000-0000-4000-8000-000000000000';
-    assert.equal((await t.as(key).post(`/experiments/${missing}/variations`, { config_yaml: 'a: 1' })).status, 404);
+    assert.equal(
+      (await t.as(key).post(`/experiments/${missing}/variations`, { config_yaml: 'a: 1' })).status,
+      404,
+    );
     assert.equal((await t.as(key).get(`/experiments/${missing}/variations`)).status, 404);
   });
 });

@@ -11,8 +11,14 @@ describe('worker keys', () => {
   let r2: { id: string; r: number; path: string };
   let worker: string;
 
-  const mint = (key: string, body: Record<string, unknown>) => t.as(key).post('/api-keys', { description: 'worker', ...body });
-  const workerBody = (r: number, extra: Record<string, unknown> = {}) => ({ kind: 'worker', scopes: ['runs:read', 'runs:write'], run: { experiment_id: experimentId, n: 1, r }, ...extra });
+  const mint = (key: string, body: Record<string, unknown>) =>
+    t.as(key).post('/api-keys', { description: 'worker', ...body });
+  const workerBody = (r: number, extra: Record<string, unknown> = {}) => ({
+    kind: 'worker',
+    scopes: ['runs:read', 'runs:write'],
+    run: { experiment_id: experimentId, n: 1, r },
+    ...extra,
+  });
 
   before(async () => {
     t = await startTestService();
@@ -48,13 +54,27 @@ describe('worker keys', () => {
     assert.equal(done.status, 200);
     assert.equal(done.body.state, 'succeeded');
     const runs = await api.get(`/experiments/${experimentId}/variations/1/runs`);
-    assert.deepEqual(runs.body.items.map((r: { id: string }) => r.id), [r1.id], 'a listing shows only its own run');
+    assert.deepEqual(
+      runs.body.items.map((r: { id: string }) => r.id),
+      [r1.id],
+      'a listing shows only its own run',
+    );
   });
 
   it('gets 404 for another run of the same variation, and leaves it untouched', async () => {
     const api = t.as(worker);
-    for (const [method, suffix] of [['GET', ''], ['GET', '/config'], ['POST', '/start'], ['POST', '/heartbeat'], ['POST', '/succeed'], ['POST', '/cancel']] as const) {
-      const res = await t.request(method, `${r2.path}${suffix}`, { key: worker, ...(method === 'POST' ? { body: {} } : {}) });
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['GET', '/config'],
+      ['POST', '/start'],
+      ['POST', '/heartbeat'],
+      ['POST', '/succeed'],
+      ['POST', '/cancel'],
+    ] as const) {
+      const res = await t.request(method, `${r2.path}${suffix}`, {
+        key: worker,
+        ...(method === 'POST' ? { body: {} } : {}),
+      });
       assert.equal(res.status, 404, `${method} ${suffix || 'run'}: ${JSON.stringify(res.body)}`);
     }
     const fail = await api.post(`${r2.path}/fail`, { reason: 'crash' });
@@ -66,7 +86,12 @@ describe('worker keys', () => {
 
   it('has no reach beyond runs: experiments, run creation and key minting are refused', async () => {
     const api = t.as(worker);
-    for (const url of ['/experiments', `/experiments/${experimentId}`, `/experiments/${experimentId}/variations`, `/experiments/${experimentId}/variations/1`]) {
+    for (const url of [
+      '/experiments',
+      `/experiments/${experimentId}`,
+      `/experiments/${experimentId}/variations`,
+      `/experiments/${experimentId}/variations/1`,
+    ]) {
       const res = await api.get(url);
       assert.equal(res.status, 403, url);
       assert.equal(res.body.error.code, 'insufficient_scope', url);
@@ -77,16 +102,28 @@ describe('worker keys', () => {
     assert.equal(minted.status, 403);
     assert.equal((await mint(worker, { scopes: ['runs:read'] })).status, 403);
     assert.equal((await api.get('/api-keys')).status, 403);
-    assert.equal((await t.as(owner).get(`/experiments/${experimentId}/variations/1/runs`)).body.items.length, 2, 'no run was created');
+    assert.equal(
+      (await t.as(owner).get(`/experiments/${experimentId}/variations/1/runs`)).body.items.length,
+      2,
+      'no run was created',
+    );
   });
 
   it('refuses worker scopes outside the worker set (400)', async () => {
-    for (const scopes of [['runs:read', 'experiments:read'], ['runs:write', 'api_keys:write'], ['search:read']]) {
+    for (const scopes of [
+      ['runs:read', 'experiments:read'],
+      ['runs:write', 'api_keys:write'],
+      ['search:read'],
+    ]) {
       const res = await mint(owner, workerBody(r2.r, { scopes }));
       assert.equal(res.status, 400, JSON.stringify(scopes));
       assert.equal(res.body.error.code, 'invalid_scopes');
     }
-    assert.equal((await mint(owner, workerBody(r2.r, { scopes: ['runs:read', 'assets:write'] }))).status, 201, 'asset scopes are allowed');
+    assert.equal(
+      (await mint(owner, workerBody(r2.r, { scopes: ['runs:read', 'assets:write'] }))).status,
+      201,
+      'asset scopes are allowed',
+    );
   });
 
   it('requires a run for worker keys and refuses one for user and agent keys (400)', async () => {
@@ -94,7 +131,11 @@ describe('worker keys', () => {
     assert.equal(noRun.status, 400);
     assert.equal(noRun.body.error.code, 'run_required');
     for (const kind of ['user', 'agent', undefined]) {
-      const res = await mint(owner, { ...(kind ? { kind } : {}), scopes: ['runs:read'], run: { experiment_id: experimentId, n: 1, r: r1.r } });
+      const res = await mint(owner, {
+        ...(kind ? { kind } : {}),
+        scopes: ['runs:read'],
+        run: { experiment_id: experimentId, n: 1, r: r1.r },
+      });
       assert.equal(res.status, 400, String(kind));
       assert.equal(res.body.error.code, 'run_not_allowed');
     }

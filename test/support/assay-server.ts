@@ -21,11 +21,21 @@ export async function startAssayServer(env: Record<string, string>): Promise<Ass
   const child = spawnProcessGroup(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'server'], {
     name: 'assay server',
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ASSAY_TEMPORAL_PORT: String(temporalPort), ASSAY_TEMPORAL_UI_PORT: String(temporalUiPort), ...env, PORT: String(port) },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ASSAY_TEMPORAL_PORT: String(temporalPort),
+      ASSAY_TEMPORAL_UI_PORT: String(temporalUiPort),
+      ...env,
+      PORT: String(port),
+    },
     stopGraceMs: 5_000,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(child, async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 90_000, intervalMs: 200 });
+  await waitUntilReady(child, async () => (await fetch(`${url}/readyz`)).ok, {
+    timeoutMs: 90_000,
+    intervalMs: 200,
+  });
   const bootstrapKey = /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
   return { url, process: child, bootstrapKey, stop: () => child.stop() };
 }

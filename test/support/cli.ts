@@ -32,10 +32,17 @@ export function tempHome(): Promise<string> {
  * Starts `node bin/assay.js …` as a real process with only PATH, HOME and the given variables, so nothing of
  * the developer's SERVICE_* environment leaks in.
  */
-export function spawnCli(args: string[], options: CliOptions): { child: ChildProcess; result: Promise<CliResult> } {
+export function spawnCli(
+  args: string[],
+  options: CliOptions,
+): { child: ChildProcess; result: Promise<CliResult> } {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.home };
   for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, [assayBin, ...args], { cwd: options.cwd ?? options.home, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [assayBin, ...args], {
+    cwd: options.cwd ?? options.home,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d));
@@ -61,7 +68,11 @@ export async function cliJson<T = any>(args: string[], options: CliOptions): Pro
 }
 
 /** Polls until `check` answers a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,4 +1,9 @@
-import type { ManagedRunRef, Orchestrator, SweepProgress, SweepStart } from '../../src/server/orchestration/orchestrator.ts';
+import type {
+  ManagedRunRef,
+  Orchestrator,
+  SweepProgress,
+  SweepStart,
+} from '../../src/server/orchestration/orchestrator.ts';
 
 type Method = Exclude<keyof Orchestrator, 'workflowUrl'>;
 
@@ -11,12 +16,20 @@ export class FakeOrchestrator implements Orchestrator {
   /** Methods that throw until removed again. */
   readonly failing = new Set<Method>();
   /** What sweepProgress answers. */
-  progress: SweepProgress | undefined = { total: 0, pending: 0, running: 0, succeeded: 0, failed: 0, done: false };
+  progress: SweepProgress | undefined = {
+    total: 0,
+    pending: 0,
+    running: 0,
+    succeeded: 0,
+    failed: 0,
+    done: false,
+  };
   readonly uiUrl = 'http://temporal-ui.test';
 
   #record(method: Method, arg: unknown): void {
     this.calls.push({ method, arg });
-    if (this.failing.has(method)) throw new Error(`fake orchestrator: ${method} fails (Temporal unreachable)`);
+    if (this.failing.has(method))
+      throw new Error(`fake orchestrator: ${method} fails (Temporal unreachable)`);
   }
 
   /** The arguments of every call of one method, oldest first. */

@@ -26,7 +26,10 @@ export async function committedExperiment(api: Api, key: string, body: Record<st
 export async function createRun(api: Api, key: string, experimentId: string, n = 1) {
   const res = await api.as(key).post(`/experiments/${experimentId}/variations/${n}/runs`);
   assert.equal(res.status, 201, JSON.stringify(res.body));
-  return { ...(res.body as { id: string; r: number }), path: `/experiments/${experimentId}/variations/${n}/runs/${res.body.r}` };
+  return {
+    ...(res.body as { id: string; r: number }),
+    path: `/experiments/${experimentId}/variations/${n}/runs/${res.body.r}`,
+  };
 }
 
 /** A run that read its config and started: heartbeats, succeed and fail apply to it. */

@@ -23,7 +23,17 @@ export interface LoggedService {
   /** Every line the service logged, exactly as production's logger options render it. */
   logs: string[];
   /** A real HTTP call (sockets, headers and all): `body` goes as JSON, `rawBody` as given. */
-  request(method: string, url: string, o?: { key?: string; authorization?: string; body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string> }): Promise<HttpReply>;
+  request(
+    method: string,
+    url: string,
+    o?: {
+      key?: string;
+      authorization?: string;
+      body?: unknown;
+      rawBody?: string | Uint8Array;
+      headers?: Record<string, string>;
+    },
+  ): Promise<HttpReply>;
   close(): Promise<void>;
 }
 
@@ -32,12 +42,23 @@ export interface LoggedService {
  * path-only requests, database parameters dropped) at `level`, capturing every line. startTestService's logger
  * is plain pino at info, so it cannot show what production would log.
  */
-export async function startLoggedService(opts: { level: string; env?: Record<string, string>; orchestrator?: Orchestrator }): Promise<LoggedService> {
+export async function startLoggedService(opts: {
+  level: string;
+  env?: Record<string, string>;
+  orchestrator?: Orchestrator;
+}): Promise<LoggedService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-logged-'));
   const database = await createTestDatabase();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ ASSAY_DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: String(port), ASSAY_PUBLIC_URL: url, ASSAY_LOG_LEVEL: opts.level, ...opts.env });
+  const config = loadConfig({
+    ASSAY_DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    ASSAY_PUBLIC_URL: url,
+    ASSAY_LOG_LEVEL: opts.level,
+    ...opts.env,
+  });
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, done) {
@@ -45,7 +66,10 @@ export async function startLoggedService(opts: { level: string; env?: Record<str
       done();
     },
   });
-  const service = await createService(config, { logger: { ...loggerOptions(opts.level), stream } as never, orchestrator: opts.orchestrator });
+  const service = await createService(config, {
+    logger: { ...loggerOptions(opts.level), stream } as never,
+    orchestrator: opts.orchestrator,
+  });
   if (!service.bootstrapKey) throw new Error('a fresh database must yield a bootstrap admin key');
   await service.app.listen({ host: '127.0.0.1', port });
   return {
@@ -63,7 +87,11 @@ export async function startLoggedService(opts: { level: string; env?: Record<str
         body = JSON.stringify(o.body);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await fetch(target.startsWith('http') ? target : `${url}${target}`, { method, headers, body });
+      const res = await fetch(target.startsWith('http') ? target : `${url}${target}`, {
+        method,
+        headers,
+        body,
+      });
       const text = await res.text();
       let parsed: unknown = text;
       try {

@@ -49,22 +49,43 @@ export interface Orchestration {
 export async function startTemporal(): Promise<TestWorkflowEnvironment> {
   installRuntimeOnce();
   return TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: resolveTool('temporal') }, ip: '127.0.0.1', extraArgs: ['--log-level', 'error'] },
+    server: {
+      executable: { type: 'existing-path', path: resolveTool('temporal') },
+      ip: '127.0.0.1',
+      extraArgs: ['--log-level', 'error'],
+    },
   });
 }
 
-export async function startOrchestration(options: { saga?: Partial<SagaSettings>; env?: TestWorkflowEnvironment } = {}): Promise<Orchestration> {
-  const env =
-    options.env ?? (await startTemporal());
+export async function startOrchestration(
+  options: { saga?: Partial<SagaSettings>; env?: TestWorkflowEnvironment } = {},
+): Promise<Orchestration> {
+  const env = options.env ?? (await startTemporal());
   const taskQueue = `assay-test-${randomUUID()}`;
   const saga = { ...FAST_SAGA, ...options.saga };
-  const orchestrator = await TemporalOrchestrator.connect({ temporal: { address: env.address, namespace: env.namespace ?? 'default', uiUrl: 'http://temporal-ui.test', taskQueue }, saga, client: env.client });
+  const orchestrator = await TemporalOrchestrator.connect({
+    temporal: {
+      address: env.address,
+      namespace: env.namespace ?? 'default',
+      uiUrl: 'http://temporal-ui.test',
+      taskQueue,
+    },
+    saga,
+    client: env.client,
+  });
   const svc = await startTestService({ listen: true, orchestrator });
   const key = await mintEmbeddedOrchestratorKey(svc.service.db);
   // <data dir>/instances, as `assay worker` lays it out, so a worker process can share it.
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-local-'));
   const stateDir = path.join(dataDir, 'instances');
-  const runnerArgv = [process.execPath, path.join(repoRoot, 'bin', 'assay.js'), 'run', '--heartbeat-interval', '0.3', '--'];
+  const runnerArgv = [
+    process.execPath,
+    path.join(repoRoot, 'bin', 'assay.js'),
+    'run',
+    '--heartbeat-interval',
+    '0.3',
+    '--',
+  ];
   const provider = new LocalProvider({ stateDir, runnerArgv, graceMs: 2_000 });
   const world: Orchestration = {
     env,
@@ -109,10 +130,18 @@ const historiesDir = path.join(repoRoot, 'test/fixtures/workflow-histories');
  * With ASSAY_RECORD_HISTORIES=1, saves the workflow's history for the replay test (test/orchestration/replay.test.ts).
  * Re-record only on purpose: the committed histories stand for workflows already running in production.
  */
-export async function recordHistory(env: TestWorkflowEnvironment, workflowId: string, name: string): Promise<void> {
+export async function recordHistory(
+  env: TestWorkflowEnvironment,
+  workflowId: string,
+  name: string,
+): Promise<void> {
   if (process.env.ASSAY_RECORD_HISTORIES !== '1') return;
   // The CLI's JSON is the format Worker.runReplayHistory reads (the one `temporal workflow show` gives operators too).
-  const { stdout } = await promisify(execFile)(resolveTool('temporal'), ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(
+    resolveTool('temporal'),
+    ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   await mkdir(historiesDir, { recursive: true });
   await writeFile(path.join(historiesDir, `${name}.json`), stdout);
 }

@@ -8,8 +8,16 @@ export interface HttpAnswer {
 }
 
 /** Sends a presigned request exactly as a client would: its method, its headers, and the body (if any). */
-export async function send(req: Pick<PresignedRequest, 'method' | 'url' | 'headers'>, body?: Buffer, headers: Record<string, string> = {}): Promise<HttpAnswer> {
-  const res = await fetch(req.url, { method: req.method, headers: { ...req.headers, ...headers }, ...(body ? { body } : {}) });
+export async function send(
+  req: Pick<PresignedRequest, 'method' | 'url' | 'headers'>,
+  body?: Buffer,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  const res = await fetch(req.url, {
+    method: req.method,
+    headers: { ...req.headers, ...headers },
+    ...(body ? { body } : {}),
+  });
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }
 

@@ -12,22 +12,36 @@ export interface RecordingProxy {
  * A pass-through proxy in front of the real service, so client tests can count requests and see what a newer
  * server would send: `addField` adds an unknown key to every JSON object answer.
  */
-export async function startRecordingProxy(target: string, opts: { addField?: [string, unknown] } = {}): Promise<RecordingProxy> {
+export async function startRecordingProxy(
+  target: string,
+  opts: { addField?: [string, unknown] } = {},
+): Promise<RecordingProxy> {
   const requests: string[] = [];
   const server = http.createServer(async (req, res) => {
     requests.push(`${req.method} ${req.url}`);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
-    const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
+    ) as Record<string, string>;
+    const upstream = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
     let text = await upstream.text();
     if (opts.addField && upstream.headers.get('content-type')?.includes('json') && text.startsWith('{')) {
       const body = JSON.parse(text);
       body[opts.addField[0]] = opts.addField[1];
-      if (Array.isArray(body.items)) for (const item of body.items) if (item && typeof item === 'object') item[opts.addField[0]] = opts.addField[1];
+      if (Array.isArray(body.items))
+        for (const item of body.items)
+          if (item && typeof item === 'object') item[opts.addField[0]] = opts.addField[1];
       text = JSON.stringify(body);
     }
-    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/plain', 'x-request-id': upstream.headers.get('x-request-id') ?? '' });
+    res.writeHead(upstream.status, {
+      'content-type': upstream.headers.get('content-type') ?? 'text/plain',
+      'x-request-id': upstream.headers.get('x-request-id') ?? '',
+    });
     res.end(text);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

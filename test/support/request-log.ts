@@ -55,7 +55,11 @@ export function finalizeCalls(logs: readonly string[], from = 0): Map<string, nu
 }
 
 /** The most requests matching `pick` the server was handling at one time (from "incoming" to "completed"). */
-export function maxConcurrent(logs: readonly string[], pick: (r: LoggedRequest) => boolean, from = 0): number {
+export function maxConcurrent(
+  logs: readonly string[],
+  pick: (r: LoggedRequest) => boolean,
+  from = 0,
+): number {
   const open = new Set<string>();
   let max = 0;
   for (const line of logs.slice(from)) {
@@ -63,7 +67,8 @@ export function maxConcurrent(logs: readonly string[], pick: (r: LoggedRequest) 
     if (!l.reqId) continue;
     if (l.msg === 'incoming request' && l.req) {
       const url = new URL(l.req.url, 'http://x');
-      if (pick({ reqId: l.reqId, method: l.req.method, path: url.pathname, query: url.searchParams })) open.add(l.reqId);
+      if (pick({ reqId: l.reqId, method: l.req.method, path: url.pathname, query: url.searchParams }))
+        open.add(l.reqId);
       max = Math.max(max, open.size);
     } else if (l.msg === 'request completed') {
       open.delete(l.reqId);

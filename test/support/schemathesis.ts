@@ -5,7 +5,8 @@ import { spawnProcessGroup } from './process-group.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 /** Installed by scripts/setup-test-tools.sh at the version requirements-test-tools.txt pins (4.32.5). */
-export const SCHEMATHESIS = process.env.SCHEMATHESIS_PATH ?? path.join(repoRoot, '.venv', 'bin', 'schemathesis');
+export const SCHEMATHESIS =
+  process.env.SCHEMATHESIS_PATH ?? path.join(repoRoot, '.venv', 'bin', 'schemathesis');
 
 /** The parts of schemathesis's JSON run report (`--report json`) the tests read. */
 export interface SchemathesisReport {
@@ -34,18 +35,36 @@ export interface SchemathesisRun {
  * Runs `schemathesis --config-file <toml> run <args> --report json,junit` in a scratch directory (its hypothesis
  * database and cache land there, not in the repository) and stops it after `timeoutMs`.
  */
-export async function runSchemathesis(configToml: string, args: string[], opts: { timeoutMs: number; name: string }): Promise<SchemathesisRun> {
+export async function runSchemathesis(
+  configToml: string,
+  args: string[],
+  opts: { timeoutMs: number; name: string },
+): Promise<SchemathesisRun> {
   const dir = await mkdtemp(path.join(tmpdir(), `assay-${opts.name}-`));
   const configFile = path.join(dir, 'schemathesis.toml');
   await writeFile(configFile, configToml);
   const reportDir = path.join(dir, 'report');
   const started = Date.now();
-  const child = spawnProcessGroup(SCHEMATHESIS, ['--config-file', configFile, 'run', ...args, '--no-color', '--report', 'json,junit', '--report-dir', reportDir], {
-    name: opts.name,
-    cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8', PYTHONUNBUFFERED: '1' },
-    stopGraceMs: 2_000,
-  });
+  const child = spawnProcessGroup(
+    SCHEMATHESIS,
+    [
+      '--config-file',
+      configFile,
+      'run',
+      ...args,
+      '--no-color',
+      '--report',
+      'json,junit',
+      '--report-dir',
+      reportDir,
+    ],
+    {
+      name: opts.name,
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8', PYTHONUNBUFFERED: '1' },
+      stopGraceMs: 2_000,
+    },
+  );
   let timer: NodeJS.Timeout | undefined;
   const timedOut = await Promise.race([
     child.exited.then(() => false),
@@ -63,7 +82,14 @@ export async function runSchemathesis(configToml: string, args: string[], opts: 
     .split('\n')
     .map((line) => (line.length > 1000 ? `${line.slice(0, 1000)}… (${line.length} characters)` : line))
     .join('\n');
-  return { exitCode: exitCode === undefined ? null : Number(exitCode), timedOut, durationMs: Date.now() - started, output, report, reportDir };
+  return {
+    exitCode: exitCode === undefined ? null : Number(exitCode),
+    timedOut,
+    durationMs: Date.now() - started,
+    output,
+    report,
+    reportDir,
+  };
 }
 
 /** Removes a run's scratch directory (its config file holds the keys the run used). */

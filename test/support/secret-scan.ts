@@ -68,8 +68,11 @@ export class SecretRegistry {
   scan(lines: string[], source: string): string[] {
     const findings: string[] = [];
     lines.forEach((line, i) => {
-      for (const [value, what] of this.#known) if (line.includes(value)) findings.push(`${source}:${i + 1}: ${what}`);
-      for (const [what, shape] of SHAPES) if (shape.test(line)) findings.push(`${source}:${i + 1}: ${what} (by shape): ${redact(line.slice(0, 300))}`);
+      for (const [value, what] of this.#known)
+        if (line.includes(value)) findings.push(`${source}:${i + 1}: ${what}`);
+      for (const [what, shape] of SHAPES)
+        if (shape.test(line))
+          findings.push(`${source}:${i + 1}: ${what} (by shape): ${redact(line.slice(0, 300))}`);
     });
     return findings;
   }

@@ -39,7 +39,11 @@ export interface SeededObjects {
  * `label` names the objects; `searchWord` is a word only this seed's report contains; `sharedWord` goes into
  * every seed's report, so a search for it would show any leak between seeds.
  */
-export async function seedObjects(api: Api, key: string, opts: { organizationId: string | null; label: string; searchWord: string; sharedWord?: string }): Promise<SeededObjects> {
+export async function seedObjects(
+  api: Api,
+  key: string,
+  opts: { organizationId: string | null; label: string; searchWord: string; sharedWord?: string },
+): Promise<SeededObjects> {
   const as = api.as(key);
   const scope = { organization_id: opts.organizationId ?? 'personal' };
   const experiment = await createExperiment(api, key, { name: `${opts.label} experiment`, ...scope });
@@ -53,18 +57,63 @@ export async function seedObjects(api: Api, key: string, opts: { organizationId:
   ok(await as.post(`${running.path}/start`, { environment: { os: 'linux' } }), 200);
   const managed = await createRun(api, key, experiment.id);
   ok(await as.post(`${managed.path}/provision`), 202);
-  const runs = [pending, running, managed].map((r) => ({ id: r.id, experimentId: experiment.id, n: 1, r: r.r, path: r.path }));
+  const runs = [pending, running, managed].map((r) => ({
+    id: r.id,
+    experimentId: experiment.id,
+    n: 1,
+    r: r.r,
+    path: r.path,
+  }));
 
-  const draft = await createExperiment(api, key, { name: `${opts.label} draft`, parent_ids: [experiment.id], ...scope });
+  const draft = await createExperiment(api, key, {
+    name: `${opts.label} draft`,
+    parent_ids: [experiment.id],
+    ...scope,
+  });
   await addVariation(api, key, draft.id);
   const sweepExperiment = await createExperiment(api, key, { name: `${opts.label} sweep`, ...scope });
-  const sweep = ok(await as.post(`/experiments/${sweepExperiment.id}/sweeps`, { base_yaml: 'lr: 0.1\nlaunch:\n  command: sleep 1\n', grid: { lr: [0.1, 0.01] }, concurrency: 1 }), 202);
+  const sweep = ok(
+    await as.post(`/experiments/${sweepExperiment.id}/sweeps`, {
+      base_yaml: 'lr: 0.1\nlaunch:\n  command: sleep 1\n',
+      grid: { lr: [0.1, 0.01] },
+      concurrency: 1,
+    }),
+    202,
+  );
 
   const words = [opts.searchWord, opts.sharedWord].filter(Boolean).join(' ');
-  const report = ok(await as.post('/assets', { kind: 'report', name: `${opts.label} notes`, experiment_id: experiment.id, content: `Notes on ${words}.` }), 201);
-  const checkpoint = ok(await as.post('/assets', { kind: 'checkpoint', name: 'step-100', run: { experiment_id: experiment.id, n: 1, r: running.r }, content: 'weights' }), 201);
-  const pendingAsset = ok(await as.post('/assets', { kind: 'output', name: `${opts.label} output`, presign: true, run: { experiment_id: experiment.id, n: 1, r: running.r }, components: [{ name: 'metrics.json', size: 2, content_type: 'application/json' }] }), 201);
-  const minted = ok(await as.post('/api-keys', { description: `${opts.label} spare`, scopes: ['experiments:read'] }), 201);
+  const report = ok(
+    await as.post('/assets', {
+      kind: 'report',
+      name: `${opts.label} notes`,
+      experiment_id: experiment.id,
+      content: `Notes on ${words}.`,
+    }),
+    201,
+  );
+  const checkpoint = ok(
+    await as.post('/assets', {
+      kind: 'checkpoint',
+      name: 'step-100',
+      run: { experiment_id: experiment.id, n: 1, r: running.r },
+      content: 'weights',
+    }),
+    201,
+  );
+  const pendingAsset = ok(
+    await as.post('/assets', {
+      kind: 'output',
+      name: `${opts.label} output`,
+      presign: true,
+      run: { experiment_id: experiment.id, n: 1, r: running.r },
+      components: [{ name: 'metrics.json', size: 2, content_type: 'application/json' }],
+    }),
+    201,
+  );
+  const minted = ok(
+    await as.post('/api-keys', { description: `${opts.label} spare`, scopes: ['experiments:read'] }),
+    201,
+  );
   return {
     organizationId: opts.organizationId,
     experimentId: experiment.id,

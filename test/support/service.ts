@@ -16,7 +16,11 @@ export interface Reply<T = any> {
 }
 
 export interface Api {
-  request<T = any>(method: string, url: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
+  request<T = any>(
+    method: string,
+    url: string,
+    opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<Reply<T>>;
   /** Calls made with one key; `body` is sent as JSON. */
   as(key: string): {
     get<T = any>(url: string): Promise<Reply<T>>;
@@ -51,10 +55,18 @@ let userCounter = 0;
  * handed to the service (a FakeOrchestrator, or a real one on a Temporal dev server); the caller closes it.
  */
 export async function startTestService(
-  opts: { pglite?: boolean; env?: Record<string, string>; replicaOf?: TestService; listen?: boolean; storage?: 'local' | 's3'; orchestrator?: Orchestrator } = {},
+  opts: {
+    pglite?: boolean;
+    env?: Record<string, string>;
+    replicaOf?: TestService;
+    listen?: boolean;
+    storage?: 'local' | 's3';
+    orchestrator?: Orchestrator;
+  } = {},
 ): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-test-'));
-  if (opts.replicaOf && !opts.replicaOf.databaseUrl) throw new Error('a replica needs a primary on PostgreSQL');
+  if (opts.replicaOf && !opts.replicaOf.databaseUrl)
+    throw new Error('a replica needs a primary on PostgreSQL');
   const database = opts.pglite || opts.replicaOf ? undefined : await createTestDatabase();
   const databaseUrl = opts.replicaOf?.databaseUrl ?? database?.url;
   // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a real port.
@@ -74,7 +86,10 @@ export async function startTestService(
       done();
     },
   });
-  const service = await createService(config, { logger: { level: 'info', stream } as never, orchestrator: opts.orchestrator });
+  const service = await createService(config, {
+    logger: { level: 'info', stream } as never,
+    orchestrator: opts.orchestrator,
+  });
   const adminKey = opts.replicaOf?.adminKey ?? service.bootstrapKey;
   if (!adminKey) throw new Error('a fresh database must yield a bootstrap admin key');
   const api = apiFor(service);

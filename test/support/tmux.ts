@@ -22,7 +22,17 @@ export class TmuxSession {
   /** Starts `command` (a shell command line); the pane stays after it ends, so its last screen can be read. */
   static async start(socket: string, command: string): Promise<TmuxSession> {
     const session = new TmuxSession(socket);
-    await session.#tmux('new-session', '-d', '-s', session.#name, '-x', '200', '-y', '50', `${command}; echo "EXIT=$?"; sleep 600`);
+    await session.#tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session.#name,
+      '-x',
+      '200',
+      '-y',
+      '50',
+      `${command}; echo "EXIT=$?"; sleep 600`,
+    );
     return session;
   }
 
@@ -45,10 +55,14 @@ export class TmuxSession {
   async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<string> {
     let last = '';
     try {
-      return await waitFor(`the screen to match ${pattern}`, async () => {
-        last = await this.screen();
-        return pattern.test(last) ? last : undefined;
-      }, timeoutMs);
+      return await waitFor(
+        `the screen to match ${pattern}`,
+        async () => {
+          last = await this.screen();
+          return pattern.test(last) ? last : undefined;
+        },
+        timeoutMs,
+      );
     } catch (error) {
       throw new Error(`${(error as Error).message}; the screen was:\n${last}`);
     }

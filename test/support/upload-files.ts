@@ -6,7 +6,11 @@ import type { Client } from '../../src/client/index.ts';
 export const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** Writes `size` random bytes to `dir/name` and answers the path and the digest. */
-export async function randomFile(dir: string, name: string, size: number): Promise<{ path: string; sha256: string }> {
+export async function randomFile(
+  dir: string,
+  name: string,
+  size: number,
+): Promise<{ path: string; sha256: string }> {
   const bytes = randomBytes(size);
   const file = path.join(dir, name);
   await writeFile(file, bytes);

@@ -1,4 +1,4 @@
-// The SPEC.md §7 error hierarchy and the single status → class mapping, after openai-node's core/error.ts.
+// The error hierarchy (docs/architecture.md) and the single status → class mapping, after openai-node's core/error.ts.
 import { STATUS_CODES } from 'node:http';
 
 /** Response headers as fetch gives them (`Headers`) or as node:http gives them (a plain record). */
@@ -88,8 +88,12 @@ export class UploadError extends ServiceError {
   readonly failures: readonly UploadFailure[];
 
   constructor(failures: readonly UploadFailure[], message?: string) {
-    const why = failures.map((f) => `upload ${f.uploadId}${f.assetId ? ` (asset ${f.assetId})` : ''}: ${causeText(f.cause)}`);
-    super(message ?? `${failures.length} upload(s) failed; ${why.join('; ')}`, { cause: failures.length === 1 ? failures[0]!.cause : undefined });
+    const why = failures.map(
+      (f) => `upload ${f.uploadId}${f.assetId ? ` (asset ${f.assetId})` : ''}: ${causeText(f.cause)}`,
+    );
+    super(message ?? `${failures.length} upload(s) failed; ${why.join('; ')}`, {
+      cause: failures.length === 1 ? failures[0]!.cause : undefined,
+    });
     this.failures = failures;
   }
 

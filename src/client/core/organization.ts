@@ -29,7 +29,9 @@ export class OrganizationDefault {
   }
 
   async #resolveSlug(slug: string): Promise<string> {
-    const scopes = await this.#transport.get<{ organizations: Array<{ id: string; slug: string }> }>('/v1/me/scopes');
+    const scopes = await this.#transport.get<{ organizations: Array<{ id: string; slug: string }> }>(
+      '/v1/me/scopes',
+    );
     const match = scopes.organizations.find((o) => o.slug === slug);
     if (!match) {
       const known = scopes.organizations.map((o) => o.slug).join(', ') || 'none';

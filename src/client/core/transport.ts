@@ -16,7 +16,7 @@ export interface RequestOptions {
 
 /**
  * One HTTP exchange per call: bearer auth, JSON in and out, the per-request timeout, and every non-2xx mapped
- * to its typed error. No retries and no backoff (SPEC.md §8): callers decide what to repeat.
+ * to its typed error. No retries and no backoff: callers decide what to repeat.
  */
 export class Transport {
   readonly serverUrl: string;
@@ -33,7 +33,10 @@ export class Transport {
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = `${this.serverUrl}${path}`;
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#apiKey}`,
+      accept: 'application/json',
+    };
     let body: string | undefined;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
@@ -47,10 +50,16 @@ export class Transport {
       text = await response.text();
     } catch (error) {
       if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-        throw new APITimeoutError({ message: `${method} ${path}: no answer within ${timeoutMs / 1000} s`, cause: error });
+        throw new APITimeoutError({
+          message: `${method} ${path}: no answer within ${timeoutMs / 1000} s`,
+          cause: error,
+        });
       }
       const reason = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new APIConnectionError({ message: `${method} ${path}: cannot reach ${this.serverUrl} (${reason?.code ?? reason?.message ?? (error as Error).message})`, cause: error });
+      throw new APIConnectionError({
+        message: `${method} ${path}: cannot reach ${this.serverUrl} (${reason?.code ?? reason?.message ?? (error as Error).message})`,
+        cause: error,
+      });
     }
     if (!response.ok) throw fromResponse(response.status, text, response.headers);
     return (text === '' ? undefined : JSON.parse(text)) as T;

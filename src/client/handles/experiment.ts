@@ -50,7 +50,10 @@ export class Experiment {
     return this.#mutate(this.#core.experiments.retract(this.id, reason));
   }
 
-  lineage(params?: { direction?: 'ancestors' | 'descendants' | 'both'; depth?: number }): Promise<LineageResponse> {
+  lineage(params?: {
+    direction?: 'ancestors' | 'descendants' | 'both';
+    depth?: number;
+  }): Promise<LineageResponse> {
     return this.#core.experiments.lineage(this.id, params);
   }
 

@@ -3,7 +3,7 @@ import { path } from '../core/path.ts';
 import type { Checkpoint, RunConfig, RunData } from '../resources/runs.ts';
 
 /**
- * One run, addressed by experiment id, n and r: the only place the lifecycle moves live (SPEC.md §9).
+ * One run, addressed by experiment id, n and r: the only place the lifecycle moves live.
  * The intended order: config() → start() → heartbeat() in a loop while outputs upload → succeed() or fail().
  */
 export class Run {

@@ -44,6 +44,8 @@ export class Variation {
   }
 
   async runs(): Promise<Run[]> {
-    return (await this.#core.runs.list(this.experimentId, this.n)).map((d) => new Run(this.#core, this.experimentId, this.n, d.r, d));
+    return (await this.#core.runs.list(this.experimentId, this.n)).map(
+      (d) => new Run(this.#core, this.experimentId, this.n, d.r, d),
+    );
   }
 }

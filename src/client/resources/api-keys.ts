@@ -27,9 +27,21 @@ export class ApiKeys {
   }
 
   /** Mints a key holding at most the caller's scopes; a worker key is bound to one run. */
-  create(params: { description: string; scopes: string[]; kind?: 'user' | 'agent' | 'worker'; expiresInDays?: number; run?: { experimentId: string; n: number; r: number } }): Promise<CreatedApiKey> {
+  create(params: {
+    description: string;
+    scopes: string[];
+    kind?: 'user' | 'agent' | 'worker';
+    expiresInDays?: number;
+    run?: { experimentId: string; n: number; r: number };
+  }): Promise<CreatedApiKey> {
     const run = params.run && { experiment_id: params.run.experimentId, n: params.run.n, r: params.run.r };
-    return this.#t.post('/api-keys', { description: params.description, scopes: params.scopes, kind: params.kind, expires_in_days: params.expiresInDays, run });
+    return this.#t.post('/api-keys', {
+      description: params.description,
+      scopes: params.scopes,
+      kind: params.kind,
+      expires_in_days: params.expiresInDays,
+      run,
+    });
   }
 
   async list(): Promise<ApiKeyData[]> {

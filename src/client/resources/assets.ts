@@ -97,13 +97,24 @@ export class Assets {
 
   /** Step 1 of an upload: declares the components and answers presigned upload targets keyed by name. */
   async createPresigned(links: AssetLinks & { components: ComponentDeclaration[] }): Promise<PresignedAsset> {
-    const components = links.components.map((c) => ({ name: c.name, size: c.size, content_type: c.contentType, sha256: c.sha256 }));
+    const components = links.components.map((c) => ({
+      name: c.name,
+      size: c.size,
+      content_type: c.contentType,
+      sha256: c.sha256,
+    }));
     return this.#t.post('/assets', { ...(await this.#links(links)), presign: true, components });
   }
 
   /** A small asset (report, environment snapshot) with inline content; the server finalizes it at once. */
-  async createInline(links: AssetLinks & ({ content: string; contentType?: string } | { contentJson: Record<string, unknown> })): Promise<AssetData> {
-    const body = 'contentJson' in links ? { content_json: links.contentJson } : { content: links.content, content_type: links.contentType };
+  async createInline(
+    links: AssetLinks &
+      ({ content: string; contentType?: string } | { contentJson: Record<string, unknown> }),
+  ): Promise<AssetData> {
+    const body =
+      'contentJson' in links
+        ? { content_json: links.contentJson }
+        : { content: links.content, content_type: links.contentType };
     return this.#t.post('/assets', { ...(await this.#links(links)), ...body });
   }
 
@@ -127,7 +138,16 @@ export class Assets {
   }
 
   /** Assets by experiment, run, kind or state, newest first. */
-  list(params: { experimentId?: string; run?: RunRef; kind?: string; state?: 'pending' | 'ready'; limit?: number; cursor?: string } = {}): Promise<Page<AssetData>> {
+  list(
+    params: {
+      experimentId?: string;
+      run?: RunRef;
+      kind?: string;
+      state?: 'pending' | 'ready';
+      limit?: number;
+      cursor?: string;
+    } = {},
+  ): Promise<Page<AssetData>> {
     const run = params.run;
     return this.#t.get(
       `/assets${query({ experiment_id: run?.experimentId ?? params.experimentId, n: run?.n, r: run?.r, kind: params.kind, state: params.state, limit: params.limit, cursor: params.cursor })}`,

@@ -32,7 +32,13 @@ export interface LineageResponse {
   root_id: string;
   direction: string;
   depth: number;
-  nodes: Array<{ id: string; name: string; state: ExperimentState; relation: 'self' | 'ancestor' | 'descendant'; depth: number }>;
+  nodes: Array<{
+    id: string;
+    name: string;
+    state: ExperimentState;
+    relation: 'self' | 'ancestor' | 'descendant';
+    depth: number;
+  }>;
   edges: Array<{ parent_id: string; child_id: string }>;
 }
 
@@ -71,13 +77,21 @@ export class Experiments {
   /** Creates a draft experiment. */
   async create(params: CreateExperimentParams): Promise<ExperimentData> {
     const organization_id = await this.#org.forCall(params.organizationId);
-    return this.#t.post('/experiments', { name: params.name, description: params.description, hypothesis: params.hypothesis, parent_ids: params.parentIds, organization_id });
+    return this.#t.post('/experiments', {
+      name: params.name,
+      description: params.description,
+      hypothesis: params.hypothesis,
+      parent_ids: params.parentIds,
+      organization_id,
+    });
   }
 
   /** One page of experiments of a scope, newest first; pass `next_cursor` back as `cursor` for the next. */
   async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentData>> {
     const organization_id = await this.#org.forCall(params.organizationId);
-    return this.#t.get(`/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`);
+    return this.#t.get(
+      `/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`,
+    );
   }
 
   /** Every experiment of a scope, page by page. */
@@ -96,7 +110,10 @@ export class Experiments {
   }
 
   /** Edits a draft. */
-  update(id: string, changes: { name?: string; description?: string; hypothesis?: string }): Promise<ExperimentData> {
+  update(
+    id: string,
+    changes: { name?: string; description?: string; hypothesis?: string },
+  ): Promise<ExperimentData> {
     return this.#t.request('PATCH', path`/experiments/${id}`, { body: changes });
   }
 
@@ -116,7 +133,10 @@ export class Experiments {
   }
 
   /** Walks ancestors and/or descendants to a depth. */
-  lineage(id: string, params: { direction?: 'ancestors' | 'descendants' | 'both'; depth?: number } = {}): Promise<LineageResponse> {
+  lineage(
+    id: string,
+    params: { direction?: 'ancestors' | 'descendants' | 'both'; depth?: number } = {},
+  ): Promise<LineageResponse> {
     return this.#t.get(path`/experiments/${id}/lineage` + query(params));
   }
 }

@@ -2,7 +2,7 @@ import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 import type { RunData } from './runs.ts';
 
-/** Why the orchestrator fails a run: the reasons of SPEC.md §3 plus the two only it detects. */
+/** Why the orchestrator fails a run: the runner's reasons plus the two only it detects. */
 export type OrchestratorFailureReason = 'provision_failed' | 'heartbeat_timeout' | 'abandoned' | 'crash';
 
 /** A managed run as its workflow needs it: the run and its variation's launch block. */
@@ -61,7 +61,9 @@ export class Orchestrator {
   /** Records the run's instance and its provider state. */
   recordInstance(runId: string, instance: RunInstance): Promise<RunData> {
     const { provider, instance_id, state } = instance;
-    return this.#t.request('PUT', path`/orchestrator/runs/${runId}/instance`, { body: { provider, instance_id, state } });
+    return this.#t.request('PUT', path`/orchestrator/runs/${runId}/instance`, {
+      body: { provider, instance_id, state },
+    });
   }
 
   /** Fails the run for a reason the orchestrator found (an instance that never came up, a silent runner, …). */

@@ -53,7 +53,7 @@ export interface Checkpoint {
 
 /**
  * The runs namespace: create and read runs. The lifecycle moves (start, heartbeat, succeed, fail) live on
- * the Run handle only (SPEC.md §9); `client.run(experimentId, n, r)` gives one.
+ * the Run handle only; `client.run(experimentId, n, r)` gives one.
  */
 export class Runs {
   readonly #t: Transport;
@@ -72,7 +72,8 @@ export class Runs {
   }
 
   async list(experimentId: string, n: number): Promise<RunData[]> {
-    return (await this.#t.get<{ items: RunData[] }>(path`/experiments/${experimentId}/variations/${n}/runs`)).items;
+    return (await this.#t.get<{ items: RunData[] }>(path`/experiments/${experimentId}/variations/${n}/runs`))
+      .items;
   }
 
   /** The run's variation config; the server records that the runner read it (start requires that). */

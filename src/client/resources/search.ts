@@ -30,7 +30,10 @@ export class Search {
   }
 
   /** Websearch syntax: words, "quoted phrases", -exclusions, or. */
-  async query(q: string, params: { kind?: string; limit?: number; organizationId?: OrganizationChoice } = {}): Promise<SearchResponse> {
+  async query(
+    q: string,
+    params: { kind?: string; limit?: number; organizationId?: OrganizationChoice } = {},
+  ): Promise<SearchResponse> {
     const organization_id = await this.#org.forCall(params.organizationId);
     return this.#t.get(`/search${query({ q, kind: params.kind, limit: params.limit, organization_id })}`);
   }

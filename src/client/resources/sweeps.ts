@@ -64,7 +64,13 @@ export class Sweeps {
   /** Creates the variations and their runs and starts the sweep workflow. */
   create(experimentId: string, spec: SweepSpec): Promise<SweepData> {
     const { baseYaml, grid, list, concurrency, namePrefix } = spec;
-    return this.#t.post(path`/experiments/${experimentId}/sweeps`, { base_yaml: baseYaml, grid, list, concurrency, name_prefix: namePrefix });
+    return this.#t.post(path`/experiments/${experimentId}/sweeps`, {
+      base_yaml: baseYaml,
+      grid,
+      list,
+      concurrency,
+      name_prefix: namePrefix,
+    });
   }
 
   /** The sweep with its runs' states and the workflow's progress. */

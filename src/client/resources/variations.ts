@@ -22,12 +22,16 @@ export class Variations {
 
   /** Creates a variation from YAML (draft experiments only); `accelerate:` and `launch:` blocks are split out. */
   create(experimentId: string, params: { configYaml: string; name?: string }): Promise<VariationData> {
-    return this.#t.post(path`/experiments/${experimentId}/variations`, { config_yaml: params.configYaml, name: params.name });
+    return this.#t.post(path`/experiments/${experimentId}/variations`, {
+      config_yaml: params.configYaml,
+      name: params.name,
+    });
   }
 
   /** All variations of an experiment, by n. */
   async list(experimentId: string): Promise<VariationData[]> {
-    return (await this.#t.get<{ items: VariationData[] }>(path`/experiments/${experimentId}/variations`)).items;
+    return (await this.#t.get<{ items: VariationData[] }>(path`/experiments/${experimentId}/variations`))
+      .items;
   }
 
   get(experimentId: string, n: number): Promise<VariationData> {
@@ -35,7 +39,13 @@ export class Variations {
   }
 
   /** Edits a variation of a draft experiment. */
-  update(experimentId: string, n: number, changes: { configYaml?: string; name?: string }): Promise<VariationData> {
-    return this.#t.request('PATCH', path`/experiments/${experimentId}/variations/${n}`, { body: { config_yaml: changes.configYaml, name: changes.name } });
+  update(
+    experimentId: string,
+    n: number,
+    changes: { configYaml?: string; name?: string },
+  ): Promise<VariationData> {
+    return this.#t.request('PATCH', path`/experiments/${experimentId}/variations/${n}`, {
+      body: { config_yaml: changes.configYaml, name: changes.name },
+    });
   }
 }

@@ -23,11 +23,14 @@ export async function assertUnchanged(file: FileIdentity): Promise<void> {
   try {
     info = await stat(file.path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${file.path} was deleted after it was registered for upload`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error(`${file.path} was deleted after it was registered for upload`, { cause: error });
     throw error;
   }
   if (info.size !== file.size || info.mtimeMs !== file.mtimeMs) {
-    throw new Error(`${file.path} changed after it was registered for upload (size ${file.size} → ${info.size}, mtime ${new Date(file.mtimeMs).toISOString()} → ${new Date(info.mtimeMs).toISOString()}); upload it again as a new asset`);
+    throw new Error(
+      `${file.path} changed after it was registered for upload (size ${file.size} → ${info.size}, mtime ${new Date(file.mtimeMs).toISOString()} → ${new Date(info.mtimeMs).toISOString()}); upload it again as a new asset`,
+    );
   }
 }
 

@@ -11,7 +11,10 @@ export interface FileRange {
 }
 
 async function* counted(range: FileRange, onBytes: (n: number) => void): AsyncIterable<Buffer> {
-  for await (const chunk of createReadStream(range.path, { start: range.offset, end: range.offset + range.size - 1 })) {
+  for await (const chunk of createReadStream(range.path, {
+    start: range.offset,
+    end: range.offset + range.size - 1,
+  })) {
     onBytes((chunk as Buffer).length);
     yield chunk as Buffer;
   }
@@ -21,16 +24,30 @@ async function* counted(range: FileRange, onBytes: (n: number) => void): AsyncIt
  * Streams one byte range of a file to a presigned URL with an explicit Content-Length (S3 refuses chunked
  * uploads; fetch cannot send a stream with a length, hence undici). Resolves on 2xx only; never retries.
  */
-export async function putFileRange(target: PresignedRequest, range: FileRange, o: { dispatcher: Dispatcher; signal: AbortSignal; onBytes: (n: number) => void }): Promise<void> {
+export async function putFileRange(
+  target: PresignedRequest,
+  range: FileRange,
+  o: { dispatcher: Dispatcher; signal: AbortSignal; onBytes: (n: number) => void },
+): Promise<void> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(target.headers)) if (name.toLowerCase() !== 'content-length') headers[name] = value;
+  for (const [name, value] of Object.entries(target.headers))
+    if (name.toLowerCase() !== 'content-length') headers[name] = value;
   headers['content-length'] = String(range.size);
   const body = range.size === 0 ? '' : Readable.from(counted(range, o.onBytes));
   const method = target.method as Dispatcher.HttpMethod;
-  const res = await request(target.url, { method, headers, body, dispatcher: o.dispatcher, signal: o.signal });
+  const res = await request(target.url, {
+    method,
+    headers,
+    body,
+    dispatcher: o.dispatcher,
+    signal: o.signal,
+  });
   const text = await res.body.text(); // read to the end, so the connection can be reused
   if (res.statusCode < 200 || res.statusCode > 299) {
     const cause = fromResponse(res.statusCode, text, res.headers);
-    throw new Error(`storage answered ${res.statusCode} to the PUT of ${range.path} (bytes ${range.offset}–${range.offset + range.size}): ${cause.message}`, { cause });
+    throw new Error(
+      `storage answered ${res.statusCode} to the PUT of ${range.path} (bytes ${range.offset}–${range.offset + range.size}): ${cause.message}`,
+      { cause },
+    );
   }
 }

@@ -66,7 +66,8 @@ export function prepareDatabase(db: DatabaseSync): void {
   try {
     const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
     if (version === 0) db.exec(`${SCHEMA} PRAGMA user_version = ${VERSION};`);
-    else if (version !== VERSION) throw new Error(`upload store has schema version ${version}; this client knows ${VERSION}`);
+    else if (version !== VERSION)
+      throw new Error(`upload store has schema version ${version}; this client knows ${VERSION}`);
     db.exec('COMMIT');
   } catch (error) {
     db.exec('ROLLBACK');

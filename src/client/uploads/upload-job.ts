@@ -88,7 +88,12 @@ export class UploadJob {
         }),
       ),
     );
-    const components = upload.components.map((c) => ({ name: c.name, size: c.size, contentType: c.contentType, sha256: c.sha256! }));
+    const components = upload.components.map((c) => ({
+      name: c.name,
+      size: c.size,
+      contentType: c.contentType,
+      sha256: c.sha256!,
+    }));
     // A kill between this answer and the write below leaves a pending asset on the server that nobody finalizes.
     const asset = await this.#ctx.assets.createPresigned({ ...upload.links, components });
     const multipart: Record<string, { uploadId: string; partSize: number }> = {};
@@ -136,7 +141,14 @@ export class UploadJob {
   #pieces(c: StoredComponent): Piece[] {
     const target = this.#targets.get(c.name)!;
     if (!('multipart' in target)) return [{ component: c, part: null, offset: 0, size: c.size }];
-    return target.parts.filter((p) => !c.doneParts.has(p.part_number)).map((p) => ({ component: c, part: p.part_number, offset: (p.part_number - 1) * target.part_size, size: p.size }));
+    return target.parts
+      .filter((p) => !c.doneParts.has(p.part_number))
+      .map((p) => ({
+        component: c,
+        part: p.part_number,
+        offset: (p.part_number - 1) * target.part_size,
+        size: p.size,
+      }));
   }
 
   async #put(piece: Piece): Promise<void> {
@@ -144,14 +156,18 @@ export class UploadJob {
     await assertUnchanged(c);
     let sent = 0;
     try {
-      await putFileRange(await this.#request(c.name, piece.part), { path: c.path, offset: piece.offset, size: piece.size }, {
-        dispatcher: this.#ctx.dispatcher,
-        signal: this.#ctx.signal,
-        onBytes: (n) => {
-          sent += n;
-          this.#bytesSending += n;
+      await putFileRange(
+        await this.#request(c.name, piece.part),
+        { path: c.path, offset: piece.offset, size: piece.size },
+        {
+          dispatcher: this.#ctx.dispatcher,
+          signal: this.#ctx.signal,
+          onBytes: (n) => {
+            sent += n;
+            this.#bytesSending += n;
+          },
         },
-      });
+      );
     } catch (error) {
       await assertUnchanged(c); // "deleted" or "changed" says more than a read error or a short body
       throw error;
@@ -184,11 +200,19 @@ export class UploadJob {
       pending = this.#ctx.assets.presign(this.#assetId!, components).then((asset) => {
         for (const [name, target] of Object.entries(asset.uploads)) {
           const known = this.#targets.get(name);
-          if (known && 'multipart' in known && 'multipart' in target && known.upload_id !== target.upload_id) {
-            throw new Error(`the server restarted the multipart upload of component ${name} while it was being sent`);
+          if (
+            known &&
+            'multipart' in known &&
+            'multipart' in target &&
+            known.upload_id !== target.upload_id
+          ) {
+            throw new Error(
+              `the server restarted the multipart upload of component ${name} while it was being sent`,
+            );
           }
           this.#ctx.signal.throwIfAborted();
-          if ('multipart' in target) this.#ctx.store.setMultipart(this.id, name, target.upload_id, target.part_size);
+          if ('multipart' in target)
+            this.#ctx.store.setMultipart(this.id, name, target.upload_id, target.part_size);
           this.#targets.set(name, target);
         }
       });

@@ -67,13 +67,20 @@ export class UploadStore {
   }
 
   /** Records an upload and its components, owned by `owner`, before any byte moves. */
-  register(u: { id: string; serverUrl: string; links: AssetLinks; components: NewComponent[] }, owner: Owner): void {
+  register(
+    u: { id: string; serverUrl: string; links: AssetLinks; components: NewComponent[] },
+    owner: Owner,
+  ): void {
     const now = Date.now();
     this.#transaction(() => {
       this.#db
-        .prepare(`INSERT INTO uploads (id, server_url, links_json, state, owner_pid, owner_host, owner_token, heartbeat_at, created_at, updated_at) VALUES (?, ?, ?, 'new', ?, ?, ?, ?, ?, ?)`)
+        .prepare(
+          `INSERT INTO uploads (id, server_url, links_json, state, owner_pid, owner_host, owner_token, heartbeat_at, created_at, updated_at) VALUES (?, ?, ?, 'new', ?, ?, ?, ?, ?, ?)`,
+        )
         .run(u.id, u.serverUrl, JSON.stringify(u.links), owner.pid, owner.host, owner.token, now, now, now);
-      const insert = this.#db.prepare('INSERT INTO components (upload_id, name, path, size, mtime_ms, content_type) VALUES (?, ?, ?, ?, ?, ?)');
+      const insert = this.#db.prepare(
+        'INSERT INTO components (upload_id, name, path, size, mtime_ms, content_type) VALUES (?, ?, ?, ?, ?, ?)',
+      );
       for (const c of u.components) insert.run(u.id, c.name, c.path, c.size, c.mtimeMs, c.contentType);
     });
   }
@@ -81,8 +88,12 @@ export class UploadStore {
   get(id: string): StoredUpload | undefined {
     const row = this.#db.prepare('SELECT * FROM uploads WHERE id = ?').get(id) as Row | undefined;
     if (!row) return undefined;
-    const parts = this.#db.prepare('SELECT component, part_number FROM parts WHERE upload_id = ?').all(id) as Row[];
-    const components = (this.#db.prepare('SELECT * FROM components WHERE upload_id = ? ORDER BY rowid').all(id) as Row[]).map((c) => ({
+    const parts = this.#db
+      .prepare('SELECT component, part_number FROM parts WHERE upload_id = ?')
+      .all(id) as Row[];
+    const components = (
+      this.#db.prepare('SELECT * FROM components WHERE upload_id = ? ORDER BY rowid').all(id) as Row[]
+    ).map((c) => ({
       name: c.name as string,
       path: c.path as string,
       size: c.size as number,
@@ -94,43 +105,78 @@ export class UploadStore {
       partSize: c.part_size as number | null,
       doneParts: new Set(parts.filter((p) => p.component === c.name).map((p) => p.part_number as number)),
     }));
-    return { id, serverUrl: row.server_url as string, assetId: row.asset_id as string | null, links: JSON.parse(row.links_json as string) as AssetLinks, state: row.state as UploadState, error: row.error as string | null, components };
+    return {
+      id,
+      serverUrl: row.server_url as string,
+      assetId: row.asset_id as string | null,
+      links: JSON.parse(row.links_json as string) as AssetLinks,
+      state: row.state as UploadState,
+      error: row.error as string | null,
+      components,
+    };
   }
 
   /** Local ids of this server's uploads that are not done, oldest first (whoever holds them). */
   incomplete(serverUrl: string): string[] {
-    const rows = this.#db.prepare(`SELECT id FROM uploads WHERE server_url = ? AND state <> 'done' ORDER BY created_at, id`).all(serverUrl) as Row[];
+    const rows = this.#db
+      .prepare(`SELECT id FROM uploads WHERE server_url = ? AND state <> 'done' ORDER BY created_at, id`)
+      .all(serverUrl) as Row[];
     return rows.map((r) => r.id as string);
   }
 
   /** Takes an upload over when nobody live holds it; atomic across processes (compare-and-set on the holder). */
   claim(id: string, owner: Owner, now = Date.now()): boolean {
     return this.#transaction(() => {
-      const row = this.#db.prepare(`SELECT owner_pid, owner_host, owner_token, heartbeat_at FROM uploads WHERE id = ? AND state <> 'done'`).get(id) as Row | undefined;
+      const row = this.#db
+        .prepare(
+          `SELECT owner_pid, owner_host, owner_token, heartbeat_at FROM uploads WHERE id = ? AND state <> 'done'`,
+        )
+        .get(id) as Row | undefined;
       if (!row) return false;
-      const lease = { ownerPid: row.owner_pid as number | null, ownerHost: row.owner_host as string | null, ownerToken: row.owner_token as string | null, heartbeatAt: row.heartbeat_at as number | null };
+      const lease = {
+        ownerPid: row.owner_pid as number | null,
+        ownerHost: row.owner_host as string | null,
+        ownerToken: row.owner_token as string | null,
+        heartbeatAt: row.heartbeat_at as number | null,
+      };
       if (!mayClaim(lease, owner, now)) return false;
-      this.#db.prepare('UPDATE uploads SET owner_pid = ?, owner_host = ?, owner_token = ?, heartbeat_at = ?, error = NULL, updated_at = ? WHERE id = ?').run(owner.pid, owner.host, owner.token, now, now, id);
+      this.#db
+        .prepare(
+          'UPDATE uploads SET owner_pid = ?, owner_host = ?, owner_token = ?, heartbeat_at = ?, error = NULL, updated_at = ? WHERE id = ?',
+        )
+        .run(owner.pid, owner.host, owner.token, now, now, id);
       return true;
     });
   }
 
   /** Refreshes the lease of every upload `owner` holds. */
   heartbeat(owner: Owner): void {
-    this.#db.prepare('UPDATE uploads SET heartbeat_at = ? WHERE owner_token = ?').run(Date.now(), owner.token);
+    this.#db
+      .prepare('UPDATE uploads SET heartbeat_at = ? WHERE owner_token = ?')
+      .run(Date.now(), owner.token);
   }
 
   /** Lets go of an upload (finished, failed or closing), recording the failure if any; it stays resumable unless done. */
   release(id: string, owner: Owner, error?: string): void {
-    this.#db.prepare('UPDATE uploads SET owner_pid = NULL, owner_host = NULL, owner_token = NULL, error = ?, updated_at = ? WHERE id = ? AND owner_token = ?').run(error ?? null, Date.now(), id, owner.token);
+    this.#db
+      .prepare(
+        'UPDATE uploads SET owner_pid = NULL, owner_host = NULL, owner_token = NULL, error = ?, updated_at = ? WHERE id = ? AND owner_token = ?',
+      )
+      .run(error ?? null, Date.now(), id, owner.token);
   }
 
   setSha256(id: string, component: string, sha256: string): void {
-    this.#db.prepare('UPDATE components SET sha256 = ? WHERE upload_id = ? AND name = ?').run(sha256, id, component);
+    this.#db
+      .prepare('UPDATE components SET sha256 = ? WHERE upload_id = ? AND name = ?')
+      .run(sha256, id, component);
   }
 
   /** The asset exists on the server: remember its id and the multipart uploads it started, and start moving bytes. */
-  created(id: string, assetId: string, multipart: Record<string, { uploadId: string; partSize: number }>): void {
+  created(
+    id: string,
+    assetId: string,
+    multipart: Record<string, { uploadId: string; partSize: number }>,
+  ): void {
     this.#transaction(() => {
       this.#db.prepare('UPDATE uploads SET asset_id = ? WHERE id = ?').run(assetId, id);
       for (const [name, m] of Object.entries(multipart)) this.setMultipart(id, name, m.uploadId, m.partSize);
@@ -141,14 +187,23 @@ export class UploadStore {
   /** Records a component's multipart upload; a different upload id than before voids the parts done under the old one. */
   setMultipart(id: string, component: string, uploadId: string, partSize: number): void {
     this.#transaction(() => {
-      const row = this.#db.prepare('SELECT multipart_upload_id FROM components WHERE upload_id = ? AND name = ?').get(id, component) as Row | undefined;
-      if (row?.multipart_upload_id !== uploadId) this.#db.prepare('DELETE FROM parts WHERE upload_id = ? AND component = ?').run(id, component);
-      this.#db.prepare('UPDATE components SET multipart_upload_id = ?, part_size = ? WHERE upload_id = ? AND name = ?').run(uploadId, partSize, id, component);
+      const row = this.#db
+        .prepare('SELECT multipart_upload_id FROM components WHERE upload_id = ? AND name = ?')
+        .get(id, component) as Row | undefined;
+      if (row?.multipart_upload_id !== uploadId)
+        this.#db.prepare('DELETE FROM parts WHERE upload_id = ? AND component = ?').run(id, component);
+      this.#db
+        .prepare(
+          'UPDATE components SET multipart_upload_id = ?, part_size = ? WHERE upload_id = ? AND name = ?',
+        )
+        .run(uploadId, partSize, id, component);
     });
   }
 
   partDone(id: string, component: string, partNumber: number): void {
-    this.#db.prepare('INSERT OR IGNORE INTO parts (upload_id, component, part_number) VALUES (?, ?, ?)').run(id, component, partNumber);
+    this.#db
+      .prepare('INSERT OR IGNORE INTO parts (upload_id, component, part_number) VALUES (?, ?, ?)')
+      .run(id, component, partNumber);
   }
 
   componentDone(id: string, component: string): void {
@@ -158,7 +213,9 @@ export class UploadStore {
   /** Moves an upload between phases, refusing any move MOVES does not list (a bug, never a user error). */
   move(id: string, from: UploadState, to: UploadState): void {
     if (!MOVES[from].includes(to)) throw new Error(`upload store: no move from ${from} to ${to}`);
-    const { changes } = this.#db.prepare('UPDATE uploads SET state = ?, updated_at = ? WHERE id = ? AND state = ?').run(to, Date.now(), id, from);
+    const { changes } = this.#db
+      .prepare('UPDATE uploads SET state = ?, updated_at = ? WHERE id = ? AND state = ?')
+      .run(to, Date.now(), id, from);
     if (changes !== 1) throw new Error(`upload store: upload ${id} is not ${from}`);
   }
 

@@ -65,7 +65,14 @@ export function createUploader(options: UploaderOptions): Uploader {
   const timeoutMs = options.timeoutS * 1000;
   // headersTimeout counts only once the body is sent, so a long part upload is never cut short.
   const dispatcher = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const ctx = { store, assets: options.assets, pool: new WorkerPool(options.maxWorkers), owner, dispatcher, signal: closing.signal };
+  const ctx = {
+    store,
+    assets: options.assets,
+    pool: new WorkerPool(options.maxWorkers),
+    owner,
+    dispatcher,
+    signal: closing.signal,
+  };
   const tracked = new Map<string, Tracked>();
   const beat = setInterval(() => store.heartbeat(owner), HEARTBEAT_MS);
   beat.unref(); // uploads in flight keep the process alive, the heartbeat alone does not
@@ -97,10 +104,15 @@ export function createUploader(options: UploaderOptions): Uploader {
       const { files, ...links } = params;
       const id = randomUUID();
       if (files.length === 0) throw new UploadError([], 'an upload needs at least one file');
-      const components = files.map((f) => ({ ...identifyOrThrow(f.path), name: f.name ?? path.basename(f.path), contentType: f.contentType ?? 'application/octet-stream' }));
+      const components = files.map((f) => ({
+        ...identifyOrThrow(f.path),
+        name: f.name ?? path.basename(f.path),
+        contentType: f.contentType ?? 'application/octet-stream',
+      }));
       const names = components.map((c) => c.name);
       const duplicate = names.find((n, i) => names.indexOf(n) !== i);
-      if (duplicate !== undefined) throw new UploadError([], `two files of one upload are both named ${JSON.stringify(duplicate)}`);
+      if (duplicate !== undefined)
+        throw new UploadError([], `two files of one upload are both named ${JSON.stringify(duplicate)}`);
       store.register({ id, serverUrl, links, components }, owner);
       return start(id, links.run);
     },
@@ -117,17 +129,25 @@ export function createUploader(options: UploaderOptions): Uploader {
     },
 
     async waitForRun(run) {
-      const same = (r: RunRef | undefined) => r !== undefined && r.experimentId === run.experimentId && r.n === run.n && r.r === run.r;
-      const results = await Promise.allSettled([...tracked.values()].filter((t) => same(t.run)).map((t) => t.handle.done));
-      const failures: UploadFailure[] = results.flatMap((r) => (r.status === 'rejected' ? (r.reason as UploadError).failures : []));
+      const same = (r: RunRef | undefined) =>
+        r !== undefined && r.experimentId === run.experimentId && r.n === run.n && r.r === run.r;
+      const results = await Promise.allSettled(
+        [...tracked.values()].filter((t) => same(t.run)).map((t) => t.handle.done),
+      );
+      const failures: UploadFailure[] = results.flatMap((r) =>
+        r.status === 'rejected' ? (r.reason as UploadError).failures : [],
+      );
       if (failures.length > 0) throw new UploadError(failures);
     },
 
     close() {
       if (!store.isOpen) return;
       clearInterval(beat);
-      closing.abort(new Error('the uploader was closed; the upload stays in the store and resumes in a later process'));
-      for (const [id, t] of tracked) if (!t.settled) store.release(id, owner, 'interrupted: the uploader was closed');
+      closing.abort(
+        new Error('the uploader was closed; the upload stays in the store and resumes in a later process'),
+      );
+      for (const [id, t] of tracked)
+        if (!t.settled) store.release(id, owner, 'interrupted: the uploader was closed');
       store.close();
       void dispatcher.destroy().catch(() => undefined);
     },

@@ -1,11 +1,12 @@
-/** At most `size` tasks at a time, started in the order they were submitted (SPEC.md §5 max_upload_workers). */
+/** At most `size` tasks at a time, started in the order they were submitted (max_upload_workers). */
 export class WorkerPool {
   readonly size: number;
   #active = 0;
   readonly #waiting: Array<() => void> = [];
 
   constructor(size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`a worker pool needs at least 1 worker, got ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new RangeError(`a worker pool needs at least 1 worker, got ${size}`);
     this.size = size;
   }
 

@@ -6,9 +6,18 @@ import { iso } from '../http/schemas.ts';
 import { toApi as keyToApi } from '../api-keys/api-key-service.ts';
 
 /** Creates a user and a first key holding every scope the user has (all of them for an admin). */
-export async function createUserWithKey(db: Db, input: { email: string; name?: string; isAdmin: boolean; ttlDays: number }) {
+export async function createUserWithKey(
+  db: Db,
+  input: { email: string; name?: string; isAdmin: boolean; ttlDays: number },
+) {
   return db.transaction(async (tx) => {
-    const [user] = await tx.query<{ id: string; email: string; name: string | null; is_admin: boolean; created_at: Date }>(
+    const [user] = await tx.query<{
+      id: string;
+      email: string;
+      name: string | null;
+      is_admin: boolean;
+      created_at: Date;
+    }>(
       `INSERT INTO users (email, name, is_admin) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING id, email, name, is_admin, created_at`,
       [input.email, input.name ?? null, input.isAdmin],
     );
@@ -22,7 +31,10 @@ export async function createUserWithKey(db: Db, input: { email: string; name?: s
       ttlDays: input.ttlDays,
       mintedByKeyId: null,
     });
-    return { user: { ...user, created_at: iso(user.created_at)! }, api_key: { ...keyToApi(row), key: token } };
+    return {
+      user: { ...user, created_at: iso(user.created_at)! },
+      api_key: { ...keyToApi(row), key: token },
+    };
   });
 }
 
@@ -31,9 +43,18 @@ export async function createUserWithKey(db: Db, input: { email: string; name?: s
  * server). The fact row makes it happen once, even with several replicas starting together.
  */
 export async function bootstrapAdminOnce(db: Db, ttlDays: number): Promise<string | undefined> {
-  const claimed = await db.query(`INSERT INTO service_facts (name, value) VALUES ('bootstrap_admin', '{}') ON CONFLICT DO NOTHING RETURNING name`);
+  const claimed = await db.query(
+    `INSERT INTO service_facts (name, value) VALUES ('bootstrap_admin', '{}') ON CONFLICT DO NOTHING RETURNING name`,
+  );
   if (claimed.length === 0) return undefined;
-  const { user, api_key } = await createUserWithKey(db, { email: 'admin@localhost', name: 'Bootstrap admin', isAdmin: true, ttlDays });
-  await db.query(`UPDATE service_facts SET value = $1 WHERE name = 'bootstrap_admin'`, [{ user_id: user.id, key_id: api_key.id }]);
+  const { user, api_key } = await createUserWithKey(db, {
+    email: 'admin@localhost',
+    name: 'Bootstrap admin',
+    isAdmin: true,
+    ttlDays,
+  });
+  await db.query(`UPDATE service_facts SET value = $1 WHERE name = 'bootstrap_admin'`, [
+    { user_id: user.id, key_id: api_key.id },
+  ]);
   return api_key.key;
 }

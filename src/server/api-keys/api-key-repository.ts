@@ -14,24 +14,46 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
-const COLUMNS = 'id, user_id, kind, description, scopes, run_id, created_at, expires_at, last_used_at, revoked_at';
+const COLUMNS =
+  'id, user_id, kind, description, scopes, run_id, created_at, expires_at, last_used_at, revoked_at';
 
 /** Mints and stores a key; the clear token is returned to the caller once and never stored. `ttlDays: null`: no expiry. */
 export async function insertKey(
   db: Queryable,
-  key: { userId: string; kind: KeyKind; description: string; scopes: readonly string[]; runId: string | null; ttlDays: number | null; mintedByKeyId: string | null },
+  key: {
+    userId: string;
+    kind: KeyKind;
+    description: string;
+    scopes: readonly string[];
+    runId: string | null;
+    ttlDays: number | null;
+    mintedByKeyId: string | null;
+  },
 ): Promise<{ row: ApiKeyRow; token: string }> {
   const { id, token, secretHash } = mintToken(key.kind);
   const rows = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash, run_id, minted_by_key_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9::int)) RETURNING ${COLUMNS}`,
-    [id, key.userId, key.kind, key.description, key.scopes, secretHash, key.runId, key.mintedByKeyId, key.ttlDays],
+    [
+      id,
+      key.userId,
+      key.kind,
+      key.description,
+      key.scopes,
+      secretHash,
+      key.runId,
+      key.mintedByKeyId,
+      key.ttlDays,
+    ],
   );
   return { row: rows[0]!, token };
 }
 
 export async function listKeys(db: Queryable, userId: string): Promise<ApiKeyRow[]> {
-  return db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, id`, [userId]);
+  return db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, id`,
+    [userId],
+  );
 }
 
 /** Revokes a key of the user; revoking twice keeps the first moment. Undefined when the user has no such key. */

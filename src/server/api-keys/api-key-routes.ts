@@ -26,7 +26,10 @@ export const ApiKey = Type.Object(
   { $id: 'ApiKey' },
 );
 
-export const CreatedApiKey = Type.Object({ ...ApiKey.properties, key: Type.String({ description: 'the full key; shown only in this answer' }) });
+export const CreatedApiKey = Type.Object({
+  ...ApiKey.properties,
+  key: Type.String({ description: 'the full key; shown only in this answer' }),
+});
 
 const MintBody = Type.Object(
   {
@@ -34,7 +37,16 @@ const MintBody = Type.Object(
     scopes: Type.Array(Scope, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
     kind: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('agent'), Type.Literal('worker')])),
     expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
-    run: Type.Optional(Type.Object({ experiment_id: Uuid, n: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), r: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) }, { additionalProperties: false })),
+    run: Type.Optional(
+      Type.Object(
+        {
+          experiment_id: Uuid,
+          n: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+          r: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,17 +56,51 @@ export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authe
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const mint = { scope: 'api_keys:write' as const };
 
-    app.post('/api-keys', { config: mint, schema: { tags, summary: 'Mint a key (needs an access token or the api_keys:write scope); the full key is returned once', body: MintBody, response: withErrors({ 201: CreatedApiKey }) } }, async (req, reply) => {
-      reply.code(201);
-      return service.mintKey(db, req.principal, req.body, config.apiKeyTtlDays);
-    });
-    app.get('/api-keys', { config: mint, schema: { tags, summary: "The caller's keys (never their secrets)", response: withErrors({ 200: Type.Object({ items: Type.Array(ApiKey) }) }) } }, (req) =>
-      service.listKeys(db, req.principal),
+    app.post(
+      '/api-keys',
+      {
+        config: mint,
+        schema: {
+          tags,
+          summary:
+            'Mint a key (needs an access token or the api_keys:write scope); the full key is returned once',
+          body: MintBody,
+          response: withErrors({ 201: CreatedApiKey }),
+        },
+      },
+      async (req, reply) => {
+        reply.code(201);
+        return service.mintKey(db, req.principal, req.body, config.apiKeyTtlDays);
+      },
     );
-    app.delete('/api-keys/:id', { config: mint, schema: { tags, summary: 'Revoke a key at once', params: Type.Object({ id: Uuid }), response: withErrors({ 200: ApiKey }) } }, async (req) => {
-      const revoked = await service.revoke(db, req.principal, req.params.id);
-      authenticator.forgetKey(revoked.id);
-      return revoked;
-    });
+    app.get(
+      '/api-keys',
+      {
+        config: mint,
+        schema: {
+          tags,
+          summary: "The caller's keys (never their secrets)",
+          response: withErrors({ 200: Type.Object({ items: Type.Array(ApiKey) }) }),
+        },
+      },
+      (req) => service.listKeys(db, req.principal),
+    );
+    app.delete(
+      '/api-keys/:id',
+      {
+        config: mint,
+        schema: {
+          tags,
+          summary: 'Revoke a key at once',
+          params: Type.Object({ id: Uuid }),
+          response: withErrors({ 200: ApiKey }),
+        },
+      },
+      async (req) => {
+        const revoked = await service.revoke(db, req.principal, req.params.id);
+        authenticator.forgetKey(revoked.id);
+        return revoked;
+      },
+    );
   };
 }

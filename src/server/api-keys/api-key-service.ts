@@ -33,13 +33,21 @@ export async function mintKey(db: Db, principal: Principal, input: MintRequest, 
   const kind = input.kind ?? 'user';
   const scopes = [...new Set(input.scopes)];
   const excess = scopes.filter((s) => !principal.scopes.has(s as never));
-  if (excess.length > 0) throw forbidden('scope_escalation', `a key cannot receive scopes its minter lacks: ${excess.join(', ')}`);
+  if (excess.length > 0)
+    throw forbidden('scope_escalation', `a key cannot receive scopes its minter lacks: ${excess.join(', ')}`);
   let runId: string | null = null;
   if (kind === 'worker') {
-    if (!input.run) throw badRequest('run_required', 'a worker key is bound to a run: give run {experiment_id, n, r}');
+    if (!input.run)
+      throw badRequest('run_required', 'a worker key is bound to a run: give run {experiment_id, n, r}');
     const outside = scopes.filter((s) => !WORKER_SCOPES.includes(s as never));
-    if (outside.length > 0) throw badRequest('invalid_scopes', `worker keys may hold only ${WORKER_SCOPES.join(', ')}; not ${outside.join(', ')}`);
-    runId = (await getRun(db, principal, { experimentId: input.run.experiment_id, n: input.run.n, r: input.run.r })).id;
+    if (outside.length > 0)
+      throw badRequest(
+        'invalid_scopes',
+        `worker keys may hold only ${WORKER_SCOPES.join(', ')}; not ${outside.join(', ')}`,
+      );
+    runId = (
+      await getRun(db, principal, { experimentId: input.run.experiment_id, n: input.run.n, r: input.run.r })
+    ).id;
   } else if (input.run) {
     throw badRequest('run_not_allowed', 'only worker keys are bound to a run');
   }

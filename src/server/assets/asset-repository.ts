@@ -41,7 +41,17 @@ export function assetVisible(alias: string, userParam: string, runParam: string)
 
 export async function insertAsset(
   tx: Tx,
-  a: { id: string; organizationId: string | null; ownerUserId: string; experimentId: string | null; runId: string | null; kind: string; name: string; metadata: object; inline: boolean },
+  a: {
+    id: string;
+    organizationId: string | null;
+    ownerUserId: string;
+    experimentId: string | null;
+    runId: string | null;
+    kind: string;
+    name: string;
+    metadata: object;
+    inline: boolean;
+  },
   components: Array<Omit<ComponentRow, 'upload_id' | 'part_size'> & { part_size: number | null }>,
 ): Promise<void> {
   await tx.query(
@@ -58,17 +68,38 @@ export async function insertAsset(
 }
 
 /** Records a started multipart upload; the store may have chosen a larger part size than asked for. */
-export async function setUploadId(db: Queryable, assetId: string, name: string, uploadId: string, partSize: number): Promise<void> {
-  await db.query('UPDATE asset_components SET upload_id = $3, part_size = $4 WHERE asset_id = $1 AND name = $2', [assetId, name, uploadId, partSize]);
+export async function setUploadId(
+  db: Queryable,
+  assetId: string,
+  name: string,
+  uploadId: string,
+  partSize: number,
+): Promise<void> {
+  await db.query(
+    'UPDATE asset_components SET upload_id = $3, part_size = $4 WHERE asset_id = $1 AND name = $2',
+    [assetId, name, uploadId, partSize],
+  );
 }
 
-export async function findAsset(db: Queryable, principal: Principal, id: string): Promise<AssetRow | undefined> {
-  const rows = await db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets a WHERE a.id = $2 AND ${assetVisible('a', '$1', '$3')}`, [principal.userId, id, principal.runId]);
+export async function findAsset(
+  db: Queryable,
+  principal: Principal,
+  id: string,
+): Promise<AssetRow | undefined> {
+  const rows = await db.query<AssetRow>(
+    `SELECT ${COLUMNS} FROM assets a WHERE a.id = $2 AND ${assetVisible('a', '$1', '$3')}`,
+    [principal.userId, id, principal.runId],
+  );
   return rows[0];
 }
 
 /** Marks a pending asset ready, indexing it for search when searchable; false when another finalize got there first. */
-export async function markReady(db: Queryable, id: string, searchText: string | null, searchable: boolean): Promise<boolean> {
+export async function markReady(
+  db: Queryable,
+  id: string,
+  searchText: string | null,
+  searchable: boolean,
+): Promise<boolean> {
   const rows = await db.query(
     `UPDATE assets SET state = 'ready', finalized_at = now(), search_text = $2,
             search_vector = CASE WHEN $3 THEN
@@ -84,7 +115,14 @@ export async function markReady(db: Queryable, id: string, searchText: string | 
 export async function listAssets(
   db: Queryable,
   principal: Principal,
-  f: { experimentId?: string; runId?: string; kind?: string; state?: string; afterId?: string; limit: number },
+  f: {
+    experimentId?: string;
+    runId?: string;
+    kind?: string;
+    state?: string;
+    afterId?: string;
+    limit: number;
+  },
 ): Promise<AssetRow[]> {
   const params: unknown[] = [principal.userId, principal.runId, f.limit];
   const where = [assetVisible('a', '$1', '$2')];
@@ -92,12 +130,22 @@ export async function listAssets(
   if (f.runId) where.push(`a.run_id = $${params.push(f.runId)}`);
   if (f.kind) where.push(`a.kind = $${params.push(f.kind)}`);
   if (f.state) where.push(`a.state = $${params.push(f.state)}`);
-  if (f.afterId) where.push(`(a.created_at, a.id) < (SELECT c.created_at, c.id FROM assets c WHERE c.id = $${params.push(f.afterId)})`);
-  return db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets a WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT $3`, params);
+  if (f.afterId)
+    where.push(
+      `(a.created_at, a.id) < (SELECT c.created_at, c.id FROM assets c WHERE c.id = $${params.push(f.afterId)})`,
+    );
+  return db.query<AssetRow>(
+    `SELECT ${COLUMNS} FROM assets a WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT $3`,
+    params,
+  );
 }
 
 /** The newest ready checkpoint among all runs of a variation. */
-export async function newestCheckpoint(db: Queryable, experimentId: string, n: number): Promise<AssetRow | undefined> {
+export async function newestCheckpoint(
+  db: Queryable,
+  experimentId: string,
+  n: number,
+): Promise<AssetRow | undefined> {
   const rows = await db.query<AssetRow>(
     `SELECT ${COLUMNS} FROM assets a JOIN runs r ON r.id = a.run_id
       WHERE r.experiment_id = $1 AND r.n = $2 AND a.kind = 'checkpoint' AND a.state = 'ready'

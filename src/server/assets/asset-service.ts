@@ -24,7 +24,9 @@ export function toApi(row: repo.AssetRow) {
     name: row.name,
     state: row.state,
     inline: row.inline,
-    components: Object.fromEntries(row.components.map((c) => [c.name, { size: c.size, content_type: c.content_type, sha256: c.sha256 }])),
+    components: Object.fromEntries(
+      row.components.map((c) => [c.name, { size: c.size, content_type: c.content_type, sha256: c.sha256 }]),
+    ),
     metadata: row.metadata,
     experiment_id: row.experiment_id,
     run_id: row.run_id,
@@ -59,38 +61,73 @@ const storageKey = (assetId: string, component: string) => `assets/${assetId}/${
 
 /** Where a new asset belongs: its run's or experiment's tenant when linked, else the caller's scope. */
 async function placement(deps: AssetDeps, principal: Principal, input: CreateAssetInput) {
-  if (principal.runId && !input.run) throw forbidden('worker_key_restricted', 'a worker key may create assets of its own run only: give `run`');
+  if (principal.runId && !input.run)
+    throw forbidden(
+      'worker_key_restricted',
+      'a worker key may create assets of its own run only: give `run`',
+    );
   let experimentId = input.experiment_id ?? null;
   let runId: string | null = null;
   if (input.run) {
-    if (experimentId && experimentId !== input.run.experiment_id) throw badRequest('link_mismatch', 'experiment_id and run.experiment_id differ');
-    runId = (await getRun(deps.db, principal, { experimentId: input.run.experiment_id, n: input.run.n, r: input.run.r })).id;
+    if (experimentId && experimentId !== input.run.experiment_id)
+      throw badRequest('link_mismatch', 'experiment_id and run.experiment_id differ');
+    runId = (
+      await getRun(deps.db, principal, {
+        experimentId: input.run.experiment_id,
+        n: input.run.n,
+        r: input.run.r,
+      })
+    ).id;
     experimentId = input.run.experiment_id;
   }
   if (experimentId) {
     const experiment = await getVisibleExperiment(deps.db, principal, experimentId);
-    return { experimentId, runId, organizationId: experiment.organization_id, ownerUserId: experiment.owner_user_id };
+    return {
+      experimentId,
+      runId,
+      organizationId: experiment.organization_id,
+      ownerUserId: experiment.owner_user_id,
+    };
   }
-  return { experimentId: null, runId: null, organizationId: await resolveOwnerScope(deps.db, principal, input.organization_id), ownerUserId: principal.userId };
+  return {
+    experimentId: null,
+    runId: null,
+    organizationId: await resolveOwnerScope(deps.db, principal, input.organization_id),
+    ownerUserId: principal.userId,
+  };
 }
 
 /** POST /assets: either presigned uploads for declared components, or small inline content finalized at once. */
 export async function createAsset(deps: AssetDeps, principal: Principal, input: CreateAssetInput) {
   const hasInline = input.content !== undefined || input.content_json !== undefined;
   if (input.presign === true) {
-    if (hasInline) throw badRequest('ambiguous_asset', 'give either presign with components, or inline content, not both');
-    if (!input.components?.length) throw badRequest('components_required', 'presign: true needs at least one component declaration');
+    if (hasInline)
+      throw badRequest('ambiguous_asset', 'give either presign with components, or inline content, not both');
+    if (!input.components?.length)
+      throw badRequest('components_required', 'presign: true needs at least one component declaration');
     return createPresigned(deps, principal, input, input.components);
   }
-  if (input.content !== undefined && input.content_json !== undefined) throw badRequest('ambiguous_asset', 'give content or content_json, not both');
-  if (!hasInline) throw badRequest('content_required', 'give presign: true with components, or inline content (content or content_json)');
-  if (input.components) throw badRequest('ambiguous_asset', 'components are declared only with presign: true');
+  if (input.content !== undefined && input.content_json !== undefined)
+    throw badRequest('ambiguous_asset', 'give content or content_json, not both');
+  if (!hasInline)
+    throw badRequest(
+      'content_required',
+      'give presign: true with components, or inline content (content or content_json)',
+    );
+  if (input.components)
+    throw badRequest('ambiguous_asset', 'components are declared only with presign: true');
   return createInline(deps, principal, input);
 }
 
-async function createPresigned(deps: AssetDeps, principal: Principal, input: CreateAssetInput, declared: ComponentDeclaration[]) {
+async function createPresigned(
+  deps: AssetDeps,
+  principal: Principal,
+  input: CreateAssetInput,
+  declared: ComponentDeclaration[],
+) {
   const names = new Set(declared.map((c) => c.name));
-  if (names.size !== declared.length) throw badRequest('duplicate_component', 'component names must be unique');
+  if (names.size !== declared.length)
+    throw badRequest('duplicate_component', 'component names must be unique');
   const where = await placement(deps, principal, input);
   const id = randomUUID();
   const { multipartThresholdBytes, multipartPartBytes } = deps.config.storage;
@@ -102,27 +139,56 @@ async function createPresigned(deps: AssetDeps, principal: Principal, input: Cre
     storage_key: storageKey(id, c.name),
     part_size: c.size > multipartThresholdBytes ? multipartPartBytes : null,
   }));
-  await deps.db.transaction((tx) => repo.insertAsset(tx, { id, ...where, kind: input.kind, name: input.name, metadata: input.metadata ?? {}, inline: false }, components));
+  await deps.db.transaction((tx) =>
+    repo.insertAsset(
+      tx,
+      { id, ...where, kind: input.kind, name: input.name, metadata: input.metadata ?? {}, inline: false },
+      components,
+    ),
+  );
   const uploads = await presignUploads(deps, id, components, undefined);
   const asset = (await repo.findAsset(deps.db, principal, id))!;
   return { ...toApi(asset), uploads };
 }
 
 /** Upload URLs keyed by component name; multipart components start (or, on re-presign, continue) their upload. */
-async function presignUploads(deps: AssetDeps, assetId: string, components: Array<Pick<repo.ComponentRow, 'name' | 'size' | 'content_type' | 'storage_key' | 'part_size'> & { upload_id?: string | null }>, only: string[] | undefined) {
+async function presignUploads(
+  deps: AssetDeps,
+  assetId: string,
+  components: Array<
+    Pick<repo.ComponentRow, 'name' | 'size' | 'content_type' | 'storage_key' | 'part_size'> & {
+      upload_id?: string | null;
+    }
+  >,
+  only: string[] | undefined,
+) {
   const ttl = deps.config.storage.uploadUrlTtlS;
   const uploads: Record<string, unknown> = {};
   for (const c of components) {
     if (only && !only.includes(c.name)) continue;
     if (c.part_size === null) {
-      uploads[c.name] = await deps.storage.presignPut(c.storage_key, { size: c.size, contentType: c.content_type, expiresInS: ttl });
+      uploads[c.name] = await deps.storage.presignPut(c.storage_key, {
+        size: c.size,
+        contentType: c.content_type,
+        expiresInS: ttl,
+      });
     } else if (!c.upload_id) {
-      const mp = await deps.storage.startMultipart(c.storage_key, { size: c.size, contentType: c.content_type, partSize: c.part_size, expiresInS: ttl });
+      const mp = await deps.storage.startMultipart(c.storage_key, {
+        size: c.size,
+        contentType: c.content_type,
+        partSize: c.part_size,
+        expiresInS: ttl,
+      });
       await repo.setUploadId(deps.db, assetId, c.name, mp.upload_id, mp.part_size);
       uploads[c.name] = { multipart: true, ...mp };
     } else {
       const count = Math.max(1, Math.ceil(c.size / c.part_size));
-      const parts = await deps.storage.presignParts(c.storage_key, c.upload_id, { size: c.size, partSize: c.part_size, partNumbers: Array.from({ length: count }, (_, i) => i + 1), expiresInS: ttl });
+      const parts = await deps.storage.presignParts(c.storage_key, c.upload_id, {
+        size: c.size,
+        partSize: c.part_size,
+        partNumbers: Array.from({ length: count }, (_, i) => i + 1),
+        expiresInS: ttl,
+      });
       uploads[c.name] = { multipart: true, upload_id: c.upload_id, part_size: c.part_size, parts };
     }
   }
@@ -134,17 +200,31 @@ async function createInline(deps: AssetDeps, principal: Principal, input: Create
   const text = json ? JSON.stringify(input.content_json) : input.content!;
   const body = Buffer.from(text, 'utf8');
   if (body.length > deps.config.inlineMaxBytes) {
-    throw badRequest('inline_too_large', `inline content is ${body.length} bytes; the limit is ${deps.config.inlineMaxBytes} (use presign: true for larger assets)`);
+    throw badRequest(
+      'inline_too_large',
+      `inline content is ${body.length} bytes; the limit is ${deps.config.inlineMaxBytes} (use presign: true for larger assets)`,
+    );
   }
   const where = await placement(deps, principal, input);
   const id = randomUUID();
   const contentType = input.content_type ?? (json ? 'application/json' : 'text/plain; charset=utf-8');
-  const component = { name: 'content', size: body.length, content_type: contentType, sha256: createHash('sha256').update(body).digest('hex'), storage_key: storageKey(id, 'content'), part_size: null };
+  const component = {
+    name: 'content',
+    size: body.length,
+    content_type: contentType,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    storage_key: storageKey(id, 'content'),
+    part_size: null,
+  };
   // Bytes first: a record is never ready without its content behind it.
   await deps.storage.putObject(component.storage_key, body, contentType);
   const searchable = SEARCHABLE_KINDS.includes(input.kind);
   await deps.db.transaction(async (tx) => {
-    await repo.insertAsset(tx, { id, ...where, kind: input.kind, name: input.name, metadata: input.metadata ?? {}, inline: true }, [component]);
+    await repo.insertAsset(
+      tx,
+      { id, ...where, kind: input.kind, name: input.name, metadata: input.metadata ?? {}, inline: true },
+      [component],
+    );
     await repo.markReady(tx, id, searchable ? text.replaceAll('\u0000', '') : null, searchable);
   });
   return toApi((await repo.findAsset(deps.db, principal, id))!);
@@ -157,9 +237,15 @@ export async function getAsset(deps: AssetDeps, principal: Principal, id: string
 }
 
 /** Fresh upload URLs for a pending asset (a resumed client whose URLs expired); a ready asset is immutable. */
-export async function representAsset(deps: AssetDeps, principal: Principal, id: string, only: string[] | undefined) {
+export async function representAsset(
+  deps: AssetDeps,
+  principal: Principal,
+  id: string,
+  only: string[] | undefined,
+) {
   const asset = await getAsset(deps, principal, id);
-  if (asset.state === 'ready') throw conflict('asset_ready', 'the asset is ready and immutable; create a new asset instead');
+  if (asset.state === 'ready')
+    throw conflict('asset_ready', 'the asset is ready and immutable; create a new asset instead');
   const unknown = (only ?? []).filter((n) => !asset.components.some((c) => c.name === n));
   if (unknown.length > 0) throw badRequest('unknown_component', `no such component: ${unknown.join(', ')}`);
   return { ...toApi(asset), uploads: await presignUploads(deps, id, asset.components, only) };
@@ -176,19 +262,32 @@ export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: s
   for (const c of asset.components) {
     if (c.upload_id) {
       try {
-        await deps.storage.completeMultipart(c.storage_key, c.upload_id, { size: c.size, partSize: c.part_size! });
+        await deps.storage.completeMultipart(c.storage_key, c.upload_id, {
+          size: c.size,
+          partSize: c.part_size!,
+        });
       } catch (err) {
         throw componentError(err, c.name);
       }
     }
     const stored = await deps.storage.head(c.storage_key);
-    if (!stored) throw conflict('component_missing', `component ${c.name} has not been uploaded`, { component: c.name });
+    if (!stored)
+      throw conflict('component_missing', `component ${c.name} has not been uploaded`, { component: c.name });
     if (stored.size !== c.size) {
-      throw conflict('component_size_mismatch', `component ${c.name} is ${stored.size} bytes in storage; ${c.size} were declared`, { component: c.name, declared: c.size, stored: stored.size });
+      throw conflict(
+        'component_size_mismatch',
+        `component ${c.name} is ${stored.size} bytes in storage; ${c.size} were declared`,
+        { component: c.name, declared: c.size, stored: stored.size },
+      );
     }
     if (c.sha256) {
       const actual = await deps.storage.sha256(c.storage_key);
-      if (actual !== c.sha256) throw conflict('component_checksum_mismatch', `component ${c.name} does not match its declared sha256`, { component: c.name, declared: c.sha256, stored: actual });
+      if (actual !== c.sha256)
+        throw conflict(
+          'component_checksum_mismatch',
+          `component ${c.name} does not match its declared sha256`,
+          { component: c.name, declared: c.sha256, stored: actual },
+        );
     }
   }
   const searchable = SEARCHABLE_KINDS.includes(asset.kind);
@@ -196,7 +295,9 @@ export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: s
   if (searchable) {
     const parts: string[] = [];
     for (const c of asset.components) {
-      const t = await extractText(c.content_type, c.size, () => deps.storage.getObject(c.storage_key)).catch(() => undefined);
+      const t = await extractText(c.content_type, c.size, () => deps.storage.getObject(c.storage_key)).catch(
+        () => undefined,
+      );
       if (t) parts.push(t);
     }
     text = parts.join('\n\n') || null;
@@ -207,7 +308,11 @@ export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: s
 
 function componentError(err: unknown, component: string): AppError {
   const e = err as { code?: string; message?: string; details?: unknown };
-  if (e.code === 'incomplete_upload') return conflict('component_incomplete', `component ${component}: ${e.message}`, { component, ...(e.details as object) });
+  if (e.code === 'incomplete_upload')
+    return conflict('component_incomplete', `component ${component}: ${e.message}`, {
+      component,
+      ...(e.details as object),
+    });
   throw err;
 }
 
@@ -218,19 +323,45 @@ export async function downloadUrls(deps: AssetDeps, asset: repo.AssetRow) {
   const components: Record<string, unknown> = {};
   for (const c of asset.components) {
     const filename = c.name.split('/').at(-1);
-    components[c.name] = { size: c.size, content_type: c.content_type, sha256: c.sha256, ...(await deps.storage.presignGet(c.storage_key, { expiresInS: ttl, filename })) };
+    components[c.name] = {
+      size: c.size,
+      content_type: c.content_type,
+      sha256: c.sha256,
+      ...(await deps.storage.presignGet(c.storage_key, { expiresInS: ttl, filename })),
+    };
   }
   return { asset_id: asset.id, components };
 }
 
-export async function listAssets(deps: AssetDeps, principal: Principal, q: { experiment_id?: string; n?: number; r?: number; kind?: string; state?: string; limit?: number; cursor?: string }, afterId: string | undefined) {
+export async function listAssets(
+  deps: AssetDeps,
+  principal: Principal,
+  q: {
+    experiment_id?: string;
+    n?: number;
+    r?: number;
+    kind?: string;
+    state?: string;
+    limit?: number;
+    cursor?: string;
+  },
+  afterId: string | undefined,
+) {
   let runId: string | undefined;
   if (q.n !== undefined || q.r !== undefined) {
-    if (!q.experiment_id || q.n === undefined || q.r === undefined) throw badRequest('incomplete_run', 'filter by run with experiment_id, n and r together');
+    if (!q.experiment_id || q.n === undefined || q.r === undefined)
+      throw badRequest('incomplete_run', 'filter by run with experiment_id, n and r together');
     runId = (await getRun(deps.db, principal, { experimentId: q.experiment_id, n: q.n, r: q.r })).id;
   }
   const limit = q.limit ?? 50;
-  const rows = await repo.listAssets(deps.db, principal, { experimentId: q.experiment_id, runId, kind: q.kind, state: q.state, afterId, limit: limit + 1 });
+  const rows = await repo.listAssets(deps.db, principal, {
+    experimentId: q.experiment_id,
+    runId,
+    kind: q.kind,
+    state: q.state,
+    afterId,
+    limit: limit + 1,
+  });
   const page = rows.slice(0, limit);
   return { items: page.map(toApi), last: rows.length > limit ? page.at(-1)!.id : undefined };
 }

@@ -24,7 +24,11 @@ async function readCapped(stream: NodeJS.ReadableStream, cap: number): Promise<B
  * plain text and JSON as they are. Undefined for other types, oversized files or unreadable PDFs: search then
  * still finds the asset by its name and metadata.
  */
-export async function extractText(contentType: string, size: number, open: () => Promise<NodeJS.ReadableStream>): Promise<string | undefined> {
+export async function extractText(
+  contentType: string,
+  size: number,
+  open: () => Promise<NodeJS.ReadableStream>,
+): Promise<string | undefined> {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type === 'application/pdf') {
     if (size > MAX_PDF_BYTES) return undefined;
@@ -39,7 +43,12 @@ export async function extractText(contentType: string, size: number, open: () =>
       return undefined;
     }
   }
-  if (type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type === 'application/x-yaml') {
+  if (
+    type.startsWith('text/') ||
+    type === 'application/json' ||
+    type.endsWith('+json') ||
+    type === 'application/x-yaml'
+  ) {
     const bytes = await readCapped(await open(), MAX_TEXT_BYTES);
     return bytes?.toString('utf8').replaceAll('\u0000', '').slice(0, MAX_INDEXED_CHARS);
   }

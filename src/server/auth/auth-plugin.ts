@@ -29,17 +29,28 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
     const match = header ? BEARER.exec(header) : null;
     if (!match) {
       void reply.header('www-authenticate', 'Bearer');
-      throw unauthorized(header ? 'Authorization header must be "Bearer <token>"' : 'missing Authorization: Bearer <token> header');
+      throw unauthorized(
+        header
+          ? 'Authorization header must be "Bearer <token>"'
+          : 'missing Authorization: Bearer <token> header',
+      );
     }
     request.principal = await authenticator.authenticate(match[1]!);
-    const needed: readonly Scope[] = config.scope === undefined ? [] : typeof config.scope === 'string' ? [config.scope] : config.scope;
+    const needed: readonly Scope[] =
+      config.scope === undefined ? [] : typeof config.scope === 'string' ? [config.scope] : config.scope;
     const missing = needed.filter((s) => !request.principal.scopes.has(s));
     if (missing.length > 0) {
-      throw forbidden('insufficient_scope', `this call needs the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}, which the key does not hold`);
+      throw forbidden(
+        'insufficient_scope',
+        `this call needs the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}, which the key does not hold`,
+      );
     }
     // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such as /v1/me.
     if (request.principal.scopes.has('orchestrate') && !needed.includes('orchestrate')) {
-      throw forbidden('orchestrator_key_restricted', 'an orchestrator key reaches only the /orchestrator/* endpoints');
+      throw forbidden(
+        'orchestrator_key_restricted',
+        'an orchestrator key reaches only the /orchestrator/* endpoints',
+      );
     }
   });
 }

@@ -19,17 +19,28 @@ export interface Authenticator {
  * Resolves bearer tokens to principals. Verified tokens are cached (LRU, short TTL) so the hot paths
  * (heartbeats) skip the database; the TTL bounds how late another replica notices a revocation.
  */
-export function createAuthenticator(config: ServiceConfig, db: Db, log: { warn(o: object, m: string): void }): Authenticator {
-  const cache = new LRUCache<string, Principal>({ max: config.authCacheMaxEntries, ttl: Math.max(config.authCacheTtlMs, 1) });
+export function createAuthenticator(
+  config: ServiceConfig,
+  db: Db,
+  log: { warn(o: object, m: string): void },
+): Authenticator {
+  const cache = new LRUCache<string, Principal>({
+    max: config.authCacheMaxEntries,
+    ttl: Math.max(config.authCacheTtlMs, 1),
+  });
   // Keys revoked here lately: a check that read the key before the revocation must not cache it (or pass) afterwards.
-  const revoked = new LRUCache<string, true>({ max: config.authCacheMaxEntries, ttl: Math.max(config.authCacheTtlMs, 1) });
+  const revoked = new LRUCache<string, true>({
+    max: config.authCacheMaxEntries,
+    ttl: Math.max(config.authCacheTtlMs, 1),
+  });
   const verifyJwt: JwtVerifier | undefined = config.jwt ? createJwtVerifier(config.jwt) : undefined;
 
   async function fromApiKey(token: string): Promise<Principal> {
     const parsed = parseToken(token);
     if (!parsed) throw unauthorized('malformed API key');
     const key = await findKeyForAuth(db, parsed.id, config.workerKeyGraceMs);
-    if (!key || key.kind !== parsed.kind || !secretMatches(parsed.secret, key.secret_hash)) throw unauthorized('invalid API key');
+    if (!key || key.kind !== parsed.kind || !secretMatches(parsed.secret, key.secret_hash))
+      throw unauthorized('invalid API key');
     if (key.revoked) throw unauthorized('API key revoked');
     if (key.expired) throw unauthorized('API key expired');
     if (key.run_ended_long_ago) throw unauthorized('worker key expired: its run ended');

@@ -15,7 +15,11 @@ export interface StoredKey {
 }
 
 /** One indexed read per cache miss: the key, its owner's admin flag and, for worker keys, whether the run is long over. */
-export async function findKeyForAuth(db: Queryable, id: string, workerGraceMs: number): Promise<StoredKey | undefined> {
+export async function findKeyForAuth(
+  db: Queryable,
+  id: string,
+  workerGraceMs: number,
+): Promise<StoredKey | undefined> {
   const rows = await db.query<StoredKey>(
     `SELECT k.id, k.user_id, k.kind, k.scopes, k.secret_hash, k.run_id,
             (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired,

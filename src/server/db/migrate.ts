@@ -9,7 +9,9 @@ const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
  */
 export async function migrate(db: Db): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
-  await db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  await db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
   const applied: string[] = [];
   for (const file of files) {
     const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');

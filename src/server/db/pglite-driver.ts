@@ -16,7 +16,10 @@ export async function openPglite(dataDir: string): Promise<Db> {
     },
     transaction(fn) {
       return db.transaction((tx) =>
-        fn({ inTransaction: true, query: async (sql, params) => (await tx.query(sql, storableParams(params))).rows as never[] }),
+        fn({
+          inTransaction: true,
+          query: async (sql, params) => (await tx.query(sql, storableParams(params))).rows as never[],
+        }),
       );
     },
     async close() {

@@ -27,7 +27,14 @@ const COLUMNS = `e.id, e.organization_id, e.owner_user_id, e.name, e.description
 
 export async function insertExperiment(
   tx: Tx,
-  row: { organizationId: string | null; ownerUserId: string; name: string; description: string; hypothesis: string; parentIds: string[] },
+  row: {
+    organizationId: string | null;
+    ownerUserId: string;
+    name: string;
+    description: string;
+    hypothesis: string;
+    parentIds: string[];
+  },
 ): Promise<string> {
   const [created] = await tx.query<{ id: string }>(
     `INSERT INTO experiments (organization_id, owner_user_id, name, description, hypothesis)
@@ -35,19 +42,32 @@ export async function insertExperiment(
     [row.organizationId, row.ownerUserId, row.name, row.description, row.hypothesis],
   );
   if (row.parentIds.length > 0) {
-    await tx.query(`INSERT INTO experiment_parents (child_id, parent_id) SELECT $1, unnest($2::uuid[])`, [created!.id, row.parentIds]);
+    await tx.query(`INSERT INTO experiment_parents (child_id, parent_id) SELECT $1, unnest($2::uuid[])`, [
+      created!.id,
+      row.parentIds,
+    ]);
   }
   return created!.id;
 }
 
 /** The ids among `ids` that the user can see. */
 export async function visibleIds(db: Queryable, userId: string, ids: string[]): Promise<Set<string>> {
-  const rows = await db.query<{ id: string }>(`SELECT e.id FROM experiments e WHERE e.id = ANY($2::uuid[]) AND ${experimentVisible('e', '$1')}`, [userId, ids]);
+  const rows = await db.query<{ id: string }>(
+    `SELECT e.id FROM experiments e WHERE e.id = ANY($2::uuid[]) AND ${experimentVisible('e', '$1')}`,
+    [userId, ids],
+  );
   return new Set(rows.map((r) => r.id));
 }
 
-export async function findVisible(db: Queryable, userId: string, id: string): Promise<ExperimentRow | undefined> {
-  const rows = await db.query<ExperimentRow>(`SELECT ${COLUMNS} FROM experiments e WHERE e.id = $2 AND ${experimentVisible('e', '$1')}`, [userId, id]);
+export async function findVisible(
+  db: Queryable,
+  userId: string,
+  id: string,
+): Promise<ExperimentRow | undefined> {
+  const rows = await db.query<ExperimentRow>(
+    `SELECT ${COLUMNS} FROM experiments e WHERE e.id = $2 AND ${experimentVisible('e', '$1')}`,
+    [userId, id],
+  );
   return rows[0];
 }
 
@@ -64,10 +84,14 @@ export async function listInScope(
   if (filter.state) where.push(`e.state = $${params.push(filter.state)}`);
   if (filter.q) {
     const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    where.push(`(e.name ILIKE $${params.push(pattern)} OR e.description ILIKE $${params.length} OR e.hypothesis ILIKE $${params.length})`);
+    where.push(
+      `(e.name ILIKE $${params.push(pattern)} OR e.description ILIKE $${params.length} OR e.hypothesis ILIKE $${params.length})`,
+    );
   }
   if (filter.afterId) {
-    where.push(`(e.created_at, e.id) < (SELECT c.created_at, c.id FROM experiments c WHERE c.id = $${params.push(filter.afterId)})`);
+    where.push(
+      `(e.created_at, e.id) < (SELECT c.created_at, c.id FROM experiments c WHERE c.id = $${params.push(filter.afterId)})`,
+    );
   }
   return db.query<ExperimentRow>(
     `SELECT ${COLUMNS} FROM experiments e WHERE ${where.join(' AND ')}
@@ -102,7 +126,8 @@ export async function applyMove(
 ): Promise<ExperimentRow | undefined> {
   const { from, to, stamp } = EXPERIMENT_MOVES[move];
   // Committing freezes the variations, so an experiment with none has nothing to run.
-  const needsVariation = move === 'commit' ? 'AND EXISTS (SELECT 1 FROM variations v WHERE v.experiment_id = e.id)' : '';
+  const needsVariation =
+    move === 'commit' ? 'AND EXISTS (SELECT 1 FROM variations v WHERE v.experiment_id = e.id)' : '';
   const rows = await db.query<ExperimentRow>(
     `UPDATE experiments e SET state = $3, ${stamp} = now(), updated_at = now(),
             retraction_reason = COALESCE($5, e.retraction_reason)
@@ -133,6 +158,9 @@ export async function relatives(db: Queryable, userId: string, id: string, relat
 }
 
 export async function countVariations(db: Queryable, experimentId: string): Promise<number> {
-  const [row] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM variations WHERE experiment_id = $1', [experimentId]);
+  const [row] = await db.query<{ count: number }>(
+    'SELECT count(*)::int AS count FROM variations WHERE experiment_id = $1',
+    [experimentId],
+  );
   return row?.count ?? 0;
 }

@@ -15,36 +15,113 @@ export function experimentRoutes(db: Db) {
     const read = { scope: 'experiments:read' as const };
     const write = { scope: 'experiments:write' as const };
 
-    app.post('/experiments', { config: write, schema: { tags, summary: 'Create an experiment (draft)', body: s.CreateExperiment, response: withErrors({ 201: s.Experiment }) } }, async (req, reply) => {
-      reply.code(201);
-      return service.createExperiment(db, req.principal, req.body);
-    });
-
-    app.get('/experiments', { config: read, schema: { tags, summary: 'List experiments of one scope, newest first', querystring: s.ListExperimentsQuery, response: withErrors({ 200: s.ExperimentList }) } }, (req) =>
-      service.listExperiments(db, req.principal, req.query),
+    app.post(
+      '/experiments',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Create an experiment (draft)',
+          body: s.CreateExperiment,
+          response: withErrors({ 201: s.Experiment }),
+        },
+      },
+      async (req, reply) => {
+        reply.code(201);
+        return service.createExperiment(db, req.principal, req.body);
+      },
     );
 
-    app.get('/experiments/:id', { config: read, schema: { tags, summary: 'Experiment detail', params: s.ExperimentParams, response: withErrors({ 200: s.ExperimentDetail }) } }, (req) =>
-      service.getExperimentDetail(db, req.principal, req.params.id),
+    app.get(
+      '/experiments',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'List experiments of one scope, newest first',
+          querystring: s.ListExperimentsQuery,
+          response: withErrors({ 200: s.ExperimentList }),
+        },
+      },
+      (req) => service.listExperiments(db, req.principal, req.query),
     );
 
-    app.patch('/experiments/:id', { config: write, schema: { tags, summary: 'Edit a draft experiment', params: s.ExperimentParams, body: s.EditExperiment, response: withErrors({ 200: s.Experiment }, 409) } }, (req) =>
-      service.editExperiment(db, req.principal, req.params.id, req.body),
+    app.get(
+      '/experiments/:id',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'Experiment detail',
+          params: s.ExperimentParams,
+          response: withErrors({ 200: s.ExperimentDetail }),
+        },
+      },
+      (req) => service.getExperimentDetail(db, req.principal, req.params.id),
+    );
+
+    app.patch(
+      '/experiments/:id',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Edit a draft experiment',
+          params: s.ExperimentParams,
+          body: s.EditExperiment,
+          response: withErrors({ 200: s.Experiment }, 409),
+        },
+      },
+      (req) => service.editExperiment(db, req.principal, req.params.id, req.body),
     );
 
     const empty = Type.Optional(Type.Object({}, { additionalProperties: false }));
     for (const move of ['commit', 'conclude'] as const) {
-      app.post(`/experiments/:id/${move}`, { config: write, schema: { tags, summary: `${move[0]!.toUpperCase()}${move.slice(1)} the experiment`, params: s.ExperimentParams, body: empty, response: withErrors({ 200: s.Experiment }, 409) } }, (req) =>
-        service.moveExperiment(db, req.principal, req.params.id, move),
+      app.post(
+        `/experiments/:id/${move}`,
+        {
+          config: write,
+          schema: {
+            tags,
+            summary: `${move[0]!.toUpperCase()}${move.slice(1)} the experiment`,
+            params: s.ExperimentParams,
+            body: empty,
+            response: withErrors({ 200: s.Experiment }, 409),
+          },
+        },
+        (req) => service.moveExperiment(db, req.principal, req.params.id, move),
       );
     }
 
-    app.post('/experiments/:id/retract', { config: write, schema: { tags, summary: 'Retract a committed or concluded experiment', params: s.ExperimentParams, body: s.Retract, response: withErrors({ 200: s.Experiment }, 409) } }, (req) =>
-      service.moveExperiment(db, req.principal, req.params.id, 'retract', req.body.reason),
+    app.post(
+      '/experiments/:id/retract',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Retract a committed or concluded experiment',
+          params: s.ExperimentParams,
+          body: s.Retract,
+          response: withErrors({ 200: s.Experiment }, 409),
+        },
+      },
+      (req) => service.moveExperiment(db, req.principal, req.params.id, 'retract', req.body.reason),
     );
 
-    app.get('/experiments/:id/lineage', { config: read, schema: { tags, summary: 'Walk ancestors and descendants', params: s.ExperimentParams, querystring: s.LineageQuery, response: withErrors({ 200: s.LineageResponse }) } }, (req) =>
-      walkLineage(db, req.principal, req.params.id, req.query.direction ?? 'both', req.query.depth ?? 10),
+    app.get(
+      '/experiments/:id/lineage',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'Walk ancestors and descendants',
+          params: s.ExperimentParams,
+          querystring: s.LineageQuery,
+          response: withErrors({ 200: s.LineageResponse }),
+        },
+      },
+      (req) =>
+        walkLineage(db, req.principal, req.params.id, req.query.direction ?? 'both', req.query.depth ?? 10),
     );
   };
 }

@@ -1,5 +1,14 @@
 import { Type } from 'typebox';
-import { LongText, Nullable, NullableTimestamp, OrganizationRef, PageQuery, ShortText, Timestamp, Uuid } from '../http/schemas.ts';
+import {
+  LongText,
+  Nullable,
+  NullableTimestamp,
+  OrganizationRef,
+  PageQuery,
+  ShortText,
+  Timestamp,
+  Uuid,
+} from '../http/schemas.ts';
 
 const State = Type.Union(['draft', 'committed', 'concluded', 'retracted'].map((s) => Type.Literal(s)));
 
@@ -29,14 +38,22 @@ export const ExperimentDetail = Type.Object(
   {
     ...Experiment.properties,
     variations: Type.Array(Type.Object({ n: Type.Integer(), name: Type.String(), created_at: Timestamp })),
-    run_counts: Type.Object({ pending: Type.Integer(), running: Type.Integer(), succeeded: Type.Integer(), failed: Type.Integer() }),
+    run_counts: Type.Object({
+      pending: Type.Integer(),
+      running: Type.Integer(),
+      succeeded: Type.Integer(),
+      failed: Type.Integer(),
+    }),
     parents: Type.Array(Relative),
     children: Type.Array(Relative),
   },
   { $id: 'ExperimentDetail' },
 );
 
-export const ExperimentList = Type.Object({ items: Type.Array(Experiment), next_cursor: Nullable(Type.String()) });
+export const ExperimentList = Type.Object({
+  items: Type.Array(Experiment),
+  next_cursor: Nullable(Type.String()),
+});
 
 export const CreateExperiment = Type.Object(
   {
@@ -50,12 +67,21 @@ export const CreateExperiment = Type.Object(
 );
 
 export const EditExperiment = Type.Object(
-  { name: Type.Optional(ShortText()), description: Type.Optional(LongText()), hypothesis: Type.Optional(LongText()) },
+  {
+    name: Type.Optional(ShortText()),
+    description: Type.Optional(LongText()),
+    hypothesis: Type.Optional(LongText()),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
 export const ListExperimentsQuery = Type.Object(
-  { ...PageQuery, state: Type.Optional(State), organization_id: Type.Optional(OrganizationRef), q: Type.Optional(Type.String({ maxLength: 200 })) },
+  {
+    ...PageQuery,
+    state: Type.Optional(State),
+    organization_id: Type.Optional(OrganizationRef),
+    q: Type.Optional(Type.String({ maxLength: 200 })),
+  },
   { additionalProperties: false },
 );
 
@@ -63,7 +89,11 @@ export const Retract = Type.Object({ reason: ShortText(2000) }, { additionalProp
 
 export const LineageQuery = Type.Object(
   {
-    direction: Type.Optional(Type.Union([Type.Literal('ancestors'), Type.Literal('descendants'), Type.Literal('both')], { default: 'both' })),
+    direction: Type.Optional(
+      Type.Union([Type.Literal('ancestors'), Type.Literal('descendants'), Type.Literal('both')], {
+        default: 'both',
+      }),
+    ),
     depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
   },
   { additionalProperties: false },
@@ -74,7 +104,15 @@ export const LineageResponse = Type.Object(
     root_id: Uuid,
     direction: Type.String(),
     depth: Type.Integer(),
-    nodes: Type.Array(Type.Object({ id: Uuid, name: Type.String(), state: State, relation: Type.String(), depth: Type.Integer() })),
+    nodes: Type.Array(
+      Type.Object({
+        id: Uuid,
+        name: Type.String(),
+        state: State,
+        relation: Type.String(),
+        depth: Type.Integer(),
+      }),
+    ),
     edges: Type.Array(Type.Object({ parent_id: Uuid, child_id: Uuid })),
   },
   { $id: 'LineageResponse' },

@@ -29,14 +29,21 @@ export function toApi(row: repo.ExperimentRow) {
 export async function createExperiment(
   db: Db,
   principal: Principal,
-  input: { name: string; description?: string; hypothesis?: string; parent_ids?: string[]; organization_id?: string },
+  input: {
+    name: string;
+    description?: string;
+    hypothesis?: string;
+    parent_ids?: string[];
+    organization_id?: string;
+  },
 ) {
   const organizationId = await resolveOwnerScope(db, principal, input.organization_id);
   const parentIds = [...new Set(input.parent_ids ?? [])];
   if (parentIds.length > 0) {
     const visible = await repo.visibleIds(db, principal.userId, parentIds);
     const missing = parentIds.filter((id) => !visible.has(id));
-    if (missing.length > 0) throw badRequest('unknown_parent', `parent experiment not found: ${missing.join(', ')}`, { missing });
+    if (missing.length > 0)
+      throw badRequest('unknown_parent', `parent experiment not found: ${missing.join(', ')}`, { missing });
   }
   const id = await db.transaction((tx) =>
     repo.insertExperiment(tx, {
@@ -72,13 +79,19 @@ export async function listExperiments(
     limit: limit + 1,
   });
   const page = rows.slice(0, limit);
-  return { items: page.map(toApi), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null };
+  return {
+    items: page.map(toApi),
+    next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  };
 }
 
 export async function getExperimentDetail(db: Db, principal: Principal, id: string) {
   const row = await getVisibleExperiment(db, principal, id);
   const [variations, runCounts, parents, children] = await Promise.all([
-    db.query<{ n: number; name: string; created_at: Date }>('SELECT n, name, created_at FROM variations WHERE experiment_id = $1 ORDER BY n', [id]),
+    db.query<{ n: number; name: string; created_at: Date }>(
+      'SELECT n, name, created_at FROM variations WHERE experiment_id = $1 ORDER BY n',
+      [id],
+    ),
     repo.countRunsByState(db, id),
     repo.relatives(db, principal.userId, id, 'parents'),
     repo.relatives(db, principal.userId, id, 'children'),
@@ -92,14 +105,29 @@ export async function getExperimentDetail(db: Db, principal: Principal, id: stri
   };
 }
 
-export async function editExperiment(db: Db, principal: Principal, id: string, patch: { name?: string; description?: string; hypothesis?: string }) {
+export async function editExperiment(
+  db: Db,
+  principal: Principal,
+  id: string,
+  patch: { name?: string; description?: string; hypothesis?: string },
+) {
   const updated = await repo.updateDraft(db, principal.userId, id, patch);
   if (updated) return toApi(updated);
   const current = await getVisibleExperiment(db, principal, id);
-  throw conflict('experiment_not_draft', `only a draft experiment can be edited; this one is ${current.state}`, { state: current.state });
+  throw conflict(
+    'experiment_not_draft',
+    `only a draft experiment can be edited; this one is ${current.state}`,
+    { state: current.state },
+  );
 }
 
-export async function moveExperiment(db: Db, principal: Principal, id: string, move: ExperimentMove, reason?: string) {
+export async function moveExperiment(
+  db: Db,
+  principal: Principal,
+  id: string,
+  move: ExperimentMove,
+  reason?: string,
+) {
   const moved = await repo.applyMove(db, principal.userId, id, move, reason ?? null);
   if (moved) return toApi(moved);
   const current = await getVisibleExperiment(db, principal, id);

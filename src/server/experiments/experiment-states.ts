@@ -2,7 +2,9 @@
 export type ExperimentState = 'draft' | 'committed' | 'concluded' | 'retracted';
 export type ExperimentMove = 'commit' | 'conclude' | 'retract';
 
-export const EXPERIMENT_MOVES: Readonly<Record<ExperimentMove, { from: readonly ExperimentState[]; to: ExperimentState; stamp: string }>> = {
+export const EXPERIMENT_MOVES: Readonly<
+  Record<ExperimentMove, { from: readonly ExperimentState[]; to: ExperimentState; stamp: string }>
+> = {
   commit: { from: ['draft'], to: 'committed', stamp: 'committed_at' },
   conclude: { from: ['committed'], to: 'concluded', stamp: 'concluded_at' },
   retract: { from: ['committed', 'concluded'], to: 'retracted', stamp: 'retracted_at' },

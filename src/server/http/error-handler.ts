@@ -17,7 +17,17 @@ const BAD_INPUT_SQLSTATES: Record<string, string> = {
   '54001': 'a value is nested too deeply',
 };
 // Connection-level failures: the database is down or overloaded, which the caller may retry.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 
 function isDatabaseUnavailable(error: { code?: unknown; message?: unknown }): boolean {
@@ -26,7 +36,9 @@ function isDatabaseUnavailable(error: { code?: unknown; message?: unknown }): bo
   return (
     UNAVAILABLE_SQLSTATES.has(code) ||
     UNAVAILABLE_ERRNOS.has(code) ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message)
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+      message,
+    )
   );
 }
 
@@ -49,26 +61,61 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
     }));
     return {
       status: inBody ? 422 : 400,
-      body: { error: { code: inBody ? 'validation_failed' : 'invalid_parameter', message: `${e.validationContext ?? 'request'} ${e.validation[0]?.instancePath || ''} ${e.validation[0]?.message ?? 'is invalid'}`.replace(/\s+/g, ' ').trim(), details } },
+      body: {
+        error: {
+          code: inBody ? 'validation_failed' : 'invalid_parameter',
+          message:
+            `${e.validationContext ?? 'request'} ${e.validation[0]?.instancePath || ''} ${e.validation[0]?.message ?? 'is invalid'}`
+              .replace(/\s+/g, ' ')
+              .trim(),
+          details,
+        },
+      },
       internal: false,
     };
   }
   if (typeof e.code === 'string' && e.code in BAD_INPUT_SQLSTATES) {
-    return { status: 400, body: { error: { code: 'invalid_value', message: BAD_INPUT_SQLSTATES[e.code]! } }, internal: false };
+    return {
+      status: 400,
+      body: { error: { code: 'invalid_value', message: BAD_INPUT_SQLSTATES[e.code]! } },
+      internal: false,
+    };
   }
   // JSON.parse accepts nesting that JSON.stringify (the database driver, the serializer) then overflows on.
   if (error instanceof RangeError && /Maximum call stack size exceeded/.test(error.message)) {
-    return { status: 400, body: { error: { code: 'too_deeply_nested', message: 'the input is nested too deeply to process' } }, internal: false };
+    return {
+      status: 400,
+      body: { error: { code: 'too_deeply_nested', message: 'the input is nested too deeply to process' } },
+      internal: false,
+    };
   }
   if (isDatabaseUnavailable(e)) {
-    return { status: 503, body: { error: { code: 'database_unavailable', message: 'the database is unavailable; retry shortly' } }, internal: true };
+    return {
+      status: 503,
+      body: {
+        error: { code: 'database_unavailable', message: 'the database is unavailable; retry shortly' },
+      },
+      internal: true,
+    };
   }
   // Fastify's own client errors (malformed JSON, wrong content type, body too large) carry a 4xx status.
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    const code = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.name === 'SyntaxError' ? 'malformed_body' : snake(e.code ?? 'bad_request');
+    const code =
+      e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.name === 'SyntaxError'
+        ? 'malformed_body'
+        : snake(e.code ?? 'bad_request');
     return { status: e.statusCode, body: { error: { code, message: e.message } }, internal: false };
   }
-  return { status: 500, body: { error: { code: 'internal_error', message: 'internal error; the request id identifies it in the server logs' } }, internal: true };
+  return {
+    status: 500,
+    body: {
+      error: {
+        code: 'internal_error',
+        message: 'internal error; the request id identifies it in the server logs',
+      },
+    },
+    internal: true,
+  };
 }
 
 function snake(code: string): string {
@@ -76,7 +123,11 @@ function snake(code: string): string {
 }
 
 /** Fastify's `frameworkErrors` option: bad URL encodings and over-long path parameters get the same body and request id. */
-export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+export function handleFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   const { status, body } = toErrorResponse(error);
   void reply.header('x-request-id', request.id).status(status).send(body);
 }
@@ -90,6 +141,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     void reply.status(status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send({ error: { code: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } });
+    void reply.status(404).send({
+      error: {
+        code: 'route_not_found',
+        message: `no route ${request.method} ${request.url.split('?')[0]}`,
+      },
+    });
   });
 }

@@ -13,9 +13,13 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, details?: unknown) => new AppError(400, code, message, details);
-export const unauthorized = (message = 'missing or invalid credentials') => new AppError(401, 'unauthenticated', message);
+export const badRequest = (code: string, message: string, details?: unknown) =>
+  new AppError(400, code, message, details);
+export const unauthorized = (message = 'missing or invalid credentials') =>
+  new AppError(401, 'unauthenticated', message);
 export const forbidden = (code: string, message: string) => new AppError(403, code, message);
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
-export const conflict = (code: string, message: string, details?: unknown) => new AppError(409, code, message, details);
-export const unavailable = (code: string, message: string, details?: unknown) => new AppError(503, code, message, details);
+export const conflict = (code: string, message: string, details?: unknown) =>
+  new AppError(409, code, message, details);
+export const unavailable = (code: string, message: string, details?: unknown) =>
+  new AppError(503, code, message, details);

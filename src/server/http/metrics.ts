@@ -16,7 +16,14 @@ export function installMetrics(app: FastifyInstance): Registry {
     registers: [registry],
   });
   app.addHook('onResponse', async (request, reply) => {
-    duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    duration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    );
   });
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     void reply.header('content-type', registry.contentType);

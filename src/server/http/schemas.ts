@@ -20,7 +20,10 @@ export const ErrorResponse = Type.Object({
 });
 
 /** Adds the documented error answers to a route's response map. */
-export function withErrors(responses: Record<number, TSchema>, ...statuses: number[]): Record<number, TSchema> {
+export function withErrors(
+  responses: Record<number, TSchema>,
+  ...statuses: number[]
+): Record<number, TSchema> {
   const all: Record<number, TSchema> = { ...responses };
   for (const status of [400, 401, 403, 404, 422, ...statuses]) all[status] = ErrorResponse;
   return all;

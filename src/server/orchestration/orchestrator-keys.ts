@@ -19,7 +19,8 @@ export function generateOrchestratorKey(): string {
  */
 export async function storeOrchestratorKey(db: Queryable, token: string): Promise<void> {
   const parsed = parseToken(token);
-  if (parsed?.kind !== 'agent') throw new ConfigError('ASSAY_ORCHESTRATOR_KEY must be an agent key (sk_agent_…)');
+  if (parsed?.kind !== 'agent')
+    throw new ConfigError('ASSAY_ORCHESTRATOR_KEY must be an agent key (sk_agent_…)');
   const secretHash = hashSecret(parsed.secret);
   await db.query(
     `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash)
@@ -41,7 +42,9 @@ export async function storeOrchestratorKey(db: Queryable, token: string): Promis
  * Mints a fresh orchestrator key for the embedded server's in-process worker (no expiry: it lives as long as
  * the process); the caller revokes it on close.
  */
-export async function mintEmbeddedOrchestratorKey(db: Db): Promise<{ token: string; revoke(): Promise<void> }> {
+export async function mintEmbeddedOrchestratorKey(
+  db: Db,
+): Promise<{ token: string; revoke(): Promise<void> }> {
   const { row, token } = await insertKey(db, {
     userId: ORCHESTRATOR_USER_ID,
     kind: 'agent',

@@ -4,7 +4,10 @@ import { RUN_MOVES, type RunMove } from '../runs/run-states.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no tenant).
 
-export async function findManagedRun(db: Queryable, runId: string): Promise<(RunRow & { launch_config: Record<string, unknown> }) | undefined> {
+export async function findManagedRun(
+  db: Queryable,
+  runId: string,
+): Promise<(RunRow & { launch_config: Record<string, unknown> }) | undefined> {
   const rows = await db.query<RunRow & { launch_config: Record<string, unknown> }>(
     `SELECT ${RUN_COLUMNS}, v.launch_config FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
       WHERE r.id = $1 AND r.managed`,
@@ -15,12 +18,21 @@ export async function findManagedRun(db: Queryable, runId: string): Promise<(Run
 
 /** Locks a managed run for the rest of the transaction, so key minting and recovery of one run queue up. */
 export async function lockManagedRun(tx: Tx, runId: string): Promise<RunRow | undefined> {
-  const rows = await tx.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.id = $1 AND r.managed FOR UPDATE`, [runId]);
+  const rows = await tx.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.id = $1 AND r.managed FOR UPDATE`,
+    [runId],
+  );
   return rows[0];
 }
 
 /** A run move in one conditional UPDATE, as applyRunMove does for callers addressed by (experiment, n, r); `sets` may use $3 on. */
-export async function applyManagedRunMove(db: Queryable, runId: string, move: RunMove, sets: string, extra: unknown[] = []): Promise<RunRow | undefined> {
+export async function applyManagedRunMove(
+  db: Queryable,
+  runId: string,
+  move: RunMove,
+  sets: string,
+  extra: unknown[] = [],
+): Promise<RunRow | undefined> {
   const { from, to } = RUN_MOVES[move];
   const rows = await db.query<RunRow>(
     `UPDATE runs r SET state = $2, ${sets} WHERE r.id = $1 AND r.managed AND r.state = ANY($${3 + extra.length}::text[]) RETURNING ${RUN_COLUMNS}`,
@@ -29,13 +41,22 @@ export async function applyManagedRunMove(db: Queryable, runId: string, move: Ru
   return rows[0];
 }
 
-export async function recordInstance(db: Queryable, runId: string, instance: { provider: string; instance_id: string; state: string }): Promise<RunRow | undefined> {
-  const rows = await db.query<RunRow>(`UPDATE runs r SET instance = $2 WHERE r.id = $1 AND r.managed RETURNING ${RUN_COLUMNS}`, [runId, instance]);
+export async function recordInstance(
+  db: Queryable,
+  runId: string,
+  instance: { provider: string; instance_id: string; state: string },
+): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `UPDATE runs r SET instance = $2 WHERE r.id = $1 AND r.managed RETURNING ${RUN_COLUMNS}`,
+    [runId, instance],
+  );
   return rows[0];
 }
 
 export async function findRecoveryOf(db: Queryable, runId: string): Promise<RunRow | undefined> {
-  const rows = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.recovers_run_id = $1`, [runId]);
+  const rows = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.recovers_run_id = $1`, [
+    runId,
+  ]);
   return rows[0];
 }
 

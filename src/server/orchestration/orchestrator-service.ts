@@ -26,8 +26,10 @@ export async function mintWorkerKey(db: Db, principal: Principal, runId: string,
   return db.transaction(async (tx) => {
     const run = await repo.lockManagedRun(tx, runId);
     if (!run) throw notFound('managed run');
-    if (isTerminal(run)) throw conflict('run_ended', `the run is ${run.state}; it needs no worker key`, { state: run.state });
-    if (!run.provisioned_by) throw conflict('run_not_provisioned', 'the run has no provisioning user to own its worker key');
+    if (isTerminal(run))
+      throw conflict('run_ended', `the run is ${run.state}; it needs no worker key`, { state: run.state });
+    if (!run.provisioned_by)
+      throw conflict('run_not_provisioned', 'the run has no provisioning user to own its worker key');
     const revoked = await revokeRunWorkerKeys(tx, runId);
     const { row, token } = await insertKey(tx, {
       userId: run.provisioned_by,
@@ -48,7 +50,11 @@ export async function revokeWorkerKeys(db: Db, runId: string): Promise<string[]>
   return revokeRunWorkerKeys(db, runId);
 }
 
-export async function recordInstance(db: Db, runId: string, instance: { provider: string; instance_id: string; state: string }) {
+export async function recordInstance(
+  db: Db,
+  runId: string,
+  instance: { provider: string; instance_id: string; state: string },
+) {
   const run = await repo.recordInstance(db, runId, instance);
   if (!run) throw notFound('managed run');
   return run;
@@ -56,13 +62,24 @@ export async function recordInstance(db: Db, runId: string, instance: { provider
 
 /** Fails a pending or running run; an ended run is answered as it is, since a compensation may come twice. */
 export async function failManagedRun(db: Db, runId: string, reason: string, message: string | undefined) {
-  const failed = await repo.applyManagedRunMove(db, runId, 'conclude_failed', 'ended_at = now(), failure_reason = $3, failure_message = $4', [reason, message ?? null]);
+  const failed = await repo.applyManagedRunMove(
+    db,
+    runId,
+    'conclude_failed',
+    'ended_at = now(), failure_reason = $3, failure_message = $4',
+    [reason, message ?? null],
+  );
   return failed ?? getManagedRun(db, runId);
 }
 
 /** As a user's cancel: a pending run fails `abandoned`, a running one is asked to stop; an ended one is left as it is. */
 export async function cancelManagedRun(db: Db, runId: string) {
-  const pending = await repo.applyManagedRunMove(db, runId, 'cancel_pending', `ended_at = now(), ${CANCELLED_BEFORE_START}`);
+  const pending = await repo.applyManagedRunMove(
+    db,
+    runId,
+    'cancel_pending',
+    `ended_at = now(), ${CANCELLED_BEFORE_START}`,
+  );
   if (pending) return pending;
   const requested = await repo.applyManagedRunMove(db, runId, 'request_cancel', 'cancel_requested = true');
   return requested ?? getManagedRun(db, runId);
@@ -85,7 +102,11 @@ export async function createRecoveryRun(db: Db, runId: string): Promise<{ run: R
       sweepId: original.sweep_id,
       recoversRunId: original.id,
     });
-    if (!run) throw conflict('experiment_not_runnable', 'the experiment is no longer committed: it takes no new runs');
+    if (!run)
+      throw conflict(
+        'experiment_not_runnable',
+        'the experiment is no longer committed: it takes no new runs',
+      );
     return { run, created: true };
   });
 }

@@ -38,6 +38,6 @@ export interface Orchestrator {
   close(): Promise<void>;
 }
 
-export const managedRunWorkflowId = (experimentId: string, n: number, r: number) => `run-${experimentId}-${n}-${r}`;
+export const managedRunWorkflowId = (experimentId: string, n: number, r: number) =>
+  `run-${experimentId}-${n}-${r}`;
 export const sweepWorkflowId = (sweepId: string) => `sweep-${sweepId}`;
-

@@ -11,19 +11,35 @@ import type { Orchestrator } from './orchestrator.ts';
  * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry
  * after Temporal was unreachable) answers the same workflow; a run that already left pending on its own is refused.
  */
-export async function provisionRun(db: Db, principal: Principal, key: RunKey, orchestrator: Orchestrator | undefined, log: FastifyBaseLogger): Promise<RunRow> {
+export async function provisionRun(
+  db: Db,
+  principal: Principal,
+  key: RunKey,
+  orchestrator: Orchestrator | undefined,
+  log: FastifyBaseLogger,
+): Promise<RunRow> {
   refuseWorkerKey(principal);
   const orch = requireOrchestrator(orchestrator);
   const row = await markManaged(db, principal, key);
   if (!row) {
     const run = await getRun(db, principal, key);
-    throw conflict('invalid_state_transition', `only a pending run can be provisioned; this one is ${run.state} and runs on its own`, {
-      state: run.state,
-      failure_reason: run.failure_reason,
-      allowed_from: ['pending'],
-    });
+    throw conflict(
+      'invalid_state_transition',
+      `only a pending run can be provisioned; this one is ${run.state} and runs on its own`,
+      {
+        state: run.state,
+        failure_reason: run.failure_reason,
+        allowed_from: ['pending'],
+      },
+    );
   }
-  const ref = { runId: row.id, experimentId: row.experiment_id, n: row.n, r: row.r, workflowId: row.workflow_id! };
+  const ref = {
+    runId: row.id,
+    experimentId: row.experiment_id,
+    n: row.n,
+    r: row.r,
+    workflowId: row.workflow_id!,
+  };
   await callOrchestrator(log, `starting workflow ${ref.workflowId}`, () => orch.startManagedRun(ref));
   return row;
 }

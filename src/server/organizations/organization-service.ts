@@ -12,17 +12,30 @@ interface OrganizationRow {
   created_at: Date;
 }
 
-const toApi = (row: OrganizationRow) => ({ id: row.id, slug: row.slug, name: row.name, role: row.role, created_at: iso(row.created_at)! });
+const toApi = (row: OrganizationRow) => ({
+  id: row.id,
+  slug: row.slug,
+  name: row.name,
+  role: row.role,
+  created_at: iso(row.created_at)!,
+});
 
 /** Creates an organization with the caller as its owner. */
-export async function createOrganization(db: Db, principal: Principal, input: { slug: string; name: string }) {
+export async function createOrganization(
+  db: Db,
+  principal: Principal,
+  input: { slug: string; name: string },
+) {
   const row = await db.transaction(async (tx) => {
     const [org] = await tx.query<OrganizationRow>(
       `INSERT INTO organizations (slug, name) VALUES ($1, $2) ON CONFLICT (slug) DO NOTHING RETURNING id, slug, name, 'owner' AS role, created_at`,
       [input.slug, input.name],
     );
     if (!org) throw conflict('slug_taken', `an organization with slug ${input.slug} already exists`);
-    await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [org.id, principal.userId]);
+    await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [
+      org.id,
+      principal.userId,
+    ]);
     return org;
   });
   return toApi(row);
@@ -40,17 +53,38 @@ export async function getOrganization(db: Db, principal: Principal, id: string) 
 
 export async function listMembers(db: Db, principal: Principal, id: string) {
   await getOrganization(db, principal, id);
-  const rows = await db.query<{ user_id: string; email: string | null; name: string | null; role: string; created_at: Date }>(
+  const rows = await db.query<{
+    user_id: string;
+    email: string | null;
+    name: string | null;
+    role: string;
+    created_at: Date;
+  }>(
     `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = $1 ORDER BY m.created_at, m.user_id`,
     [id],
   );
-  return { items: rows.map((r) => ({ organization_id: id, user_id: r.user_id, email: r.email, name: r.name, role: r.role, created_at: iso(r.created_at)! })) };
+  return {
+    items: rows.map((r) => ({
+      organization_id: id,
+      user_id: r.user_id,
+      email: r.email,
+      name: r.name,
+      role: r.role,
+      created_at: iso(r.created_at)!,
+    })),
+  };
 }
 
 /** Adds an existing user (by id or email) to the organization; only its owners may. */
-export async function addMember(db: Db, principal: Principal, id: string, input: { user_id?: string; email?: string; role?: 'owner' | 'member' }) {
+export async function addMember(
+  db: Db,
+  principal: Principal,
+  id: string,
+  input: { user_id?: string; email?: string; role?: 'owner' | 'member' },
+) {
   const org = await getOrganization(db, principal, id);
-  if (org.role !== 'owner') throw forbidden('not_organization_owner', 'only an owner of the organization can add members');
+  if (org.role !== 'owner')
+    throw forbidden('not_organization_owner', 'only an owner of the organization can add members');
   // The orchestrator user is no one's colleague: as a member it would see nothing anyway, but it must not look like one.
   const [user] = await db.query<{ id: string; email: string | null; name: string | null }>(
     `SELECT id, email, name FROM users WHERE ${input.user_id ? 'id = $1' : 'lower(email) = lower($1)'} AND id <> $2`,
@@ -63,7 +97,14 @@ export async function addMember(db: Db, principal: Principal, id: string, input:
     [id, user.id, role],
   );
   if (!added) throw conflict('already_member', 'the user is already a member of this organization');
-  return { organization_id: id, user_id: user.id, email: user.email, name: user.name, role, created_at: iso(added.created_at)! };
+  return {
+    organization_id: id,
+    user_id: user.id,
+    email: user.email,
+    name: user.name,
+    role,
+    created_at: iso(added.created_at)!,
+  };
 }
 
 export async function myOrganizations(db: Db, principal: Principal) {

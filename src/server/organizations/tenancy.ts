@@ -15,10 +15,17 @@ export function experimentVisible(alias: string, userParam: string): string {
  * The owner scope of a call: an explicit organization (the caller must be a member), `personal`, or else the
  * caller's default organization, or personal when there is none. Null means personal.
  */
-export async function resolveOwnerScope(db: Queryable, principal: Principal, organizationId: string | undefined): Promise<string | null> {
+export async function resolveOwnerScope(
+  db: Queryable,
+  principal: Principal,
+  organizationId: string | undefined,
+): Promise<string | null> {
   if (organizationId === 'personal') return null;
   if (organizationId !== undefined) {
-    const member = await db.query('SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2', [organizationId, principal.userId]);
+    const member = await db.query('SELECT 1 FROM memberships WHERE organization_id = $1 AND user_id = $2', [
+      organizationId,
+      principal.userId,
+    ]);
     if (member.length === 0) throw notFound('organization');
     return organizationId;
   }

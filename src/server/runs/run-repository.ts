@@ -51,7 +51,12 @@ function address(principal: Principal, key: RunKey): unknown[] {
 }
 
 /** Takes the next run number from the variation's counter; see insertVariation for why this cannot duplicate. */
-export async function insertRun(tx: Tx, userId: string, experimentId: string, n: number): Promise<RunRow | undefined> {
+export async function insertRun(
+  tx: Tx,
+  userId: string,
+  experimentId: string,
+  n: number,
+): Promise<RunRow | undefined> {
   const [counter] = await tx.query<{ r: number }>(
     `UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
       WHERE e.id = v.experiment_id AND v.experiment_id = $2 AND v.n = $3 AND e.state = 'committed' AND ${experimentVisible('e', '$1')}
@@ -59,7 +64,10 @@ export async function insertRun(tx: Tx, userId: string, experimentId: string, n:
     [userId, experimentId, n],
   );
   if (!counter) return undefined;
-  const rows = await tx.query<RunRow>(`INSERT INTO runs AS r (experiment_id, n, r) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [experimentId, n, counter.r]);
+  const rows = await tx.query<RunRow>(
+    `INSERT INTO runs AS r (experiment_id, n, r) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+    [experimentId, n, counter.r],
+  );
   return rows[0];
 }
 
@@ -69,7 +77,13 @@ export async function insertRun(tx: Tx, userId: string, experimentId: string, n:
  */
 export async function insertManagedRun(
   tx: Tx,
-  run: { experimentId: string; n: number; provisionedBy: string | null; sweepId: string | null; recoversRunId: string | null },
+  run: {
+    experimentId: string;
+    n: number;
+    provisionedBy: string | null;
+    sweepId: string | null;
+    recoversRunId: string | null;
+  },
 ): Promise<RunRow | undefined> {
   const [counter] = await tx.query<{ r: number }>(
     `UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
@@ -81,7 +95,15 @@ export async function insertManagedRun(
   const rows = await tx.query<RunRow>(
     `INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id)
      VALUES ($1, $2, $3, true, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [run.experimentId, run.n, counter.r, managedRunWorkflowId(run.experimentId, run.n, counter.r), run.provisionedBy, run.sweepId, run.recoversRunId],
+    [
+      run.experimentId,
+      run.n,
+      counter.r,
+      managedRunWorkflowId(run.experimentId, run.n, counter.r),
+      run.provisionedBy,
+      run.sweepId,
+      run.recoversRunId,
+    ],
   );
   return rows[0];
 }
@@ -90,7 +112,11 @@ export async function insertManagedRun(
  * Makes the run managed in one conditional UPDATE: it must be pending, or managed already (then in any state,
  * so a repeated provision finds the same workflow). The first provisioner stays the key owner.
  */
-export async function markManaged(db: Queryable, principal: Principal, key: RunKey): Promise<RunRow | undefined> {
+export async function markManaged(
+  db: Queryable,
+  principal: Principal,
+  key: RunKey,
+): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
     `UPDATE runs r SET managed = true, workflow_id = COALESCE(r.workflow_id, $6), provisioned_by = COALESCE(r.provisioned_by, $1)
        FROM experiments e
@@ -102,11 +128,19 @@ export async function markManaged(db: Queryable, principal: Principal, key: RunK
 }
 
 export async function findRun(db: Queryable, principal: Principal, key: RunKey): Promise<RunRow | undefined> {
-  const rows = await db.query<RunRow>(`SELECT ${COLUMNS} FROM runs r JOIN experiments e ON ${ADDRESSED}`, address(principal, key));
+  const rows = await db.query<RunRow>(
+    `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON ${ADDRESSED}`,
+    address(principal, key),
+  );
   return rows[0];
 }
 
-export async function listRuns(db: Queryable, principal: Principal, experimentId: string, n: number): Promise<RunRow[]> {
+export async function listRuns(
+  db: Queryable,
+  principal: Principal,
+  experimentId: string,
+  n: number,
+): Promise<RunRow[]> {
   return db.query<RunRow>(
     `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON e.id = r.experiment_id
       WHERE r.experiment_id = $2 AND r.n = $3 AND ($4::uuid IS NULL OR r.id = $4::uuid) AND ${experimentVisible('e', '$1')}
@@ -141,7 +175,12 @@ export async function applyRunMove(
 
 /** The run's variation config; records when the runner first read it (start requires that it did). */
 export async function readConfig(db: Queryable, principal: Principal, key: RunKey) {
-  const rows = await db.query<{ config_json: object; accelerate_config_json: object; launch_config: object; config_read_at: Date }>(
+  const rows = await db.query<{
+    config_json: object;
+    accelerate_config_json: object;
+    launch_config: object;
+    config_read_at: Date;
+  }>(
     `UPDATE runs r SET config_read_at = COALESCE(r.config_read_at, now())
        FROM experiments e, variations v
       WHERE ${ADDRESSED} AND v.experiment_id = r.experiment_id AND v.n = r.n
@@ -155,7 +194,10 @@ export async function readConfig(db: Queryable, principal: Principal, key: RunKe
  * Fails every running run silent for longer than the timeout, in one statement: concurrent replicas both run
  * it, and Postgres re-checks `state = 'running'` on each locked row, so each run is failed exactly once.
  */
-export async function failSilentRuns(db: Queryable, timeoutMs: number): Promise<{ id: string; workflow_id: string | null }[]> {
+export async function failSilentRuns(
+  db: Queryable,
+  timeoutMs: number,
+): Promise<{ id: string; workflow_id: string | null }[]> {
   return db.query<{ id: string; workflow_id: string | null }>(
     `UPDATE runs SET state = 'failed', failure_reason = 'heartbeat_timeout', ended_at = now(),
             failure_message = 'no heartbeat for ' || $1::text || ' ms'

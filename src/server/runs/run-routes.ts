@@ -30,7 +30,9 @@ export const Run = Type.Object(
     managed: Type.Boolean(),
     instance: Nullable(JsonObject),
     workflow_id: Nullable(Type.String()),
-    workflow_url: Nullable(Type.String({ description: "the run's workflow in the Temporal UI, when the server knows one" })),
+    workflow_url: Nullable(
+      Type.String({ description: "the run's workflow in the Temporal UI, when the server knows one" }),
+    ),
     recovers_run_id: Nullable(Uuid),
     cancel_requested: Type.Boolean(),
     created_at: Timestamp,
@@ -52,7 +54,11 @@ const RunConfig = Type.Object({
   config_read_at: Timestamp,
 });
 
-const Provisioned = Type.Object({ workflow_id: Type.String(), workflow_url: Nullable(Type.String()), run: Run });
+const Provisioned = Type.Object({
+  workflow_id: Type.String(),
+  workflow_url: Nullable(Type.String()),
+  run: Run,
+});
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
@@ -68,44 +74,173 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
     const write = { scope: 'runs:write' as const };
     const path = '/experiments/:id/variations/:n/runs';
 
-    app.post(path, { config: write, schema: { tags, summary: 'Create a run (pending) of a committed experiment', params: VariationParams, body: NoBody, response: withErrors({ 201: Run }, 409) } }, async (req, reply) => {
-      reply.code(201);
-      return service.createRun(db, req.principal, req.params.id, req.params.n, orchestrator);
-    });
-    app.get(path, { config: read, schema: { tags, summary: 'List runs of a variation', params: VariationParams, response: withErrors({ 200: Type.Object({ items: Type.Array(Run) }) }) } }, (req) =>
-      service.listRuns(db, req.principal, req.params.id, req.params.n, orchestrator),
+    app.post(
+      path,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Create a run (pending) of a committed experiment',
+          params: VariationParams,
+          body: NoBody,
+          response: withErrors({ 201: Run }, 409),
+        },
+      },
+      async (req, reply) => {
+        reply.code(201);
+        return service.createRun(db, req.principal, req.params.id, req.params.n, orchestrator);
+      },
     );
-    app.get(`${path}/:r`, { config: read, schema: { tags, summary: 'Get a run', params: RunParams, response: withErrors({ 200: Run }) } }, async (req) =>
-      service.toApi(await service.getRun(db, req.principal, keyOf(req.params)), orchestrator),
+    app.get(
+      path,
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'List runs of a variation',
+          params: VariationParams,
+          response: withErrors({ 200: Type.Object({ items: Type.Array(Run) }) }),
+        },
+      },
+      (req) => service.listRuns(db, req.principal, req.params.id, req.params.n, orchestrator),
     );
-    app.get(`${path}/:r/config`, { config: read, schema: { tags, summary: "The run's variation config; records config_read_at", params: RunParams, response: withErrors({ 200: RunConfig }) } }, (req) =>
-      service.readRunConfig(db, req.principal, keyOf(req.params)),
+    app.get(
+      `${path}/:r`,
+      {
+        config: read,
+        schema: { tags, summary: 'Get a run', params: RunParams, response: withErrors({ 200: Run }) },
+      },
+      async (req) => service.toApi(await service.getRun(db, req.principal, keyOf(req.params)), orchestrator),
     );
-    app.post(`${path}/:r/start`, {
-      config: write,
-      schema: { tags, summary: 'pending → running (after the config was read), with an environment snapshot', params: RunParams, body: Type.Optional(Type.Object({ environment: Type.Optional(JsonObject) }, { additionalProperties: false })), response: withErrors({ 200: Run }, 409) },
-    }, async (req) => moved(await service.startRun(db, req.principal, keyOf(req.params), req.body?.environment ?? {}), req.log));
-    app.post(`${path}/:r/heartbeat`, {
-      config: write,
-      schema: { tags, summary: 'Heartbeat of a running run; answers whether a cancel was requested', params: RunParams, body: NoBody, response: withErrors({ 200: Type.Object({ state: Type.String(), cancel_requested: Type.Boolean(), last_heartbeat_at: NullableTimestamp }) }, 409) },
-    }, (req) => service.heartbeat(db, req.principal, keyOf(req.params)));
-    app.post(`${path}/:r/succeed`, { config: write, schema: { tags, summary: 'running → succeeded', params: RunParams, body: NoBody, response: withErrors({ 200: Run }, 409) } }, async (req) =>
-      moved(await service.succeedRun(db, req.principal, keyOf(req.params)), req.log),
+    app.get(
+      `${path}/:r/config`,
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: "The run's variation config; records config_read_at",
+          params: RunParams,
+          response: withErrors({ 200: RunConfig }),
+        },
+      },
+      (req) => service.readRunConfig(db, req.principal, keyOf(req.params)),
     );
-    app.post(`${path}/:r/fail`, {
-      config: write,
-      schema: { tags, summary: 'running → failed with reason abandoned or crash', params: RunParams, body: Type.Object({ reason: Type.Union(RUNNER_FAILURE_REASONS.map((r) => Type.Literal(r))), message: Type.Optional(Type.String({ maxLength: 10_000 })) }, { additionalProperties: false }), response: withErrors({ 200: Run }, 409) },
-    }, async (req) => moved(await service.failRun(db, req.principal, keyOf(req.params), req.body.reason, req.body.message), req.log));
-    app.post(`${path}/:r/cancel`, { config: write, schema: { tags, summary: 'Cancel: a pending run fails at once, a running one is asked to stop', params: RunParams, body: NoBody, response: withErrors({ 200: Run }, 409) } }, async (req) =>
-      moved(await service.cancelRun(db, req.principal, keyOf(req.params)), req.log),
+    app.post(
+      `${path}/:r/start`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'pending → running (after the config was read), with an environment snapshot',
+          params: RunParams,
+          body: Type.Optional(
+            Type.Object({ environment: Type.Optional(JsonObject) }, { additionalProperties: false }),
+          ),
+          response: withErrors({ 200: Run }, 409),
+        },
+      },
+      async (req) =>
+        moved(
+          await service.startRun(db, req.principal, keyOf(req.params), req.body?.environment ?? {}),
+          req.log,
+        ),
     );
-    app.post(`${path}/:r/provision`, {
-      config: write,
-      schema: { tags, summary: "Make the run managed and start its workflow (repeatable: the same workflow each time); 503 without an orchestrator", params: RunParams, body: NoBody, response: withErrors({ 202: Provisioned }, 409, 503) },
-    }, async (req, reply) => {
-      const run = service.toApi(await provisionRun(db, req.principal, keyOf(req.params), orchestrator, req.log), orchestrator);
-      reply.code(202);
-      return { workflow_id: run.workflow_id!, workflow_url: run.workflow_url, run };
-    });
+    app.post(
+      `${path}/:r/heartbeat`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Heartbeat of a running run; answers whether a cancel was requested',
+          params: RunParams,
+          body: NoBody,
+          response: withErrors(
+            {
+              200: Type.Object({
+                state: Type.String(),
+                cancel_requested: Type.Boolean(),
+                last_heartbeat_at: NullableTimestamp,
+              }),
+            },
+            409,
+          ),
+        },
+      },
+      (req) => service.heartbeat(db, req.principal, keyOf(req.params)),
+    );
+    app.post(
+      `${path}/:r/succeed`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'running → succeeded',
+          params: RunParams,
+          body: NoBody,
+          response: withErrors({ 200: Run }, 409),
+        },
+      },
+      async (req) => moved(await service.succeedRun(db, req.principal, keyOf(req.params)), req.log),
+    );
+    app.post(
+      `${path}/:r/fail`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'running → failed with reason abandoned or crash',
+          params: RunParams,
+          body: Type.Object(
+            {
+              reason: Type.Union(RUNNER_FAILURE_REASONS.map((r) => Type.Literal(r))),
+              message: Type.Optional(Type.String({ maxLength: 10_000 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: withErrors({ 200: Run }, 409),
+        },
+      },
+      async (req) =>
+        moved(
+          await service.failRun(db, req.principal, keyOf(req.params), req.body.reason, req.body.message),
+          req.log,
+        ),
+    );
+    app.post(
+      `${path}/:r/cancel`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Cancel: a pending run fails at once, a running one is asked to stop',
+          params: RunParams,
+          body: NoBody,
+          response: withErrors({ 200: Run }, 409),
+        },
+      },
+      async (req) => moved(await service.cancelRun(db, req.principal, keyOf(req.params)), req.log),
+    );
+    app.post(
+      `${path}/:r/provision`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary:
+            'Make the run managed and start its workflow (repeatable: the same workflow each time); 503 without an orchestrator',
+          params: RunParams,
+          body: NoBody,
+          response: withErrors({ 202: Provisioned }, 409, 503),
+        },
+      },
+      async (req, reply) => {
+        const run = service.toApi(
+          await provisionRun(db, req.principal, keyOf(req.params), orchestrator, req.log),
+          orchestrator,
+        );
+        reply.code(202);
+        return { workflow_id: run.workflow_id!, workflow_url: run.workflow_url, run };
+      },
+    );
   };
 }

@@ -38,13 +38,23 @@ export function refuseWorkerKey(principal: Principal): void {
   if (principal.runId) throw forbidden('worker_key_restricted', 'a worker key reaches only its own run');
 }
 
-export async function createRun(db: Db, principal: Principal, experimentId: string, n: number, orchestrator: Orchestrator | undefined) {
+export async function createRun(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  n: number,
+  orchestrator: Orchestrator | undefined,
+) {
   refuseWorkerKey(principal);
   const row = await db.transaction((tx) => repo.insertRun(tx, principal.userId, experimentId, n));
   if (row) return toApi(row, orchestrator);
   await getVariation(db, principal, experimentId, n);
   const experiment = await getVisibleExperiment(db, principal, experimentId);
-  throw conflict('experiment_not_runnable', `runs can be created only in a committed experiment; this one is ${experiment.state}`, { state: experiment.state });
+  throw conflict(
+    'experiment_not_runnable',
+    `runs can be created only in a committed experiment; this one is ${experiment.state}`,
+    { state: experiment.state },
+  );
 }
 
 export async function getRun(db: Db, principal: Principal, key: repo.RunKey) {
@@ -53,22 +63,45 @@ export async function getRun(db: Db, principal: Principal, key: repo.RunKey) {
   return row;
 }
 
-export async function listRuns(db: Db, principal: Principal, experimentId: string, n: number, orchestrator: Orchestrator | undefined) {
+export async function listRuns(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  n: number,
+  orchestrator: Orchestrator | undefined,
+) {
   if (!principal.runId) await getVariation(db, principal, experimentId, n);
-  return { items: (await repo.listRuns(db, principal, experimentId, n)).map((row) => toApi(row, orchestrator)) };
+  return {
+    items: (await repo.listRuns(db, principal, experimentId, n)).map((row) => toApi(row, orchestrator)),
+  };
 }
 
 export async function readRunConfig(db: Db, principal: Principal, key: repo.RunKey) {
   const config = await repo.readConfig(db, principal, key);
   if (!config) throw notFound('run');
-  return { experiment_id: key.experimentId, n: key.n, r: key.r, ...config, config_read_at: iso(config.config_read_at)! };
+  return {
+    experiment_id: key.experimentId,
+    n: key.n,
+    r: key.r,
+    ...config,
+    config_read_at: iso(config.config_read_at)!,
+  };
 }
 
 /** Explains why a move did not apply: 404 when the caller cannot see the run, 409 naming the state otherwise. */
-async function refuse(db: Db, principal: Principal, key: repo.RunKey, move: RunMove, verb: string): Promise<never> {
+async function refuse(
+  db: Db,
+  principal: Principal,
+  key: repo.RunKey,
+  move: RunMove,
+  verb: string,
+): Promise<never> {
   const run = await getRun(db, principal, key);
   if (move === 'start' && run.state === 'pending' && !run.config_read_at) {
-    throw conflict('config_not_read', 'the runner must read its config (GET …/config) before it starts the run');
+    throw conflict(
+      'config_not_read',
+      'the runner must read its config (GET …/config) before it starts the run',
+    );
   }
   throw conflict('invalid_state_transition', `cannot ${verb} a run that is ${run.state}`, {
     state: run.state,
@@ -77,30 +110,68 @@ async function refuse(db: Db, principal: Principal, key: repo.RunKey, move: RunM
   });
 }
 
-async function move(db: Db, principal: Principal, key: repo.RunKey, m: RunMove, verb: string, sets: string, extra: unknown[] = [], guard = '') {
+async function move(
+  db: Db,
+  principal: Principal,
+  key: repo.RunKey,
+  m: RunMove,
+  verb: string,
+  sets: string,
+  extra: unknown[] = [],
+  guard = '',
+) {
   const row = await repo.applyRunMove(db, principal, key, m, sets, extra, guard);
   return row ?? refuse(db, principal, key, m, verb);
 }
 
 export const startRun = (db: Db, p: Principal, key: repo.RunKey, environment: Record<string, unknown>) =>
-  move(db, p, key, 'start', 'start', 'started_at = now(), last_heartbeat_at = now(), environment = $7', [environment], 'AND r.config_read_at IS NOT NULL');
+  move(
+    db,
+    p,
+    key,
+    'start',
+    'start',
+    'started_at = now(), last_heartbeat_at = now(), environment = $7',
+    [environment],
+    'AND r.config_read_at IS NOT NULL',
+  );
 
 export async function heartbeat(db: Db, p: Principal, key: repo.RunKey) {
   const run = await move(db, p, key, 'heartbeat', 'heartbeat', 'last_heartbeat_at = now()');
-  return { state: run.state, cancel_requested: run.cancel_requested, last_heartbeat_at: iso(run.last_heartbeat_at) };
+  return {
+    state: run.state,
+    cancel_requested: run.cancel_requested,
+    last_heartbeat_at: iso(run.last_heartbeat_at),
+  };
 }
 
-export const succeedRun = (db: Db, p: Principal, key: repo.RunKey) => move(db, p, key, 'succeed', 'succeed', 'ended_at = now()');
+export const succeedRun = (db: Db, p: Principal, key: repo.RunKey) =>
+  move(db, p, key, 'succeed', 'succeed', 'ended_at = now()');
 
-export const failRun = (db: Db, p: Principal, key: repo.RunKey, reason: string, message: string | undefined) =>
-  move(db, p, key, 'fail', 'fail', 'ended_at = now(), failure_reason = $7, failure_message = $8', [reason, message ?? null]);
+export const failRun = (
+  db: Db,
+  p: Principal,
+  key: repo.RunKey,
+  reason: string,
+  message: string | undefined,
+) =>
+  move(db, p, key, 'fail', 'fail', 'ended_at = now(), failure_reason = $7, failure_message = $8', [
+    reason,
+    message ?? null,
+  ]);
 
 /** What a cancel before the runner started sets, whoever asks (a user, or the orchestrator for a managed run). */
-export const CANCELLED_BEFORE_START = "failure_reason = 'abandoned', failure_message = 'cancelled before start', cancel_requested = true";
+export const CANCELLED_BEFORE_START =
+  "failure_reason = 'abandoned', failure_message = 'cancelled before start', cancel_requested = true";
 
 /** Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its heartbeat answer. */
 export async function cancelRun(db: Db, p: Principal, key: repo.RunKey) {
-  const pending = await repo.applyRunMove(db, p, key, 'cancel_pending', `ended_at = now(), ${CANCELLED_BEFORE_START}`);
+  const pending = await repo.applyRunMove(
+    db,
+    p,
+    key,
+    'cancel_pending',
+    `ended_at = now(), ${CANCELLED_BEFORE_START}`,
+  );
   return pending ?? move(db, p, key, 'request_cancel', 'cancel', 'cancel_requested = true');
 }
-

@@ -1,7 +1,15 @@
-/** The run state machine as data (SPEC.md §3): each move, the states it may start from, and where it leads. */
+/** The run state machine as data: each move, the states it may start from, and where it leads. */
 export type RunState = 'pending' | 'running' | 'succeeded' | 'failed';
 export type FailureReason = 'abandoned' | 'crash' | 'heartbeat_timeout' | 'provision_failed';
-export type RunMove = 'start' | 'heartbeat' | 'succeed' | 'fail' | 'cancel_pending' | 'request_cancel' | 'time_out' | 'conclude_failed';
+export type RunMove =
+  | 'start'
+  | 'heartbeat'
+  | 'succeed'
+  | 'fail'
+  | 'cancel_pending'
+  | 'request_cancel'
+  | 'time_out'
+  | 'conclude_failed';
 
 export const RUN_MOVES: Readonly<Record<RunMove, { from: readonly RunState[]; to: RunState }>> = {
   start: { from: ['pending'], to: 'running' },
@@ -21,6 +29,11 @@ export const RUN_MOVES: Readonly<Record<RunMove, { from: readonly RunState[]; to
 export const RUNNER_FAILURE_REASONS = ['abandoned', 'crash'] as const;
 
 /** Reasons the orchestrator may give when it fails a managed run. */
-export const ORCHESTRATOR_FAILURE_REASONS = ['provision_failed', 'heartbeat_timeout', 'abandoned', 'crash'] as const;
+export const ORCHESTRATOR_FAILURE_REASONS = [
+  'provision_failed',
+  'heartbeat_timeout',
+  'abandoned',
+  'crash',
+] as const;
 
 export const TERMINAL_STATES: readonly RunState[] = ['succeeded', 'failed'];

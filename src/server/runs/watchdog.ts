@@ -12,14 +12,23 @@ export interface Watchdog {
 type Log = Record<'debug' | 'info' | 'warn', (o: object, m: string) => void>;
 
 /** Fails runs that stopped heartbeating, and tells managed runs' workflows. Every replica runs one; the statement itself makes that safe. */
-export function startWatchdog(db: Db, opts: { timeoutMs: number; intervalMs: number }, log: Log, orchestrator?: Orchestrator): Watchdog {
+export function startWatchdog(
+  db: Db,
+  opts: { timeoutMs: number; intervalMs: number },
+  log: Log,
+  orchestrator?: Orchestrator,
+): Watchdog {
   let running: Promise<number> | undefined;
   // A runner cannot heartbeat while this service or its database is down, so silence counts only from when both were
   // last seen up: for a whole timeout after the start, or after the database last failed it, the watchdog only probes.
   let countingSince = Date.now();
   const sweep = async () => {
     const failed = await failSilentRuns(db, opts.timeoutMs);
-    if (failed.length > 0) log.info({ runs: failed.map((r) => r.id) }, `watchdog failed ${failed.length} silent run(s) with heartbeat_timeout`);
+    if (failed.length > 0)
+      log.info(
+        { runs: failed.map((r) => r.id) },
+        `watchdog failed ${failed.length} silent run(s) with heartbeat_timeout`,
+      );
     for (const run of failed) notifyRunChanged(orchestrator, run.workflow_id, log);
     return failed.length;
   };

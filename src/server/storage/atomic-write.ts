@@ -8,7 +8,10 @@ import { StorageError } from './object-storage.ts';
 const sizeMismatch = (message: string) => new AppError(400, 'size_mismatch', message);
 
 /** Passes `source` through, failing as soon as it exceeds `size` bytes (a larger body is cut off) or ends short. */
-async function* exactly(size: number, source: Iterable<Buffer> | AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+async function* exactly(
+  size: number,
+  source: Iterable<Buffer> | AsyncIterable<Buffer>,
+): AsyncGenerator<Buffer> {
   let seen = 0;
   for await (const chunk of source) {
     seen += chunk.length;
@@ -22,12 +25,21 @@ async function* exactly(size: number, source: Iterable<Buffer> | AsyncIterable<B
  * Streams exactly `size` bytes into a temp file in `tmpDir`, fsyncs it, and renames it over `target`: readers
  * see the old file or the new one, never a torn one. A wrong size is a 400 `size_mismatch` and leaves nothing.
  */
-export async function writeFileAtomically(tmpDir: string, target: string, source: Iterable<Buffer> | AsyncIterable<Buffer>, size: number): Promise<void> {
+export async function writeFileAtomically(
+  tmpDir: string,
+  target: string,
+  source: Iterable<Buffer> | AsyncIterable<Buffer>,
+  size: number,
+): Promise<void> {
   const tmp = path.join(tmpDir, `${randomBytes(12).toString('hex')}.upload`);
   const fh = await open(tmp, 'wx', 0o600);
   try {
     // `flush`: fsync before the stream closes the file, so the rename below never exposes unwritten data.
-    await pipeline(source, (src: Iterable<Buffer> | AsyncIterable<Buffer>) => exactly(size, src), fh.createWriteStream({ flush: true, highWaterMark: 1024 * 1024 }));
+    await pipeline(
+      source,
+      (src: Iterable<Buffer> | AsyncIterable<Buffer>) => exactly(size, src),
+      fh.createWriteStream({ flush: true, highWaterMark: 1024 * 1024 }),
+    );
     await mkdir(path.dirname(target), { recursive: true });
     await rename(tmp, target);
     await syncDir(path.dirname(target));
@@ -35,7 +47,11 @@ export async function writeFileAtomically(tmpDir: string, target: string, source
     await rm(tmp, { force: true });
     const code = (error as NodeJS.ErrnoException).code;
     // `a` stored as an object and `a/b` as another would need `a` to be both a file and a directory.
-    if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST') throw new StorageError('invalid_key', 'the key collides with another object (one key is a prefix directory of the other)');
+    if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST')
+      throw new StorageError(
+        'invalid_key',
+        'the key collides with another object (one key is a prefix directory of the other)',
+      );
     throw error;
   }
 }

@@ -10,9 +10,18 @@ import type { LocalStorageConfig, StorageConfig } from './storage-config.ts';
  * The backend the config names. `publicUrl` overrides the configured base of local signed URLs, for a
  * server that learns its address only once listening (port 0).
  */
-export async function createObjectStorage(config: StorageConfig, o: { publicUrl?: () => string } = {}): Promise<LocalStorage | S3Storage> {
+export async function createObjectStorage(
+  config: StorageConfig,
+  o: { publicUrl?: () => string } = {},
+): Promise<LocalStorage | S3Storage> {
   if (config.kind === 's3') {
-    return new S3Storage({ bucket: config.bucket, region: config.region, endpoint: config.endpoint, forcePathStyle: config.forcePathStyle, credentials: config.credentials });
+    return new S3Storage({
+      bucket: config.bucket,
+      region: config.region,
+      endpoint: config.endpoint,
+      forcePathStyle: config.forcePathStyle,
+      credentials: config.credentials,
+    });
   }
   const secret = config.secret !== undefined ? Buffer.from(config.secret) : await persistentSecret(config);
   return LocalStorage.open({ dir: config.dir, secret, publicUrl: o.publicUrl ?? config.publicUrl });
@@ -32,7 +41,8 @@ async function persistentSecret(config: LocalStorageConfig): Promise<Buffer> {
     await rm(tmp, { force: true });
   }
   const secret = Buffer.from((await readFile(config.secretFile, 'utf8')).trim(), 'hex');
-  if (secret.length < 32) throw new Error(`${config.secretFile} does not hold a 32-byte hex secret; delete it to make a new one`);
+  if (secret.length < 32)
+    throw new Error(`${config.secretFile} does not hold a 32-byte hex secret; delete it to make a new one`);
   return secret;
 }
 

@@ -23,14 +23,20 @@ export function localStorageRoutes(storage: LocalStorage) {
       try {
         const key = keyOf(request);
         const grant = storage.verify('PUT', key, request.query as Query);
-        if (grant.size === undefined) throw new AppError(403, 'signature_invalid', 'the URL does not grant an upload');
+        if (grant.size === undefined)
+          throw new AppError(403, 'signature_invalid', 'the URL does not grant an upload');
         const declared = request.headers['content-length'];
         if (declared !== undefined && Number(declared) !== grant.size) {
-          throw new AppError(400, 'size_mismatch', `Content-Length is ${declared}; the URL was signed for ${grant.size} bytes`);
+          throw new AppError(
+            400,
+            'size_mismatch',
+            `Content-Length is ${declared}; the URL was signed for ${grant.size} bytes`,
+          );
         }
         let target = storage.objectPath(key);
         if (grant.uploadId !== undefined && grant.part !== undefined) {
-          if (!(await storage.uploadExists(key, grant.uploadId))) throw new AppError(404, 'upload_not_found', 'the multipart upload is complete or unknown');
+          if (!(await storage.uploadExists(key, grant.uploadId)))
+            throw new AppError(404, 'upload_not_found', 'the multipart upload is complete or unknown');
           target = storage.partPath(key, grant.uploadId, grant.part);
         }
         // The iterator must not destroy the request on error, or the socket dies before the 400 is sent.
@@ -43,7 +49,14 @@ export function localStorageRoutes(storage: LocalStorage) {
       }
     });
 
-    app.route({ method: ['GET', 'HEAD'], url: '/storage/*', config, schema, exposeHeadRoute: false, handler: (request, reply) => serve(storage, request, reply) });
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: '/storage/*',
+      config,
+      schema,
+      exposeHeadRoute: false,
+      handler: (request, reply) => serve(storage, request, reply),
+    });
   };
 }
 
@@ -52,16 +65,26 @@ function keyOf(request: FastifyRequest): string {
   return (request.params as { '*': string })['*'];
 }
 
-async function serve(storage: LocalStorage, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function serve(
+  storage: LocalStorage,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const key = keyOf(request);
   const grant = storage.verify('GET', key, request.query as Query);
   const { fh, size } = await storage.openForRead(key);
   const range = parseRange(request.headers.range, size);
   if (range === 'unsatisfiable') {
     await fh.close();
-    return reply.status(416).header('content-range', `bytes */${size}`).send({ error: { code: 'range_not_satisfiable', message: `the object has ${size} bytes` } });
+    return reply
+      .status(416)
+      .header('content-range', `bytes */${size}`)
+      .send({ error: { code: 'range_not_satisfiable', message: `the object has ${size} bytes` } });
   }
-  void reply.header('content-type', 'application/octet-stream').header('accept-ranges', 'bytes').header('cache-control', 'private, no-store');
+  void reply
+    .header('content-type', 'application/octet-stream')
+    .header('accept-ranges', 'bytes')
+    .header('cache-control', 'private, no-store');
   if (grant.filename) void reply.header('content-disposition', contentDisposition(grant.filename));
   const [start, end] = range ?? [0, size - 1];
   void reply.header('content-length', String(end - start + 1));
@@ -77,7 +100,10 @@ async function serve(storage: LocalStorage, request: FastifyRequest, reply: Fast
  * One `bytes=a-b`, `bytes=a-` or `bytes=-n` range; anything else (several ranges, other units, garbage) is
  * ignored and the whole object is served, as RFC 9110 allows.
  */
-export function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): [number, number] | 'unsatisfiable' | undefined {
   const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
   if (!match || (match[1] === '' && match[2] === '')) return undefined;
   let start: number;

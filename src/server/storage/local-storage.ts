@@ -2,9 +2,24 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomically } from './atomic-write.ts';
-import { type MultipartUpload, type ObjectStorage, type PresignedRequest, StorageError, type StoredObject } from './object-storage.ts';
+import {
+  type MultipartUpload,
+  type ObjectStorage,
+  type PresignedRequest,
+  StorageError,
+  type StoredObject,
+} from './object-storage.ts';
 import { assertValidKey, keyToUrlPath } from './storage-keys.ts';
-import { assertExpiry, assertLayout, assertPartNumbers, assertSize, choosePartSize, incompleteUpload, partCount, partSizeOf } from './storage-limits.ts';
+import {
+  assertExpiry,
+  assertLayout,
+  assertPartNumbers,
+  assertSize,
+  choosePartSize,
+  incompleteUpload,
+  partCount,
+  partSizeOf,
+} from './storage-limits.ts';
 import { grantQuery, type SignedGrant, verifyGrant } from './url-signing.ts';
 
 export interface LocalStorageOptions {
@@ -53,37 +68,61 @@ export class LocalStorage implements ObjectStorage {
     return storage;
   }
 
-  async presignPut(key: string, o: { size: number; contentType: string; expiresInS: number }): Promise<PresignedRequest> {
+  async presignPut(
+    key: string,
+    o: { size: number; contentType: string; expiresInS: number },
+  ): Promise<PresignedRequest> {
     assertValidKey(key);
     assertSize(o.size);
     assertExpiry(o.expiresInS);
-    return this.#presign({ method: 'PUT', key, expires: expiry(o.expiresInS), size: o.size }, { 'content-type': o.contentType });
+    return this.#presign(
+      { method: 'PUT', key, expires: expiry(o.expiresInS), size: o.size },
+      { 'content-type': o.contentType },
+    );
   }
 
-  async startMultipart(key: string, o: { size: number; contentType: string; partSize: number; expiresInS: number }): Promise<MultipartUpload> {
+  async startMultipart(
+    key: string,
+    o: { size: number; contentType: string; partSize: number; expiresInS: number },
+  ): Promise<MultipartUpload> {
     assertValidKey(key);
     assertExpiry(o.expiresInS);
     const partSize = choosePartSize(o.size, o.partSize, { min: 1, max: 5 * GIB });
     const uploadId = randomBytes(16).toString('hex');
     await mkdir(this.uploadDir(key, uploadId), { recursive: true });
     const all = Array.from({ length: partCount(o.size, partSize) }, (_, i) => i + 1);
-    return { upload_id: uploadId, part_size: partSize, parts: this.#partRequests(key, uploadId, o.size, partSize, all, o.expiresInS) };
+    return {
+      upload_id: uploadId,
+      part_size: partSize,
+      parts: this.#partRequests(key, uploadId, o.size, partSize, all, o.expiresInS),
+    };
   }
 
-  async presignParts(key: string, uploadId: string, o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number }): Promise<MultipartUpload['parts']> {
+  async presignParts(
+    key: string,
+    uploadId: string,
+    o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number },
+  ): Promise<MultipartUpload['parts']> {
     assertValidKey(key);
     assertExpiry(o.expiresInS);
     assertPartNumbers(o.partNumbers, assertLayout(o.size, o.partSize));
-    if (!(await this.uploadExists(key, uploadId))) throw new StorageError('not_found', `no upload ${uploadId} in progress for this key`);
+    if (!(await this.uploadExists(key, uploadId)))
+      throw new StorageError('not_found', `no upload ${uploadId} in progress for this key`);
     return this.#partRequests(key, uploadId, o.size, o.partSize, o.partNumbers, o.expiresInS);
   }
 
-  async completeMultipart(key: string, uploadId: string, o: { size: number; partSize: number }): Promise<void> {
+  async completeMultipart(
+    key: string,
+    uploadId: string,
+    o: { size: number; partSize: number },
+  ): Promise<void> {
     assertValidKey(key);
     // Two concurrent completions of one upload share the first one's work instead of racing over the parts.
     const running = this.#completing.get(uploadId);
     if (running) return running;
-    const work = this.#complete(key, uploadId, o.size, o.partSize).finally(() => this.#completing.delete(uploadId));
+    const work = this.#complete(key, uploadId, o.size, o.partSize).finally(() =>
+      this.#completing.delete(uploadId),
+    );
     this.#completing.set(uploadId, work);
     return work;
   }
@@ -105,7 +144,8 @@ export class LocalStorage implements ObjectStorage {
     if (missing.length > 0 || wrongSize.length > 0) throw incompleteUpload(missing, wrongSize);
     const partPath = (n: number) => this.partPath(key, uploadId, n);
     async function* parts() {
-      for (const n of numbers) yield* (await open(partPath(n), 'r')).createReadStream() as AsyncIterable<Buffer>;
+      for (const n of numbers)
+        yield* (await open(partPath(n), 'r')).createReadStream() as AsyncIterable<Buffer>;
     }
     await this.writeAtomically(this.objectPath(key), parts(), size);
     const dir = this.uploadDir(key, uploadId);
@@ -135,7 +175,10 @@ export class LocalStorage implements ObjectStorage {
     assertValidKey(key);
     assertExpiry(o.expiresInS);
     const filename = o.filename?.toWellFormed();
-    return this.#presign({ method: 'GET', key, expires: expiry(o.expiresInS), ...(filename ? { filename } : {}) }, {});
+    return this.#presign(
+      { method: 'GET', key, expires: expiry(o.expiresInS), ...(filename ? { filename } : {}) },
+      {},
+    );
   }
 
   async putObject(key: string, body: Buffer, _contentType: string): Promise<void> {
@@ -165,7 +208,8 @@ export class LocalStorage implements ObjectStorage {
 
   /** Parts live apart from the objects, under a hash of the key: no key can collide with them. */
   uploadDir(key: string, uploadId: string): string {
-    if (!UPLOAD_ID.test(uploadId)) throw new StorageError('not_found', `no upload ${JSON.stringify(uploadId)}`);
+    if (!UPLOAD_ID.test(uploadId))
+      throw new StorageError('not_found', `no upload ${JSON.stringify(uploadId)}`);
     return path.join(this.dir, '.multipart', createHash('sha256').update(key).digest('hex'), uploadId);
   }
 
@@ -194,15 +238,30 @@ export class LocalStorage implements ObjectStorage {
   }
 
   /** Streams exactly `size` bytes to `target` through a temp file in `<dir>/.tmp` (same filesystem, so the rename is atomic). */
-  async writeAtomically(target: string, source: Iterable<Buffer> | AsyncIterable<Buffer>, size: number): Promise<void> {
+  async writeAtomically(
+    target: string,
+    source: Iterable<Buffer> | AsyncIterable<Buffer>,
+    size: number,
+  ): Promise<void> {
     await writeFileAtomically(path.join(this.dir, '.tmp'), target, source, size);
   }
 
-  #partRequests(key: string, uploadId: string, size: number, partSize: number, numbers: number[], expiresInS: number): MultipartUpload['parts'] {
+  #partRequests(
+    key: string,
+    uploadId: string,
+    size: number,
+    partSize: number,
+    numbers: number[],
+    expiresInS: number,
+  ): MultipartUpload['parts'] {
     const expires = expiry(expiresInS);
     return numbers.map((n) => {
       const partBytes = partSizeOf(size, partSize, n);
-      return { part_number: n, size: partBytes, ...this.#presign({ method: 'PUT', key, expires, size: partBytes, uploadId, part: n }, {}) };
+      return {
+        part_number: n,
+        size: partBytes,
+        ...this.#presign({ method: 'PUT', key, expires, size: partBytes, uploadId, part: n }, {}),
+      };
     });
   }
 

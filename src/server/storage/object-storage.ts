@@ -22,10 +22,20 @@ export interface StoredObject {
 /** Where component bytes live; keys are `assets/<uuid>/<component name>`, made by the caller and checked by `assertValidKey`. */
 export interface ObjectStorage {
   readonly kind: 'local' | 's3';
-  presignPut(key: string, o: { size: number; contentType: string; expiresInS: number }): Promise<PresignedRequest>;
-  startMultipart(key: string, o: { size: number; contentType: string; partSize: number; expiresInS: number }): Promise<MultipartUpload>;
+  presignPut(
+    key: string,
+    o: { size: number; contentType: string; expiresInS: number },
+  ): Promise<PresignedRequest>;
+  startMultipart(
+    key: string,
+    o: { size: number; contentType: string; partSize: number; expiresInS: number },
+  ): Promise<MultipartUpload>;
   /** Fresh URLs for parts of an upload in progress (a resumed client whose URLs expired). */
-  presignParts(key: string, uploadId: string, o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number }): Promise<MultipartUpload['parts']>;
+  presignParts(
+    key: string,
+    uploadId: string,
+    o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number },
+  ): Promise<MultipartUpload['parts']>;
   /** Completes from the parts the store holds (the client reports no ETags); throws StorageError('incomplete_upload') naming missing parts. Idempotent once complete. */
   completeMultipart(key: string, uploadId: string, o: { size: number; partSize: number }): Promise<void>;
   head(key: string): Promise<StoredObject | undefined>;
@@ -42,7 +52,12 @@ export interface ObjectStorage {
 
 export type StorageErrorCode = 'invalid_key' | 'invalid_argument' | 'incomplete_upload' | 'not_found';
 
-const STATUS: Record<StorageErrorCode, number> = { invalid_key: 400, invalid_argument: 400, incomplete_upload: 409, not_found: 404 };
+const STATUS: Record<StorageErrorCode, number> = {
+  invalid_key: 400,
+  invalid_argument: 400,
+  incomplete_upload: 409,
+  not_found: 404,
+};
 
 /**
  * A storage failure the caller can act on. It is an AppError, so one left uncaught still answers with a

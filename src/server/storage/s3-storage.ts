@@ -13,9 +13,24 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { contentDisposition } from './content-disposition.ts';
-import { type MultipartUpload, type ObjectStorage, type PresignedRequest, StorageError, type StoredObject } from './object-storage.ts';
+import {
+  type MultipartUpload,
+  type ObjectStorage,
+  type PresignedRequest,
+  StorageError,
+  type StoredObject,
+} from './object-storage.ts';
 import { assertValidKey } from './storage-keys.ts';
-import { assertExpiry, assertLayout, assertPartNumbers, assertSize, choosePartSize, incompleteUpload, partCount, partSizeOf } from './storage-limits.ts';
+import {
+  assertExpiry,
+  assertLayout,
+  assertPartNumbers,
+  assertSize,
+  choosePartSize,
+  incompleteUpload,
+  partCount,
+  partSizeOf,
+} from './storage-limits.ts';
 
 export interface S3StorageOptions {
   bucket: string;
@@ -61,42 +76,80 @@ export class S3Storage implements ObjectStorage {
     });
   }
 
-  async presignPut(key: string, o: { size: number; contentType: string; expiresInS: number }): Promise<PresignedRequest> {
+  async presignPut(
+    key: string,
+    o: { size: number; contentType: string; expiresInS: number },
+  ): Promise<PresignedRequest> {
     assertValidKey(key);
     assertSize(o.size);
     assertExpiry(o.expiresInS);
-    if (o.size > MAX_PUT) throw new StorageError('invalid_argument', `a single upload takes at most ${MAX_PUT} bytes; use a multipart upload`);
-    const command = new PutObjectCommand({ Bucket: this.#bucket, Key: key, ContentLength: o.size, ContentType: o.contentType });
+    if (o.size > MAX_PUT)
+      throw new StorageError(
+        'invalid_argument',
+        `a single upload takes at most ${MAX_PUT} bytes; use a multipart upload`,
+      );
+    const command = new PutObjectCommand({
+      Bucket: this.#bucket,
+      Key: key,
+      ContentLength: o.size,
+      ContentType: o.contentType,
+    });
     const expires_at = expiresAt(o.expiresInS);
-    return { method: 'PUT', url: await getSignedUrl(this.client, command, presignOptions(o.expiresInS)), headers: { 'content-type': o.contentType }, expires_at };
+    return {
+      method: 'PUT',
+      url: await getSignedUrl(this.client, command, presignOptions(o.expiresInS)),
+      headers: { 'content-type': o.contentType },
+      expires_at,
+    };
   }
 
-  async startMultipart(key: string, o: { size: number; contentType: string; partSize: number; expiresInS: number }): Promise<MultipartUpload> {
+  async startMultipart(
+    key: string,
+    o: { size: number; contentType: string; partSize: number; expiresInS: number },
+  ): Promise<MultipartUpload> {
     assertValidKey(key);
     assertExpiry(o.expiresInS);
-    if (o.size > MAX_OBJECT) throw new StorageError('invalid_argument', `an object takes at most ${MAX_OBJECT} bytes`);
+    if (o.size > MAX_OBJECT)
+      throw new StorageError('invalid_argument', `an object takes at most ${MAX_OBJECT} bytes`);
     const partSize = choosePartSize(o.size, o.partSize, { min: 5 * MIB, max: 5 * GIB });
-    const started = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key, ContentType: o.contentType }));
+    const started = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key, ContentType: o.contentType }),
+    );
     const uploadId = started.UploadId!;
     const all = Array.from({ length: partCount(o.size, partSize) }, (_, i) => i + 1);
-    return { upload_id: uploadId, part_size: partSize, parts: await this.#partRequests(key, uploadId, o.size, partSize, all, o.expiresInS) };
+    return {
+      upload_id: uploadId,
+      part_size: partSize,
+      parts: await this.#partRequests(key, uploadId, o.size, partSize, all, o.expiresInS),
+    };
   }
 
-  async presignParts(key: string, uploadId: string, o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number }): Promise<MultipartUpload['parts']> {
+  async presignParts(
+    key: string,
+    uploadId: string,
+    o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number },
+  ): Promise<MultipartUpload['parts']> {
     assertValidKey(key);
     assertExpiry(o.expiresInS);
     assertPartNumbers(o.partNumbers, assertLayout(o.size, o.partSize));
     return this.#partRequests(key, uploadId, o.size, o.partSize, o.partNumbers, o.expiresInS);
   }
 
-  async completeMultipart(key: string, uploadId: string, o: { size: number; partSize: number }): Promise<void> {
+  async completeMultipart(
+    key: string,
+    uploadId: string,
+    o: { size: number; partSize: number },
+  ): Promise<void> {
     assertValidKey(key);
     const count = assertLayout(o.size, o.partSize);
     const held = await this.#listParts(key, uploadId);
     if (held === undefined) {
       // The upload is gone: completed before (idempotent success) or aborted.
       if ((await this.head(key))?.size === o.size) return;
-      throw incompleteUpload(Array.from({ length: count }, (_, i) => i + 1), []);
+      throw incompleteUpload(
+        Array.from({ length: count }, (_, i) => i + 1),
+        [],
+      );
     }
     const byNumber = new Map(held.map((p) => [p.PartNumber, p]));
     const missing: number[] = [];
@@ -109,7 +162,14 @@ export class S3Storage implements ObjectStorage {
       else parts.push({ PartNumber: n, ETag: part.ETag });
     }
     if (missing.length > 0 || wrongSize.length > 0) throw incompleteUpload(missing, wrongSize);
-    await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.#bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
   }
 
   async head(key: string): Promise<StoredObject | undefined> {
@@ -132,15 +192,30 @@ export class S3Storage implements ObjectStorage {
   async presignGet(key: string, o: { expiresInS: number; filename?: string }): Promise<PresignedRequest> {
     assertValidKey(key);
     assertExpiry(o.expiresInS);
-    const disposition = o.filename ? { ResponseContentDisposition: contentDisposition(o.filename.toWellFormed()) } : {};
+    const disposition = o.filename
+      ? { ResponseContentDisposition: contentDisposition(o.filename.toWellFormed()) }
+      : {};
     const command = new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...disposition });
     const expires_at = expiresAt(o.expiresInS);
-    return { method: 'GET', url: await getSignedUrl(this.client, command, presignOptions(o.expiresInS)), headers: {}, expires_at };
+    return {
+      method: 'GET',
+      url: await getSignedUrl(this.client, command, presignOptions(o.expiresInS)),
+      headers: {},
+      expires_at,
+    };
   }
 
   async putObject(key: string, body: Buffer, contentType: string): Promise<void> {
     assertValidKey(key);
-    await this.client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentLength: body.length, ContentType: contentType }));
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.#bucket,
+        Key: key,
+        Body: body,
+        ContentLength: body.length,
+        ContentType: contentType,
+      }),
+    );
   }
 
   async getObject(key: string): Promise<NodeJS.ReadableStream> {
@@ -164,7 +239,14 @@ export class S3Storage implements ObjectStorage {
     let marker: string | undefined;
     try {
       do {
-        const page = await this.client.send(new ListPartsCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }));
+        const page = await this.client.send(
+          new ListPartsCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            UploadId: uploadId,
+            ...(marker ? { PartNumberMarker: marker } : {}),
+          }),
+        );
         parts.push(...(page.Parts ?? []));
         marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
       } while (marker);
@@ -175,13 +257,29 @@ export class S3Storage implements ObjectStorage {
     return parts;
   }
 
-  async #partRequests(key: string, uploadId: string, size: number, partSize: number, numbers: number[], expiresInS: number): Promise<MultipartUpload['parts']> {
+  async #partRequests(
+    key: string,
+    uploadId: string,
+    size: number,
+    partSize: number,
+    numbers: number[],
+    expiresInS: number,
+  ): Promise<MultipartUpload['parts']> {
     const expires_at = expiresAt(expiresInS);
     return Promise.all(
       numbers.map(async (n) => {
         const partBytes = partSizeOf(size, partSize, n);
-        const command = new UploadPartCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId, PartNumber: n, ContentLength: partBytes });
-        const url = await getSignedUrl(this.client, command, { expiresIn: expiresInS, signableHeaders: SIGNED_PART_HEADERS });
+        const command = new UploadPartCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: n,
+          ContentLength: partBytes,
+        });
+        const url = await getSignedUrl(this.client, command, {
+          expiresIn: expiresInS,
+          signableHeaders: SIGNED_PART_HEADERS,
+        });
         return { part_number: n, size: partBytes, method: 'PUT' as const, url, headers: {}, expires_at };
       }),
     );

@@ -25,7 +25,8 @@ export function assertValidKey(key: string): void {
   for (const segment of segments) {
     if (segment === '') fail('has an empty segment');
     if (segment === '.' || segment === '..') fail(`has a "${segment}" segment`);
-    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) fail(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`);
+    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES)
+      fail(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`);
   }
   if (segments[0]!.startsWith('.')) fail('first segment starts with "." (reserved)');
 }

@@ -28,7 +28,11 @@ export function partSizeOf(size: number, partSize: number, n: number): number {
  * The part size actually used: at least the requested one, grown (to a whole MiB) when the requested one would
  * need more than MAX_PARTS parts. Throws when even `maxPartSize` cannot cover `size`.
  */
-export function choosePartSize(size: number, requested: number, limits: { min: number; max: number }): number {
+export function choosePartSize(
+  size: number,
+  requested: number,
+  limits: { min: number; max: number },
+): number {
   assertSize(size);
   if (size === 0) invalid('a multipart upload needs at least one byte');
   if (!Number.isSafeInteger(requested) || requested < limits.min || requested > limits.max) {
@@ -36,16 +40,19 @@ export function choosePartSize(size: number, requested: number, limits: { min: n
   }
   if (partCount(size, requested) <= MAX_PARTS) return requested;
   const grown = Math.ceil(size / MAX_PARTS / MIB) * MIB;
-  if (grown > limits.max) invalid(`${size} bytes do not fit in ${MAX_PARTS} parts of at most ${limits.max} bytes`);
+  if (grown > limits.max)
+    invalid(`${size} bytes do not fit in ${MAX_PARTS} parts of at most ${limits.max} bytes`);
   return grown;
 }
 
 /** Checks a layout received back from the caller (presignParts, completeMultipart) and returns its part count. */
 export function assertLayout(size: number, partSize: number): number {
   assertSize(size);
-  if (!Number.isSafeInteger(partSize) || partSize < 1) invalid(`part size must be a positive integer, got ${partSize}`);
+  if (!Number.isSafeInteger(partSize) || partSize < 1)
+    invalid(`part size must be a positive integer, got ${partSize}`);
   const count = partCount(size, partSize);
-  if (count < 1 || count > MAX_PARTS) invalid(`${size} bytes in parts of ${partSize} make ${count} parts (1 to ${MAX_PARTS} allowed)`);
+  if (count < 1 || count > MAX_PARTS)
+    invalid(`${size} bytes in parts of ${partSize} make ${count} parts (1 to ${MAX_PARTS} allowed)`);
   return count;
 }
 
@@ -64,7 +71,15 @@ export function assertExpiry(expiresInS: number): void {
 
 /** The error completeMultipart throws, naming the parts the store lacks or holds at the wrong size. */
 export function incompleteUpload(missing: number[], wrongSize: number[]): StorageError {
-  const list = (ns: number[]) => ns.slice(0, 10).join(', ') + (ns.length > 10 ? ` and ${ns.length - 10} more` : '');
-  const said = [missing.length ? `missing parts ${list(missing)}` : '', wrongSize.length ? `parts of the wrong size ${list(wrongSize)}` : ''];
-  return new StorageError('incomplete_upload', `the upload is incomplete: ${said.filter(Boolean).join('; ')}`, { missing_parts: missing, wrong_size_parts: wrongSize });
+  const list = (ns: number[]) =>
+    ns.slice(0, 10).join(', ') + (ns.length > 10 ? ` and ${ns.length - 10} more` : '');
+  const said = [
+    missing.length ? `missing parts ${list(missing)}` : '',
+    wrongSize.length ? `parts of the wrong size ${list(wrongSize)}` : '',
+  ];
+  return new StorageError(
+    'incomplete_upload',
+    `the upload is incomplete: ${said.filter(Boolean).join('; ')}`,
+    { missing_parts: missing, wrong_size_parts: wrongSize },
+  );
 }

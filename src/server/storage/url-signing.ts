@@ -17,7 +17,16 @@ export interface SignedGrant {
 
 // JSON of a fixed-order array: unambiguous whatever characters the key or filename hold.
 function canonical(g: SignedGrant): string {
-  return JSON.stringify(['assay-storage-v1', g.method, g.key, g.expires, g.size ?? null, g.uploadId ?? null, g.part ?? null, g.filename ?? null]);
+  return JSON.stringify([
+    'assay-storage-v1',
+    g.method,
+    g.key,
+    g.expires,
+    g.size ?? null,
+    g.uploadId ?? null,
+    g.part ?? null,
+    g.filename ?? null,
+  ]);
 }
 
 export function signGrant(secret: Buffer, grant: SignedGrant): string {
@@ -35,12 +44,14 @@ export function grantQuery(secret: Buffer, grant: SignedGrant): string {
   return q.toString();
 }
 
-const denied = (code: 'signature_invalid' | 'url_expired', message: string) => new AppError(403, code, message);
+const denied = (code: 'signature_invalid' | 'url_expired', message: string) =>
+  new AppError(403, code, message);
 
 function field(query: Record<string, unknown>, name: string, pattern: RegExp): string | undefined {
   const value = query[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !pattern.test(value)) throw denied('signature_invalid', `malformed ${name} in the signed URL`);
+  if (typeof value !== 'string' || !pattern.test(value))
+    throw denied('signature_invalid', `malformed ${name} in the signed URL`);
   return value;
 }
 
@@ -49,7 +60,13 @@ function field(query: Record<string, unknown>, name: string, pattern: RegExp): s
  * is `signature_invalid`, a correct one past its time is `url_expired`; both 403. Signature first, so editing
  * `expires` can never turn into "expired" instead of "tampered".
  */
-export function verifyGrant(secret: Buffer, method: 'PUT' | 'GET', key: string, query: Record<string, unknown>, nowMs = Date.now()): SignedGrant {
+export function verifyGrant(
+  secret: Buffer,
+  method: 'PUT' | 'GET',
+  key: string,
+  query: Record<string, unknown>,
+  nowMs = Date.now(),
+): SignedGrant {
   const signature = field(query, 'signature', /^[A-Za-z0-9_-]{43}$/);
   const expires = field(query, 'expires', /^\d{1,12}$/);
   if (!signature || !expires) throw denied('signature_invalid', 'the URL carries no signature or expiry');
@@ -68,8 +85,12 @@ export function verifyGrant(secret: Buffer, method: 'PUT' | 'GET', key: string, 
   const expected = Buffer.from(signGrant(secret, grant));
   const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw denied('signature_invalid', 'the URL signature does not match; it was altered or signed by another server');
+    throw denied(
+      'signature_invalid',
+      'the URL signature does not match; it was altered or signed by another server',
+    );
   }
-  if (grant.expires * 1000 <= nowMs) throw denied('url_expired', `the URL expired at ${new Date(grant.expires * 1000).toISOString()}`);
+  if (grant.expires * 1000 <= nowMs)
+    throw denied('url_expired', `the URL expired at ${new Date(grant.expires * 1000).toISOString()}`);
   return grant;
 }

@@ -16,11 +16,16 @@ const MAX_NAME = 200;
 
 const invalid = (message: string, details?: unknown) => badRequest('invalid_sweep', message, details);
 const tooLarge = (points: number) =>
-  badRequest('sweep_too_large', `a sweep makes at most ${MAX_SWEEP_POINTS} variations; this one would make ${points}`, { points, max: MAX_SWEEP_POINTS });
+  badRequest(
+    'sweep_too_large',
+    `a sweep makes at most ${MAX_SWEEP_POINTS} variations; this one would make ${points}`,
+    { points, max: MAX_SWEEP_POINTS },
+  );
 
 /** The sweep's points, checked: exactly one of grid and list, no empty value list, at most MAX_SWEEP_POINTS. */
 export function sweepPoints(spec: SweepSpecInput): SweepPoint[] {
-  if ((spec.grid === undefined) === (spec.list === undefined)) throw invalid('give exactly one of grid and list');
+  if ((spec.grid === undefined) === (spec.list === undefined))
+    throw invalid('give exactly one of grid and list');
   if (spec.list) {
     if (spec.list.length === 0) throw invalid('list needs at least one point');
     if (spec.list.length > MAX_SWEEP_POINTS) throw tooLarge(spec.list.length);
@@ -37,24 +42,32 @@ export function sweepPoints(spec: SweepSpecInput): SweepPoint[] {
   let total = 1;
   for (const [path, values] of axes) {
     checkPath(path);
-    if (values.length === 0) throw invalid(`grid path ${JSON.stringify(path)} needs at least one value`, { path });
+    if (values.length === 0)
+      throw invalid(`grid path ${JSON.stringify(path)} needs at least one value`, { path });
     total *= values.length;
   }
   if (total > MAX_SWEEP_POINTS) throw tooLarge(total);
   // The first path varies slowest, as nested loops in key order would.
   let points: SweepPoint[] = [[]];
-  for (const [path, values] of axes) points = points.flatMap((point) => values.map((value): SweepPoint => [...point, [path, value]]));
+  for (const [path, values] of axes)
+    points = points.flatMap((point) => values.map((value): SweepPoint => [...point, [path, value]]));
   return points;
 }
 
 function checkPath(path: string): void {
   const segments = path.split('.');
-  if (segments.some((s) => s === '')) throw invalid(`path ${JSON.stringify(path)} has an empty segment; write keys separated by single dots, such as optimizer.lr`, { path });
+  if (segments.some((s) => s === ''))
+    throw invalid(
+      `path ${JSON.stringify(path)} has an empty segment; write keys separated by single dots, such as optimizer.lr`,
+      { path },
+    );
   // Assigning `__proto__` would change an object's prototype instead of adding a key.
-  if (segments.includes('__proto__')) throw invalid(`path ${JSON.stringify(path)} uses the reserved key __proto__`, { path });
+  if (segments.includes('__proto__'))
+    throw invalid(`path ${JSON.stringify(path)} uses the reserved key __proto__`, { path });
 }
 
-const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The base config with the point's overrides set (missing mappings on the way are created), as YAML. */
 export function pointYaml(base: Record<string, unknown>, point: SweepPoint): string {
@@ -65,7 +78,10 @@ export function pointYaml(base: Record<string, unknown>, point: SweepPoint): str
     for (const [i, segment] of segments.slice(0, -1).entries()) {
       const next = Object.hasOwn(target, segment) ? target[segment] : (target[segment] = {});
       if (!isMapping(next)) {
-        throw invalid(`path ${JSON.stringify(path)}: ${segments.slice(0, i + 1).join('.')} is not a mapping, so it has no key ${JSON.stringify(segments[i + 1])}`, { path });
+        throw invalid(
+          `path ${JSON.stringify(path)}: ${segments.slice(0, i + 1).join('.')} is not a mapping, so it has no key ${JSON.stringify(segments[i + 1])}`,
+          { path },
+        );
       }
       target = next;
     }
@@ -76,7 +92,10 @@ export function pointYaml(base: Record<string, unknown>, point: SweepPoint): str
 
 /** `<prefix> k1=v1 k2=v2`, values JSON-encoded unless strings, cut to a variation name's length. */
 export function pointName(prefix: string, point: SweepPoint): string {
-  const name = [prefix, ...point.map(([path, value]) => `${path}=${typeof value === 'string' ? value : JSON.stringify(value)}`)].join(' ');
+  const name = [
+    prefix,
+    ...point.map(([path, value]) => `${path}=${typeof value === 'string' ? value : JSON.stringify(value)}`),
+  ].join(' ');
   // Cut by code points, so a surrogate pair is never split into text the database cannot store.
   const chars = [...name];
   return chars.length <= MAX_NAME ? name : `${chars.slice(0, MAX_NAME - 1).join('')}…`;

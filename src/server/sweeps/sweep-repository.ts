@@ -24,12 +24,29 @@ export interface SweepRunRow {
 const COLUMNS = 's.id, s.experiment_id, s.workflow_id, s.spec, s.concurrency, s.created_by, s.created_at';
 
 /** The experiment's state, its row locked for the transaction: variations, commit and runs then follow without a race. */
-export async function lockVisibleExperiment(tx: Tx, userId: string, experimentId: string): Promise<{ state: string } | undefined> {
-  const rows = await tx.query<{ state: string }>(`SELECT e.state FROM experiments e WHERE e.id = $2 AND ${experimentVisible('e', '$1')} FOR UPDATE OF e`, [userId, experimentId]);
+export async function lockVisibleExperiment(
+  tx: Tx,
+  userId: string,
+  experimentId: string,
+): Promise<{ state: string } | undefined> {
+  const rows = await tx.query<{ state: string }>(
+    `SELECT e.state FROM experiments e WHERE e.id = $2 AND ${experimentVisible('e', '$1')} FOR UPDATE OF e`,
+    [userId, experimentId],
+  );
   return rows[0];
 }
 
-export async function insertSweep(tx: Tx, sweep: { id: string; experimentId: string; workflowId: string; spec: object; concurrency: number; createdBy: string }): Promise<SweepRow> {
+export async function insertSweep(
+  tx: Tx,
+  sweep: {
+    id: string;
+    experimentId: string;
+    workflowId: string;
+    spec: object;
+    concurrency: number;
+    createdBy: string;
+  },
+): Promise<SweepRow> {
   const rows = await tx.query<SweepRow>(
     `INSERT INTO sweeps AS s (id, experiment_id, workflow_id, spec, concurrency, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
     [sweep.id, sweep.experimentId, sweep.workflowId, sweep.spec, sweep.concurrency, sweep.createdBy],
@@ -37,7 +54,12 @@ export async function insertSweep(tx: Tx, sweep: { id: string; experimentId: str
   return rows[0]!;
 }
 
-export async function findSweep(db: Queryable, userId: string, experimentId: string, sweepId: string): Promise<SweepRow | undefined> {
+export async function findSweep(
+  db: Queryable,
+  userId: string,
+  experimentId: string,
+  sweepId: string,
+): Promise<SweepRow | undefined> {
   const rows = await db.query<SweepRow>(
     `SELECT ${COLUMNS} FROM sweeps s JOIN experiments e ON e.id = s.experiment_id
       WHERE s.id = $3 AND s.experiment_id = $2 AND ${experimentVisible('e', '$1')}`,
@@ -47,7 +69,13 @@ export async function findSweep(db: Queryable, userId: string, experimentId: str
 }
 
 /** A sweep of the experiment made from exactly this spec: what a repeated request (after a 503) finds. */
-export async function findSameSweep(db: Queryable, userId: string, experimentId: string, spec: object, concurrency: number): Promise<SweepRow | undefined> {
+export async function findSameSweep(
+  db: Queryable,
+  userId: string,
+  experimentId: string,
+  spec: object,
+  concurrency: number,
+): Promise<SweepRow | undefined> {
   const rows = await db.query<SweepRow>(
     `SELECT ${COLUMNS} FROM sweeps s JOIN experiments e ON e.id = s.experiment_id
       WHERE s.experiment_id = $2 AND s.spec = $3::jsonb AND s.concurrency = $4 AND ${experimentVisible('e', '$1')}

@@ -7,7 +7,12 @@ import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { AppError, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { callOrchestrator, requireOrchestrator, workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
-import { sweepWorkflowId, type ManagedRunRef, type Orchestrator, type SweepProgress } from '../orchestration/orchestrator.ts';
+import {
+  sweepWorkflowId,
+  type ManagedRunRef,
+  type Orchestrator,
+  type SweepProgress,
+} from '../orchestration/orchestrator.ts';
 import { insertManagedRun } from '../runs/run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
@@ -35,7 +40,11 @@ function variationsOf(input: SweepRequest, prefix: string) {
   const base = parseConfigYaml(input.base_yaml, 'base_yaml');
   const points = sweepPoints(input);
   if (input.base_yaml.length * points.length > MAX_TOTAL_YAML) {
-    throw new AppError(400, 'sweep_too_large', `the sweep's configs would total over ${MAX_TOTAL_YAML / 1e6} MB of YAML; use fewer points or a smaller base`);
+    throw new AppError(
+      400,
+      'sweep_too_large',
+      `the sweep's configs would total over ${MAX_TOTAL_YAML / 1e6} MB of YAML; use fewer points or a smaller base`,
+    );
   }
   return points.map((point, i) => {
     const configYaml = pointYaml(base, point);
@@ -44,7 +53,9 @@ function variationsOf(input: SweepRequest, prefix: string) {
       return { name, configYaml, config: splitConfigYaml(configYaml) };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      throw new AppError(err.statusCode, err.code, `sweep point ${i + 1} (${name}): ${err.message}`, { point: i + 1 });
+      throw new AppError(err.statusCode, err.code, `sweep point ${i + 1} (${name}): ${err.message}`, {
+        point: i + 1,
+      });
     }
   });
 }
@@ -54,12 +65,21 @@ function variationsOf(input: SweepRequest, prefix: string) {
  * per variation and the sweep row; then starts the sweep workflow. Repeating the same request after a 503
  * finds the recorded sweep and starts its workflow (the start is idempotent).
  */
-export async function createSweep({ db, orchestrator, log }: Deps, principal: Principal, experimentId: string, input: SweepRequest) {
+export async function createSweep(
+  { db, orchestrator, log }: Deps,
+  principal: Principal,
+  experimentId: string,
+  input: SweepRequest,
+) {
   refuseWorkerKey(principal);
   const orch = requireOrchestrator(orchestrator);
   const concurrency = input.concurrency ?? 4;
   const prefix = input.name_prefix ?? 'sweep';
-  const spec = { base_yaml: input.base_yaml, ...(input.grid ? { grid: input.grid } : { list: input.list }), name_prefix: prefix };
+  const spec = {
+    base_yaml: input.base_yaml,
+    ...(input.grid ? { grid: input.grid } : { list: input.list }),
+    name_prefix: prefix,
+  };
   const variations = variationsOf(input, prefix);
 
   let sweep = await repo.findSameSweep(db, principal.userId, experimentId, spec, concurrency);
@@ -69,13 +89,32 @@ export async function createSweep({ db, orchestrator, log }: Deps, principal: Pr
       const experiment = await repo.lockVisibleExperiment(tx, principal.userId, experimentId);
       if (!experiment) throw notFound('experiment');
       if (experiment.state !== 'draft') {
-        throw conflict('experiment_not_draft', `a sweep creates variations, so it needs a draft experiment; this one is ${experiment.state}`, { state: experiment.state });
+        throw conflict(
+          'experiment_not_draft',
+          `a sweep creates variations, so it needs a draft experiment; this one is ${experiment.state}`,
+          { state: experiment.state },
+        );
       }
-      const row = await repo.insertSweep(tx, { id, experimentId, workflowId: sweepWorkflowId(id), spec, concurrency, createdBy: principal.userId });
+      const row = await repo.insertSweep(tx, {
+        id,
+        experimentId,
+        workflowId: sweepWorkflowId(id),
+        spec,
+        concurrency,
+        createdBy: principal.userId,
+      });
       const numbers: number[] = [];
-      for (const v of variations) numbers.push((await insertVariation(tx, principal.userId, experimentId, v))!.n);
+      for (const v of variations)
+        numbers.push((await insertVariation(tx, principal.userId, experimentId, v))!.n);
       await applyMove(tx, principal.userId, experimentId, 'commit', null);
-      for (const n of numbers) await insertManagedRun(tx, { experimentId, n, provisionedBy: principal.userId, sweepId: id, recoversRunId: null });
+      for (const n of numbers)
+        await insertManagedRun(tx, {
+          experimentId,
+          n,
+          provisionedBy: principal.userId,
+          sweepId: id,
+          recoversRunId: null,
+        });
       return row;
     });
   }
@@ -96,7 +135,12 @@ async function visibleSweep(db: Db, principal: Principal, experimentId: string, 
 }
 
 /** The sweep with its runs' states from the database and the workflow's own progress (null when it cannot be asked). */
-export async function getSweep({ db, orchestrator, log }: Deps, principal: Principal, experimentId: string, sweepId: string) {
+export async function getSweep(
+  { db, orchestrator, log }: Deps,
+  principal: Principal,
+  experimentId: string,
+  sweepId: string,
+) {
   const sweep = await visibleSweep(db, principal, experimentId, sweepId);
   let progress: SweepProgress | null = null;
   if (orchestrator) {
@@ -110,15 +154,27 @@ export async function getSweep({ db, orchestrator, log }: Deps, principal: Princ
 }
 
 /** Cancels the sweep workflow, which cancels the runs it started. */
-export async function cancelSweep({ db, orchestrator, log }: Deps, principal: Principal, experimentId: string, sweepId: string) {
+export async function cancelSweep(
+  { db, orchestrator, log }: Deps,
+  principal: Principal,
+  experimentId: string,
+  sweepId: string,
+) {
   refuseWorkerKey(principal);
   const orch = requireOrchestrator(orchestrator);
   const sweep = await visibleSweep(db, principal, experimentId, sweepId);
-  await callOrchestrator(log, `cancelling sweep workflow ${sweep.workflow_id}`, () => orch.cancelSweep(sweep.workflow_id));
+  await callOrchestrator(log, `cancelling sweep workflow ${sweep.workflow_id}`, () =>
+    orch.cancelSweep(sweep.workflow_id),
+  );
   return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator, null);
 }
 
-function toApi(sweep: repo.SweepRow, runs: repo.SweepRunRow[], orchestrator: Orchestrator | undefined, progress: SweepProgress | null) {
+function toApi(
+  sweep: repo.SweepRow,
+  runs: repo.SweepRunRow[],
+  orchestrator: Orchestrator | undefined,
+  progress: SweepProgress | null,
+) {
   return {
     id: sweep.id,
     experiment_id: sweep.experiment_id,
@@ -126,7 +182,13 @@ function toApi(sweep: repo.SweepRow, runs: repo.SweepRunRow[], orchestrator: Orc
     workflow_url: workflowUrlOf(orchestrator, sweep.workflow_id),
     concurrency: sweep.concurrency,
     created_at: iso(sweep.created_at)!,
-    runs: runs.map((r) => ({ n: r.n, r: r.r, variation_name: r.variation_name, workflow_id: r.workflow_id, state: r.state })),
+    runs: runs.map((r) => ({
+      n: r.n,
+      r: r.r,
+      variation_name: r.variation_name,
+      workflow_id: r.workflow_id,
+      state: r.state,
+    })),
     progress,
   };
 }

@@ -22,16 +22,29 @@ export function parseConfigYaml(text: string, field = 'config_yaml'): Record<str
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
   const error = doc.errors[0];
   if (error) {
-    const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [undefined, undefined];
-    throw badRequest('invalid_yaml', `${field}${line ? ` line ${line}, column ${column}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?\s*$/, '')}`, { line, column });
+    const [line, column] = error.linePos?.[0]
+      ? [error.linePos[0].line, error.linePos[0].col]
+      : [undefined, undefined];
+    throw badRequest(
+      'invalid_yaml',
+      `${field}${line ? ` line ${line}, column ${column}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?\s*$/, '')}`,
+      { line, column },
+    );
   }
   const duplicate = firstDuplicateKey(doc);
   if (duplicate) {
     const { line, col: column } = lineCounter.linePos(duplicate.range?.[0] ?? 0);
-    throw badRequest('invalid_yaml', `${field} line ${line}, column ${column}: Map keys must be unique (${JSON.stringify(String(duplicate.value))} appears twice)`, { line, column });
+    throw badRequest(
+      'invalid_yaml',
+      `${field} line ${line}, column ${column}: Map keys must be unique (${JSON.stringify(String(duplicate.value))} appears twice)`,
+      { line, column },
+    );
   }
   if (doc.contents !== null && !isMap(doc.contents)) {
-    throw badRequest('invalid_config', `${field} must be a mapping of keys to values at the top level`, { line: 1, column: 1 });
+    throw badRequest('invalid_config', `${field} must be a mapping of keys to values at the top level`, {
+      line: 1,
+      column: 1,
+    });
   }
   let value: unknown;
   try {
@@ -75,20 +88,27 @@ function firstDuplicateKey(doc: Document): Scalar | undefined {
 
 function asBlock(value: unknown, key: string, field: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest('invalid_config', `${field}: the top-level \`${key}:\` block must be a mapping`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw badRequest('invalid_config', `${field}: the top-level \`${key}:\` block must be a mapping`);
   return value as Record<string, unknown>;
 }
 
 function assertJsonCompatible(value: unknown, path: string, field: string): void {
   if (typeof value === 'number' && !Number.isFinite(value)) {
-    throw badRequest('invalid_config', `${field}: ${path || 'value'} is ${value}, which JSON cannot represent`);
+    throw badRequest(
+      'invalid_config',
+      `${field}: ${path || 'value'} is ${value}, which JSON cannot represent`,
+    );
   }
-  if (typeof value === 'string' && value.includes('\u0000')) throw badRequest('invalid_config', `${field}: ${path || 'value'} contains a NUL character`);
-  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof Date) throw badRequest('invalid_config', `${field}: ${path || 'value'} uses a YAML type JSON cannot represent`);
+  if (typeof value === 'string' && value.includes('\u0000'))
+    throw badRequest('invalid_config', `${field}: ${path || 'value'} contains a NUL character`);
+  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof Date)
+    throw badRequest('invalid_config', `${field}: ${path || 'value'} uses a YAML type JSON cannot represent`);
   if (Array.isArray(value)) value.forEach((v, i) => assertJsonCompatible(v, `${path}[${i}]`, field));
   else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) throw badRequest('invalid_config', `${field}: a key contains a NUL character`);
+      if (k.includes('\u0000'))
+        throw badRequest('invalid_config', `${field}: a key contains a NUL character`);
       assertJsonCompatible(v, path ? `${path}.${k}` : k, field);
     }
   }

@@ -10,7 +10,8 @@ export interface VariationRow extends SplitConfig {
   created_at: Date;
 }
 
-const COLUMNS = 'v.experiment_id, v.n, v.name, v.config_yaml, v.config_json, v.accelerate_config_json, v.launch_config, v.created_at';
+const COLUMNS =
+  'v.experiment_id, v.n, v.name, v.config_yaml, v.config_json, v.accelerate_config_json, v.launch_config, v.created_at';
 
 /**
  * Takes the next number from the experiment's counter: the UPDATE locks the experiment row, so concurrent
@@ -32,7 +33,15 @@ export async function insertVariation(
   const rows = await tx.query<VariationRow>(
     `INSERT INTO variations AS v (experiment_id, n, name, config_yaml, config_json, accelerate_config_json, launch_config)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [experimentId, counter.n, input.name ?? `v${counter.n}`, input.configYaml, input.config.config_json, input.config.accelerate_config_json, input.config.launch_config],
+    [
+      experimentId,
+      counter.n,
+      input.name ?? `v${counter.n}`,
+      input.configYaml,
+      input.config.config_json,
+      input.config.accelerate_config_json,
+      input.config.launch_config,
+    ],
   );
   return rows[0];
 }
@@ -51,12 +60,26 @@ export async function updateDraftVariation(
        FROM experiments e
       WHERE e.id = v.experiment_id AND v.experiment_id = $2 AND v.n = $3 AND e.state = 'draft' AND ${experimentVisible('e', '$1')}
       RETURNING ${COLUMNS}`,
-    [userId, experimentId, n, patch.name ?? null, patch.configYaml ?? null, patch.config?.config_json ?? null, patch.config?.accelerate_config_json ?? null, patch.config?.launch_config ?? null],
+    [
+      userId,
+      experimentId,
+      n,
+      patch.name ?? null,
+      patch.configYaml ?? null,
+      patch.config?.config_json ?? null,
+      patch.config?.accelerate_config_json ?? null,
+      patch.config?.launch_config ?? null,
+    ],
   );
   return rows[0];
 }
 
-export async function findVariation(db: Queryable, userId: string, experimentId: string, n: number): Promise<VariationRow | undefined> {
+export async function findVariation(
+  db: Queryable,
+  userId: string,
+  experimentId: string,
+  n: number,
+): Promise<VariationRow | undefined> {
   const rows = await db.query<VariationRow>(
     `SELECT ${COLUMNS} FROM variations v JOIN experiments e ON e.id = v.experiment_id
       WHERE v.experiment_id = $2 AND v.n = $3 AND ${experimentVisible('e', '$1')}`,
@@ -66,5 +89,8 @@ export async function findVariation(db: Queryable, userId: string, experimentId:
 }
 
 export async function listVariations(db: Queryable, experimentId: string): Promise<VariationRow[]> {
-  return db.query<VariationRow>(`SELECT ${COLUMNS} FROM variations v WHERE v.experiment_id = $1 ORDER BY v.n`, [experimentId]);
+  return db.query<VariationRow>(
+    `SELECT ${COLUMNS} FROM variations v WHERE v.experiment_id = $1 ORDER BY v.n`,
+    [experimentId],
+  );
 }

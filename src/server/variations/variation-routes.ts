@@ -22,7 +22,10 @@ export const Variation = Type.Object(
 );
 
 export const VariationNumber = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
-const ConfigYaml = Type.String({ maxLength: 1_000_000, description: 'YAML: top-level `accelerate:` and `launch:` blocks are split out' });
+const ConfigYaml = Type.String({
+  maxLength: 1_000_000,
+  description: 'YAML: top-level `accelerate:` and `launch:` blocks are split out',
+});
 const ExperimentParams = Type.Object({ id: Uuid });
 const VariationParams = Type.Object({ id: Uuid, n: VariationNumber });
 
@@ -32,25 +35,71 @@ export function variationRoutes(db: Db) {
     const read = { scope: 'experiments:read' as const };
     const write = { scope: 'experiments:write' as const };
 
-    app.post('/experiments/:id/variations', {
-      config: write,
-      schema: { tags, summary: 'Create a variation from config_yaml (draft experiments only)', params: ExperimentParams, body: Type.Object({ config_yaml: ConfigYaml, name: Type.Optional(ShortText()) }, { additionalProperties: false }), response: withErrors({ 201: Variation }, 409) },
-    }, async (req, reply) => {
-      reply.code(201);
-      return service.createVariation(db, req.principal, req.params.id, req.body);
-    });
-
-    app.get('/experiments/:id/variations', { config: read, schema: { tags, summary: 'List variations', params: ExperimentParams, response: withErrors({ 200: Type.Object({ items: Type.Array(Variation) }) }) } }, (req) =>
-      service.listVariations(db, req.principal, req.params.id),
+    app.post(
+      '/experiments/:id/variations',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Create a variation from config_yaml (draft experiments only)',
+          params: ExperimentParams,
+          body: Type.Object(
+            { config_yaml: ConfigYaml, name: Type.Optional(ShortText()) },
+            { additionalProperties: false },
+          ),
+          response: withErrors({ 201: Variation }, 409),
+        },
+      },
+      async (req, reply) => {
+        reply.code(201);
+        return service.createVariation(db, req.principal, req.params.id, req.body);
+      },
     );
 
-    app.get('/experiments/:id/variations/:n', { config: read, schema: { tags, summary: 'Get a variation', params: VariationParams, response: withErrors({ 200: Variation }) } }, (req) =>
-      service.getVariation(db, req.principal, req.params.id, req.params.n),
+    app.get(
+      '/experiments/:id/variations',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'List variations',
+          params: ExperimentParams,
+          response: withErrors({ 200: Type.Object({ items: Type.Array(Variation) }) }),
+        },
+      },
+      (req) => service.listVariations(db, req.principal, req.params.id),
     );
 
-    app.patch('/experiments/:id/variations/:n', {
-      config: write,
-      schema: { tags, summary: 'Edit a variation (draft experiments only)', params: VariationParams, body: Type.Object({ config_yaml: Type.Optional(ConfigYaml), name: Type.Optional(ShortText()) }, { additionalProperties: false, minProperties: 1 }), response: withErrors({ 200: Variation }, 409) },
-    }, (req) => service.editVariation(db, req.principal, req.params.id, req.params.n, req.body));
+    app.get(
+      '/experiments/:id/variations/:n',
+      {
+        config: read,
+        schema: {
+          tags,
+          summary: 'Get a variation',
+          params: VariationParams,
+          response: withErrors({ 200: Variation }),
+        },
+      },
+      (req) => service.getVariation(db, req.principal, req.params.id, req.params.n),
+    );
+
+    app.patch(
+      '/experiments/:id/variations/:n',
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: 'Edit a variation (draft experiments only)',
+          params: VariationParams,
+          body: Type.Object(
+            { config_yaml: Type.Optional(ConfigYaml), name: Type.Optional(ShortText()) },
+            { additionalProperties: false, minProperties: 1 },
+          ),
+          response: withErrors({ 200: Variation }, 409),
+        },
+      },
+      (req) => service.editVariation(db, req.principal, req.params.id, req.params.n, req.body),
+    );
   };
 }

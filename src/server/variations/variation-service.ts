@@ -21,18 +21,43 @@ export function toApi(row: repo.VariationRow) {
 
 async function frozen(db: Db, principal: Principal, experimentId: string): Promise<never> {
   const experiment = await getVisibleExperiment(db, principal, experimentId);
-  throw conflict('variations_frozen', `variations are frozen once the experiment is committed; this one is ${experiment.state}`, { state: experiment.state });
+  throw conflict(
+    'variations_frozen',
+    `variations are frozen once the experiment is committed; this one is ${experiment.state}`,
+    { state: experiment.state },
+  );
 }
 
-export async function createVariation(db: Db, principal: Principal, experimentId: string, input: { config_yaml: string; name?: string }) {
+export async function createVariation(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  input: { config_yaml: string; name?: string },
+) {
   const config = splitConfigYaml(input.config_yaml);
-  const row = await db.transaction((tx) => repo.insertVariation(tx, principal.userId, experimentId, { name: input.name, configYaml: input.config_yaml, config }));
+  const row = await db.transaction((tx) =>
+    repo.insertVariation(tx, principal.userId, experimentId, {
+      name: input.name,
+      configYaml: input.config_yaml,
+      config,
+    }),
+  );
   return row ? toApi(row) : frozen(db, principal, experimentId);
 }
 
-export async function editVariation(db: Db, principal: Principal, experimentId: string, n: number, input: { config_yaml?: string; name?: string }) {
+export async function editVariation(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  n: number,
+  input: { config_yaml?: string; name?: string },
+) {
   const config = input.config_yaml === undefined ? undefined : splitConfigYaml(input.config_yaml);
-  const row = await repo.updateDraftVariation(db, principal.userId, experimentId, n, { name: input.name, configYaml: input.config_yaml, config });
+  const row = await repo.updateDraftVariation(db, principal.userId, experimentId, n, {
+    name: input.name,
+    configYaml: input.config_yaml,
+    config,
+  });
   if (row) return toApi(row);
   await getVariation(db, principal, experimentId, n);
   return frozen(db, principal, experimentId);

@@ -120,11 +120,7 @@ export function headerCases(ops: Operation[], t: Targets): Case[] {
     ['no Authorization header', null, { status: [401], allow2xx: true }],
     ['`Basic` scheme', 'Basic YWRtaW46YWRtaW4=', { status: [401], allow2xx: true }],
     ['`Bearer` and nothing', 'Bearer ', { status: [401], allow2xx: true }],
-    [
-      'a key that was never minted',
-      `Bearer sk_user_${'0'.repeat(40)}`,
-      { status: [401], allow2xx: true },
-    ],
+    ['a key that was never minted', `Bearer sk_user_${'0'.repeat(40)}`, { status: [401], allow2xx: true }],
     ['a 9,000-character token', `Bearer ${'k'.repeat(9000)}`, { status: [401], allow2xx: true }],
     [
       'hostile `x-request-id` (`../../etc/passwd`), valid key',

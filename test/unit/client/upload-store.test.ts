@@ -25,7 +25,15 @@ describe('upload store', () => {
   });
   const register = (owner: Owner, serverUrl = 'http://a') => {
     const id = crypto.randomUUID();
-    store.register({ id, serverUrl, links: { kind: 'output', name: id }, components: [{ name: 'f', path: '/f', size: 10, mtimeMs: 1.5, contentType: 'x/y' }] }, owner);
+    store.register(
+      {
+        id,
+        serverUrl,
+        links: { kind: 'output', name: id },
+        components: [{ name: 'f', path: '/f', size: 10, mtimeMs: 1.5, contentType: 'x/y' }],
+      },
+      owner,
+    );
     return id;
   };
 
@@ -74,7 +82,12 @@ describe('upload store', () => {
   });
 
   it('trusts a pid on its own host only', () => {
-    const lease = { ownerPid: deadPid(), ownerHost: 'another-host', ownerToken: 't', heartbeatAt: Date.now() };
+    const lease = {
+      ownerPid: deadPid(),
+      ownerHost: 'another-host',
+      ownerToken: 't',
+      heartbeatAt: Date.now(),
+    };
     assert.equal(mayClaim(lease, me, Date.now()), false, 'that pid may be alive over there');
     assert.equal(mayClaim(lease, me, Date.now() + STALE_AFTER_MS + 1), true);
   });

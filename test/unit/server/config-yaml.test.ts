@@ -4,7 +4,10 @@ import { AppError } from '../../../src/server/http/errors.ts';
 import { splitConfigYaml } from '../../../src/server/variations/config-yaml.ts';
 
 const refused = (text: string, code: string) =>
-  assert.throws(() => splitConfigYaml(text), (e: unknown) => e instanceof AppError && e.statusCode === 400 && e.code === code);
+  assert.throws(
+    () => splitConfigYaml(text),
+    (e: unknown) => e instanceof AppError && e.statusCode === 400 && e.code === code,
+  );
 
 describe('config_yaml splitting', () => {
   it('splits accelerate: and launch: out of the rest', () => {
@@ -22,7 +25,10 @@ describe('config_yaml splitting', () => {
   it('names line and column of a syntax error', () => {
     assert.throws(
       () => splitConfigYaml('a: 1\nb: [1, 2\n'),
-      (e: unknown) => e instanceof AppError && /line \d+, column \d+/.test(e.message) && (e.details as { line: number }).line >= 2,
+      (e: unknown) =>
+        e instanceof AppError &&
+        /line \d+, column \d+/.test(e.message) &&
+        (e.details as { line: number }).line >= 2,
     );
   });
 
@@ -38,7 +44,12 @@ describe('config_yaml splitting', () => {
 
   it('stops alias bombs instead of expanding them', () => {
     const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 12; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    for (let i = 1; i < 12; i++)
+      bomb.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
     assert.throws(() => splitConfigYaml(bomb.join('\n')), AppError);
   });
 });

@@ -30,7 +30,16 @@ describe('service config', () => {
       ASSAY_LOG_LEVEL: 'warn',
     });
     assert.deepEqual(
-      [c.port, c.host, c.databaseUrl, c.dataDir, c.apiKeyTtlDays, c.watchdogTimeoutMs, c.watchdogIntervalMs, c.logLevel],
+      [
+        c.port,
+        c.host,
+        c.databaseUrl,
+        c.dataDir,
+        c.apiKeyTtlDays,
+        c.watchdogTimeoutMs,
+        c.watchdogIntervalMs,
+        c.logLevel,
+      ],
       [9090, '0.0.0.0', 'postgres://u@h/db', '/tmp/x', 7, 1500, 200, 'warn'],
     );
   });
@@ -53,7 +62,10 @@ describe('service config', () => {
     ['ASSAY_ORCHESTRATOR_KEY', `sk_agent_${'0'.repeat(32)}`],
   ] as const) {
     it(`refuses ${name}=${value} with an error naming the variable`, () => {
-      assert.throws(() => loadConfig({ [name]: value }), (e: unknown) => e instanceof ConfigError && e.message.includes(name));
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(name),
+      );
     });
   }
 
@@ -62,17 +74,32 @@ describe('service config', () => {
     assert.equal(loadConfig({ ASSAY_ORCHESTRATOR_KEY: key }).orchestratorKey, key);
     assert.equal(loadConfig({}).orchestratorKey, undefined);
     const userKey = key.replace(/^sk_agent_/, 'sk_user_');
-    assert.throws(() => loadConfig({ ASSAY_ORCHESTRATOR_KEY: userKey }), (e: unknown) => e instanceof ConfigError && !e.message.includes(userKey.slice(8)));
+    assert.throws(
+      () => loadConfig({ ASSAY_ORCHESTRATOR_KEY: userKey }),
+      (e: unknown) => e instanceof ConfigError && !e.message.includes(userKey.slice(8)),
+    );
   });
 
   it('needs issuer, audience and exactly one JWKS source for identity-provider tokens', () => {
     assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'https://idp' }), ConfigError);
-    assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'https://idp', ASSAY_JWT_AUDIENCE: 'assay' }), /exactly one/);
     assert.throws(
-      () => loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_URL: 'https://x', ASSAY_JWT_JWKS_FILE: '/f' }),
+      () => loadConfig({ ASSAY_JWT_ISSUER: 'https://idp', ASSAY_JWT_AUDIENCE: 'assay' }),
       /exactly one/,
     );
-    assert.throws(() => loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_URL: 'ftp://x' }), /http/);
+    assert.throws(
+      () =>
+        loadConfig({
+          ASSAY_JWT_ISSUER: 'i',
+          ASSAY_JWT_AUDIENCE: 'a',
+          ASSAY_JWT_JWKS_URL: 'https://x',
+          ASSAY_JWT_JWKS_FILE: '/f',
+        }),
+      /exactly one/,
+    );
+    assert.throws(
+      () => loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_URL: 'ftp://x' }),
+      /http/,
+    );
     const c = loadConfig({ ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a', ASSAY_JWT_JWKS_FILE: '/f' });
     assert.deepEqual(c.jwt, { issuer: 'i', audience: 'a', jwksUrl: undefined, jwksFile: '/f' });
   });

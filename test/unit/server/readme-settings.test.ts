@@ -9,7 +9,9 @@ import { ORCHESTRATOR_SETTINGS } from '../../../src/orchestrator/orchestrator-co
 describe('README configuration table', () => {
   it('documents every variable the service reads', () => {
     const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const missing = [...SETTINGS, ...STORAGE_SETTINGS, ...EC2_SETTINGS, ...ORCHESTRATOR_SETTINGS].map(([name]) => name).filter((name) => !readme.includes(`\`${name}\``));
+    const missing = [...SETTINGS, ...STORAGE_SETTINGS, ...EC2_SETTINGS, ...ORCHESTRATOR_SETTINGS]
+      .map(([name]) => name)
+      .filter((name) => !readme.includes(`\`${name}\``));
     assert.deepEqual(missing, []);
   });
 });

@@ -5,7 +5,12 @@ import { RUN_MOVES, TERMINAL_STATES } from '../../../src/server/runs/run-states.
 
 describe('experiment state machine', () => {
   it('allows exactly the moves of DESIGN.md §3', () => {
-    const table: Record<string, string[]> = { draft: ['commit'], committed: ['conclude', 'retract'], concluded: ['retract'], retracted: [] };
+    const table: Record<string, string[]> = {
+      draft: ['commit'],
+      committed: ['conclude', 'retract'],
+      concluded: ['retract'],
+      retracted: [],
+    };
     for (const [state, allowed] of Object.entries(table)) {
       for (const move of Object.keys(EXPERIMENT_MOVES) as (keyof typeof EXPERIMENT_MOVES)[]) {
         assert.equal(canMove(state as never, move), allowed.includes(move), `${move} from ${state}`);
@@ -19,7 +24,11 @@ describe('run state machine', () => {
     assert.deepEqual(RUN_MOVES.start, { from: ['pending'], to: 'running' });
     assert.deepEqual(RUN_MOVES.succeed, { from: ['running'], to: 'succeeded' });
     assert.deepEqual(RUN_MOVES.fail, { from: ['running'], to: 'failed' });
-    assert.deepEqual(RUN_MOVES.conclude_failed, { from: ['pending', 'running'], to: 'failed' }, "the orchestrator's fail, before or after start");
+    assert.deepEqual(
+      RUN_MOVES.conclude_failed,
+      { from: ['pending', 'running'], to: 'failed' },
+      "the orchestrator's fail, before or after start",
+    );
     for (const { from } of Object.values(RUN_MOVES)) {
       for (const terminal of TERMINAL_STATES) assert.ok(!from.includes(terminal));
     }

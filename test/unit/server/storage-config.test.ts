@@ -10,7 +10,11 @@ const MIB = 1024 ** 2;
 const GIB = 1024 ** 3;
 
 function refuses(env: Record<string, string>, variable: string) {
-  assert.throws(() => storageConfig(env, where), (error: unknown) => error instanceof ConfigError && error.message.includes(variable), `${JSON.stringify(env)} should name ${variable}`);
+  assert.throws(
+    () => storageConfig(env, where),
+    (error: unknown) => error instanceof ConfigError && error.message.includes(variable),
+    `${JSON.stringify(env)} should name ${variable}`,
+  );
 }
 
 describe('storage config', () => {
@@ -30,23 +34,57 @@ describe('storage config', () => {
   });
 
   it('reads the local variables', () => {
-    const c = storageConfig({ ASSAY_STORAGE: 'local', ASSAY_STORAGE_DIR: '/srv/objects', ASSAY_STORAGE_SECRET: 's'.repeat(32), ASSAY_UPLOAD_URL_TTL_S: '60' }, where);
+    const c = storageConfig(
+      {
+        ASSAY_STORAGE: 'local',
+        ASSAY_STORAGE_DIR: '/srv/objects',
+        ASSAY_STORAGE_SECRET: 's'.repeat(32),
+        ASSAY_UPLOAD_URL_TTL_S: '60',
+      },
+      where,
+    );
     assert.equal(c.kind, 'local');
-    assert.deepEqual([c.kind === 'local' && c.dir, c.kind === 'local' && c.secret, c.uploadUrlTtlS], ['/srv/objects', 's'.repeat(32), 60]);
+    assert.deepEqual(
+      [c.kind === 'local' && c.dir, c.kind === 'local' && c.secret, c.uploadUrlTtlS],
+      ['/srv/objects', 's'.repeat(32), 60],
+    );
   });
 
   it('lets the local backend use tiny parts (for tests) but not s3', () => {
-    assert.equal(storageConfig({ ASSAY_MULTIPART_PART_BYTES: '1024', ASSAY_MULTIPART_THRESHOLD_BYTES: '4096' }, where).multipartPartBytes, 1024);
+    assert.equal(
+      storageConfig({ ASSAY_MULTIPART_PART_BYTES: '1024', ASSAY_MULTIPART_THRESHOLD_BYTES: '4096' }, where)
+        .multipartPartBytes,
+      1024,
+    );
     refuses({ ...s3, ASSAY_MULTIPART_PART_BYTES: '1024' }, 'ASSAY_MULTIPART_PART_BYTES');
-    assert.equal(storageConfig({ ...s3, ASSAY_MULTIPART_PART_BYTES: String(5 * MIB) }, where).multipartPartBytes, 5 * MIB);
+    assert.equal(
+      storageConfig({ ...s3, ASSAY_MULTIPART_PART_BYTES: String(5 * MIB) }, where).multipartPartBytes,
+      5 * MIB,
+    );
     refuses({ ASSAY_MULTIPART_PART_BYTES: String(5 * GIB + 1) }, 'ASSAY_MULTIPART_PART_BYTES');
     // One S3 PUT takes at most 5 GiB.
-    refuses({ ...s3, ASSAY_MULTIPART_THRESHOLD_BYTES: String(5 * GIB + 1) }, 'ASSAY_MULTIPART_THRESHOLD_BYTES');
-    assert.equal(storageConfig({ ASSAY_MULTIPART_THRESHOLD_BYTES: String(6 * GIB) }, where).multipartThresholdBytes, 6 * GIB);
+    refuses(
+      { ...s3, ASSAY_MULTIPART_THRESHOLD_BYTES: String(5 * GIB + 1) },
+      'ASSAY_MULTIPART_THRESHOLD_BYTES',
+    );
+    assert.equal(
+      storageConfig({ ASSAY_MULTIPART_THRESHOLD_BYTES: String(6 * GIB) }, where).multipartThresholdBytes,
+      6 * GIB,
+    );
   });
 
   it('reads the s3 variables, with the default credential chain when no keys are given', () => {
-    const c = storageConfig({ ...s3, S3_REGION: 'eu-west-1', S3_ENDPOINT: 'http://127.0.0.1:8333/', S3_FORCE_PATH_STYLE: 'true', S3_ACCESS_KEY_ID: 'AK', S3_SECRET_ACCESS_KEY: 'SK' }, where);
+    const c = storageConfig(
+      {
+        ...s3,
+        S3_REGION: 'eu-west-1',
+        S3_ENDPOINT: 'http://127.0.0.1:8333/',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_ACCESS_KEY_ID: 'AK',
+        S3_SECRET_ACCESS_KEY: 'SK',
+      },
+      where,
+    );
     assert.deepEqual(c, {
       kind: 's3',
       bucket: 'assay-objects',
@@ -60,11 +98,22 @@ describe('storage config', () => {
     });
     assert.ok(Object.isFrozen(c) && c.kind === 's3' && Object.isFrozen(c.credentials));
     const aws = storageConfig(s3, where);
-    assert.deepEqual([aws.kind === 's3' && aws.region, aws.kind === 's3' && aws.endpoint, aws.kind === 's3' && aws.forcePathStyle, aws.kind === 's3' && aws.credentials], ['us-east-1', undefined, false, undefined]);
+    assert.deepEqual(
+      [
+        aws.kind === 's3' && aws.region,
+        aws.kind === 's3' && aws.endpoint,
+        aws.kind === 's3' && aws.forcePathStyle,
+        aws.kind === 's3' && aws.credentials,
+      ],
+      ['us-east-1', undefined, false, undefined],
+    );
   });
 
   it('treats empty values as unset', () => {
-    assert.equal(storageConfig({ ASSAY_STORAGE: '', ASSAY_UPLOAD_URL_TTL_S: ' ', S3_BUCKET: '' }, where).kind, 'local');
+    assert.equal(
+      storageConfig({ ASSAY_STORAGE: '', ASSAY_UPLOAD_URL_TTL_S: ' ', S3_BUCKET: '' }, where).kind,
+      'local',
+    );
   });
 
   it('names the variable in every refusal', () => {
