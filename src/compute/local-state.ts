@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import lockfile from 'proper-lockfile';
 
 export type LocalInstanceRecord = {
   /** Leader of the instance's process group. */
@@ -25,12 +26,27 @@ export class LocalStateFile {
     return (await this.#read())[key];
   }
 
-  /** Runs `fn` with the current state and saves what it returns; calls in this process run one at a time. */
+  /**
+   * Runs `fn` with the current state and saves what it returns. Calls in this process run one at a time, and a
+   * lock file serialises them with other workers sharing the directory: without it, two workers' read-modify-
+   * writes lose each other's records, and a retried provision no longer finds its instance and starts another.
+   */
   update<T>(fn: (state: State) => Promise<[State, T]>): Promise<T> {
     const next = this.#queue.then(async () => {
-      const [state, result] = await fn(await this.#read());
-      await this.#write(state);
-      return result;
+      await mkdir(path.dirname(this.file), { recursive: true });
+      // A lock left by a killed worker goes stale after 10 s; waiting is bounded well beyond a provision.
+      const release = await lockfile.lock(path.dirname(this.file), {
+        lockfilePath: `${this.file}.lock`,
+        stale: 10_000,
+        retries: { retries: 600, minTimeout: 20, maxTimeout: 100 },
+      });
+      try {
+        const [state, result] = await fn(await this.#read());
+        await this.#write(state);
+        return result;
+      } finally {
+        await release();
+      }
     });
     this.#queue = next.catch(() => undefined);
     return next;
