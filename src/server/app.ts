@@ -17,7 +17,7 @@ import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
-import { documentBodyErrors } from './http/schemas.ts';
+import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from './orchestration/orchestrator.ts';
 import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
@@ -85,6 +85,7 @@ export async function buildApp({
     frameworkErrors: handleFrameworkError,
   });
   app.addHook('onRoute', documentBodyErrors);
+  app.addHook('onRoute', documentAuthLimit);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -100,7 +101,7 @@ export async function buildApp({
       request.body = {};
   });
   installErrorHandling(app);
-  installMetrics(app);
+  const metrics = installMetrics(app, config.metricsScope);
 
   await app.register(swagger, {
     openapi: {
@@ -126,7 +127,7 @@ export async function buildApp({
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
-  const authenticator = createAuthenticator(config, db, app.log);
+  const authenticator = createAuthenticator(config, db, app.log, metrics);
   installAuth(app, authenticator);
 
   await app.register(healthRoutes(db));

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseToken } from './auth/api-key-token.ts';
+import { isScope, type Scope } from './auth/scopes.ts';
 import { ConfigError } from './config-error.ts';
 import { flag, integer, text, type Env } from './env-values.ts';
 import { storageConfig, type StorageConfig } from './storage/storage-config.ts';
@@ -17,6 +18,10 @@ export interface ServiceConfig {
   /** How long a verified token stays cached; bounds how late a revocation is seen by other replicas. */
   readonly authCacheTtlMs: number;
   readonly authCacheMaxEntries: number;
+  /** Failed authentications one address may make per minute before it gets 429; 0: no limit. */
+  readonly authFailureLimit: number;
+  /** The scope a bearer needs to read /metrics; undefined: /metrics is open. */
+  readonly metricsScope: Scope | undefined;
   readonly watchdogTimeoutMs: number;
   readonly watchdogIntervalMs: number;
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
@@ -60,6 +65,16 @@ export const SETTINGS = [
     'How long a verified token is cached (revocations reach other replicas within this)',
   ],
   ['ASSAY_AUTH_CACHE_MAX', '10000', 'Entries in the auth cache (LRU)'],
+  [
+    'ASSAY_AUTH_FAILURE_LIMIT',
+    '100',
+    'Failed authentications per client address per minute before it gets 429 with Retry-After (0: no limit)',
+  ],
+  [
+    'ASSAY_METRICS_SCOPE',
+    '(unset: /metrics open)',
+    'Scope a bearer token needs to read /metrics (e.g. admin); unset, anyone who reaches the port can',
+  ],
   ['ASSAY_WATCHDOG_TIMEOUT_S', '900', 'A running run silent this long fails with reason heartbeat_timeout'],
   ['ASSAY_WATCHDOG_INTERVAL_S', '30', 'How often the watchdog looks'],
   ['ASSAY_WORKER_KEY_GRACE_S', '3600', 'How long a worker key outlives the end of its run'],
@@ -72,7 +87,11 @@ export const SETTINGS = [
   ['ASSAY_INLINE_MAX_BYTES', '262144', 'Largest inline asset content'],
   ['ASSAY_JWT_ISSUER', '(unset: JWT login off)', 'Expected `iss` of identity-provider access tokens'],
   ['ASSAY_JWT_AUDIENCE', '(required with the issuer)', 'Expected `aud`'],
-  ['ASSAY_JWT_JWKS_URL', '', 'JWKS URL of the identity provider (or ASSAY_JWT_JWKS_FILE)'],
+  [
+    'ASSAY_JWT_JWKS_URL',
+    '',
+    'JWKS URL of the identity provider (or ASSAY_JWT_JWKS_FILE); https, or http to a loopback host only',
+  ],
   ['ASSAY_JWT_JWKS_FILE', '', 'JWKS as a local JSON file'],
   [
     'ASSAY_ORCHESTRATOR_KEY',
@@ -102,9 +121,32 @@ function jwtConfig(env: Env): JwtConfig | undefined {
     throw new ConfigError('ASSAY_JWT_ISSUER and ASSAY_JWT_AUDIENCE must be set together');
   if (!jwksUrl === !jwksFile)
     throw new ConfigError('set exactly one of ASSAY_JWT_JWKS_URL and ASSAY_JWT_JWKS_FILE');
-  if (jwksUrl && !/^https?:\/\//.test(jwksUrl))
-    throw new ConfigError('ASSAY_JWT_JWKS_URL must be an http(s) URL');
+  if (jwksUrl) checkJwksUrl(jwksUrl);
   return Object.freeze({ issuer, audience, jwksUrl, jwksFile });
+}
+
+/** Keys fetched over plain http could be swapped on the way, and with them every login: only loopback may skip TLS. */
+function checkJwksUrl(jwksUrl: string): void {
+  let url: URL;
+  try {
+    url = new URL(jwksUrl);
+  } catch {
+    throw new ConfigError('ASSAY_JWT_JWKS_URL must be an http(s) URL');
+  }
+  if (url.protocol === 'https:') return;
+  if (url.protocol !== 'http:') throw new ConfigError('ASSAY_JWT_JWKS_URL must be an http(s) URL');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host !== 'localhost' && host !== '::1' && !/^127\.\d+\.\d+\.\d+$/.test(host))
+    throw new ConfigError(
+      `ASSAY_JWT_JWKS_URL must be https (plain http is allowed only to a loopback host), got host ${host}`,
+    );
+}
+
+function metricsScope(env: Env): Scope | undefined {
+  const scope = text(env, 'ASSAY_METRICS_SCOPE');
+  if (scope === undefined) return undefined;
+  if (!isScope(scope)) throw new ConfigError(`ASSAY_METRICS_SCOPE must be a scope name, got ${JSON.stringify(scope)}`);
+  return scope;
 }
 
 /** The pre-shared orchestrator key, which must be one of our agent keys (the service stores its hash at start). */
@@ -136,6 +178,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     apiKeyTtlDays: integer(env, 'ASSAY_API_KEY_TTL_DAYS', 90, 1, 3650),
     authCacheTtlMs: integer(env, 'ASSAY_AUTH_CACHE_TTL_MS', 3000, 0, 60_000),
     authCacheMaxEntries: integer(env, 'ASSAY_AUTH_CACHE_MAX', 10_000, 1),
+    authFailureLimit: integer(env, 'ASSAY_AUTH_FAILURE_LIMIT', 100, 0),
+    metricsScope: metricsScope(env),
     watchdogTimeoutMs: seconds(env, 'ASSAY_WATCHDOG_TIMEOUT_S', 900),
     watchdogIntervalMs: seconds(env, 'ASSAY_WATCHDOG_INTERVAL_S', 30),
     workerKeyGraceMs: seconds(env, 'ASSAY_WORKER_KEY_GRACE_S', 3600),

@@ -17,7 +17,11 @@ export interface ApiKeyRow {
 const COLUMNS =
   'id, user_id, kind, description, scopes, run_id, created_at, expires_at, last_used_at, revoked_at';
 
-/** Mints and stores a key; the clear token is returned to the caller once and never stored. `ttlDays: null`: no expiry. */
+/**
+ * Mints and stores a key; the clear token is returned to the caller once and never stored. `ttlDays: null`: no
+ * expiry. A minted key never outlives its minter (LEAST ignores a NULL side), and a key minted by one revoked in
+ * the meantime (a replica's cache can still let its minter in for a moment) is born revoked.
+ */
 export async function insertKey(
   db: Queryable,
   key: {
@@ -32,8 +36,12 @@ export async function insertKey(
 ): Promise<{ row: ApiKeyRow; token: string }> {
   const { id, token, secretHash } = mintToken(key.kind);
   const rows = await db.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash, run_id, minted_by_key_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9::int)) RETURNING ${COLUMNS}`,
+    `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash, run_id, minted_by_key_id, expires_at, revoked_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid,
+            LEAST(now() + make_interval(days => $9::int), minter.expires_at), minter.revoked_at
+       FROM (SELECT NULL) AS one
+       LEFT JOIN api_keys minter ON minter.id = $8::uuid
+     RETURNING ${COLUMNS}`,
     [
       id,
       key.userId,
@@ -56,13 +64,28 @@ export async function listKeys(db: Queryable, userId: string): Promise<ApiKeyRow
   );
 }
 
-/** Revokes a key of the user; revoking twice keeps the first moment. Undefined when the user has no such key. */
-export async function revokeKey(db: Queryable, userId: string, id: string): Promise<ApiKeyRow | undefined> {
-  const rows = await db.query<ApiKeyRow>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`,
+/**
+ * Revokes a key and every key minted from it, transitively (revoking twice keeps the first moment). `userId`
+ * null: any owner (an admin revoking an orchestrator key). Answers the named key first, then its descendants;
+ * empty when there is no such key.
+ */
+export async function revokeKeyLineage(
+  db: Queryable,
+  userId: string | null,
+  id: string,
+): Promise<ApiKeyRow[]> {
+  const rows = await db.query<ApiKeyRow & { root: boolean }>(
+    `WITH RECURSIVE lineage (id) AS (
+       SELECT id FROM api_keys WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2::uuid)
+       UNION
+       SELECT k.id FROM api_keys k JOIN lineage l ON k.minted_by_key_id = l.id
+     )
+     UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+      WHERE id IN (SELECT id FROM lineage)
+      RETURNING ${COLUMNS}, id = $1 AS root`,
     [id, userId],
   );
-  return rows[0];
+  return rows.sort((a, b) => Number(b.root) - Number(a.root)).map(({ root: _root, ...row }) => row);
 }
 
 /** Revokes every unrevoked worker key of a run; answers the ids it revoked (none on a repeat). */

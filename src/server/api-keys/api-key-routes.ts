@@ -36,7 +36,9 @@ const MintBody = Type.Object(
     description: Type.String({ maxLength: 500 }),
     scopes: Type.Array(Scope, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
     kind: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('agent'), Type.Literal('worker')])),
-    expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+    expires_in_days: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 3650, description: "never past the minting key's own expiry" }),
+    ),
     run: Type.Optional(
       Type.Object(
         {
@@ -91,15 +93,15 @@ export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authe
         config: mint,
         schema: {
           tags,
-          summary: 'Revoke a key at once',
+          summary: 'Revoke a key at once, and every key minted from it',
           params: Type.Object({ id: Uuid }),
           response: withErrors({ 200: ApiKey }),
         },
       },
       async (req) => {
-        const revoked = await service.revoke(db, req.principal, req.params.id);
-        authenticator.forgetKey(revoked.id);
-        return revoked;
+        const { key, revokedIds } = await service.revoke(db, req.principal, req.params.id);
+        for (const id of revokedIds) authenticator.forgetKey(id);
+        return key;
       },
     );
   };

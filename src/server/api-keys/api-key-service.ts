@@ -67,8 +67,9 @@ export async function listKeys(db: Db, principal: Principal) {
   return { items: (await repo.listKeys(db, principal.userId)).map(toApi) };
 }
 
+/** Revokes the caller's key and every key minted from it; `revokedIds` lets the caller drop them all from the auth cache. */
 export async function revoke(db: Db, principal: Principal, id: string) {
-  const row = await repo.revokeKey(db, principal.userId, id);
-  if (!row) throw notFound('API key');
-  return toApi(row);
+  const [root, ...descendants] = await repo.revokeKeyLineage(db, principal.userId, id);
+  if (!root) throw notFound('API key');
+  return { key: toApi(root), revokedIds: [root.id, ...descendants.map((d) => d.id)] };
 }

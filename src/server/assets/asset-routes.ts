@@ -113,8 +113,8 @@ const CreateAsset = Type.Object(
 export function assetRoutes(deps: service.AssetDeps) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    const read = { scope: 'assets:read' as const };
-    const write = { scope: 'assets:write' as const };
+    const read = { scope: 'assets:read' as const, workerKeys: true };
+    const write = { scope: 'assets:write' as const, workerKeys: true };
     const Params = Type.Object({ id: Uuid });
 
     app.post(

@@ -10,6 +10,8 @@ declare module 'fastify' {
     public?: boolean;
     /** The scope a caller's key must hold; with a list, every one of them. */
     scope?: Scope | readonly Scope[];
+    /** Routes a worker key may call at all: its run's and its assets' (their services keep it to that run). */
+    workerKeys?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -35,7 +37,7 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
           : 'missing Authorization: Bearer <token> header',
       );
     }
-    request.principal = await authenticator.authenticate(match[1]!);
+    request.principal = await authenticator.authenticate(match[1]!, request.ip);
     const needed: readonly Scope[] =
       config.scope === undefined ? [] : typeof config.scope === 'string' ? [config.scope] : config.scope;
     const missing = needed.filter((s) => !request.principal.scopes.has(s));
@@ -44,6 +46,10 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
         'insufficient_scope',
         `this call needs the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}, which the key does not hold`,
       );
+    }
+    // Worker keys travel in instance user data: whatever leaks one must reach no more than its run and assets.
+    if (request.principal.via === 'worker' && !config.workerKeys) {
+      throw forbidden('worker_key_restricted', "a worker key reaches only its run's endpoints and assets");
     }
     // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such as /v1/me.
     if (request.principal.scopes.has('orchestrate') && !needed.includes('orchestrate')) {

@@ -6,7 +6,8 @@ export type JwtVerifier = (token: string) => Promise<JWTPayload & { sub: string 
 
 /**
  * Verifies identity-provider access tokens with `jose`: RS256 only (so `none` and HS256 tokens are refused
- * whatever their header says), the configured issuer and audience, `exp` and `nbf`.
+ * whatever their header says), the configured issuer and audience, `exp` (required: a token without one would
+ * never expire) and `nbf`.
  */
 export function createJwtVerifier(config: JwtConfig): JwtVerifier {
   const keys = config.jwksUrl
@@ -17,6 +18,7 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
       issuer: config.issuer,
       audience: config.audience,
       algorithms: ['RS256'],
+      requiredClaims: ['exp'],
       clockTolerance: 5,
     });
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('token has no subject');

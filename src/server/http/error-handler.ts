@@ -138,6 +138,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const { status, body, internal } = toErrorResponse(error);
     if (status >= 500 && internal) request.log.error({ err: error }, 'request failed');
     else if (status >= 500) request.log.warn({ code: body.error.code }, body.error.message);
+    if (error instanceof AppError) void reply.headers(error.headers);
     void reply.status(status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -4,12 +4,21 @@ export class AppError extends Error {
   readonly statusCode: number;
   readonly code: string;
   readonly details: unknown;
+  /** Response headers the answer must carry, such as Retry-After on a 429. */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(statusCode: number, code: string, message: string, details?: unknown) {
+  constructor(
+    statusCode: number,
+    code: string,
+    message: string,
+    details?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.statusCode = statusCode;
     this.code = code;
     this.details = details;
+    this.headers = headers;
   }
 }
 
@@ -21,5 +30,7 @@ export const forbidden = (code: string, message: string) => new AppError(403, co
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
 export const conflict = (code: string, message: string, details?: unknown) =>
   new AppError(409, code, message, details);
+export const tooManyRequests = (code: string, message: string, retryAfterSeconds: number) =>
+  new AppError(429, code, message, { retry_after_s: retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
 export const unavailable = (code: string, message: string, details?: unknown) =>
   new AppError(503, code, message, details);

@@ -1,11 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Scope } from '../auth/scopes.ts';
 
 /**
  * Prometheus metrics at /metrics: process metrics and a request histogram labelled by route pattern (never
  * the raw URL, which would carry ids and explode the label space). One registry per app, so tests can build many.
+ * With `scope`, reading them needs a bearer token holding it; without, they are open to whoever reaches the port.
  */
-export function installMetrics(app: FastifyInstance): Registry {
+export function installMetrics(app: FastifyInstance, scope: Scope | undefined): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
@@ -25,7 +27,8 @@ export function installMetrics(app: FastifyInstance): Registry {
       reply.elapsedTime / 1000,
     );
   });
-  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+  const config: FastifyContextConfig = scope ? { scope } : { public: true };
+  app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {
     void reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

@@ -42,6 +42,12 @@ export function documentBodyErrors(route: RouteOptions): void {
   response[415] ??= ErrorResponse;
 }
 
+/** An onRoute hook: a route that may answer 401 may also answer 429 once the caller's address failed too often. */
+export function documentAuthLimit(route: RouteOptions): void {
+  const response = route.schema?.response as Record<number, unknown> | undefined;
+  if (response?.[401]) response[429] ??= ErrorResponse;
+}
+
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),

@@ -70,8 +70,8 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       notifyRunChanged(orchestrator, row.workflow_id, log);
       return service.toApi(row, orchestrator);
     };
-    const read = { scope: 'runs:read' as const };
-    const write = { scope: 'runs:write' as const };
+    const read = { scope: 'runs:read' as const, workerKeys: true };
+    const write = { scope: 'runs:write' as const, workerKeys: true };
     const path = '/experiments/:id/variations/:n/runs';
 
     app.post(
