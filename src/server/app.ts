@@ -139,7 +139,7 @@ export async function buildApp({
   await app.register(apiKeyRoutes(db, config, authenticator));
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));
-  await app.register(adminRoutes(db, config));
+  await app.register(adminRoutes(db, config, authenticator));
   await app.register(assetRoutes({ db, storage, config }));
   await app.register(searchRoutes(db, config.searchEnabled));
   if (storage instanceof LocalStorage) await app.register(localStorageRoutes(storage));

@@ -145,7 +145,8 @@ function checkJwksUrl(jwksUrl: string): void {
 function metricsScope(env: Env): Scope | undefined {
   const scope = text(env, 'ASSAY_METRICS_SCOPE');
   if (scope === undefined) return undefined;
-  if (!isScope(scope)) throw new ConfigError(`ASSAY_METRICS_SCOPE must be a scope name, got ${JSON.stringify(scope)}`);
+  if (!isScope(scope))
+    throw new ConfigError(`ASSAY_METRICS_SCOPE must be a scope name, got ${JSON.stringify(scope)}`);
   return scope;
 }
 

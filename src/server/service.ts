@@ -5,7 +5,7 @@ import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
+import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
 
@@ -20,7 +20,7 @@ export interface Service {
 
 /**
  * Everything a running service needs, without listening: open and migrate the database, bootstrap the
- * first admin, store the pre-shared orchestrator key, build the app, start the watchdog. `server.ts` listens;
+ * first admin, store the pre-shared orchestrator key (revoking every other), build the app, start the watchdog. `server.ts` listens;
  * tests use `app.inject` or listen too. The orchestrator, when given, stays the caller's to close.
  */
 export async function createService(
@@ -32,6 +32,7 @@ export async function createService(
   try {
     await migrate(db);
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
+    await revokeOtherOrchestratorKeys(db, config.orchestratorKey);
   } catch (err) {
     if (!opts.db) await db.close();
     throw err;

@@ -159,6 +159,7 @@ describe('identity-provider JWTs (JWKS file)', () => {
       ['wrong issuer', await token(good.privateKey, { iss: 'https://evil.example.test/' })],
       ['wrong audience', await token(good.privateKey, { aud: 'another-api' })],
       ['expired', await token(good.privateKey, { iat: now() - 3600, exp: now() - 60 })],
+      ['no exp (it would never expire)', await token(good.privateKey, { exp: undefined })],
       ['not yet valid (nbf in the future)', await token(good.privateKey, { nbf: now() + 600 })],
       ['alg none', unsigned({ sub: 'mallory' })],
       [

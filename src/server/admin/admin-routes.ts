@@ -3,8 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { CreatedApiKey } from '../api-keys/api-key-routes.ts';
+import { ApiKey, CreatedApiKey } from '../api-keys/api-key-routes.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
 import { Nullable, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { listOrchestratorKeys, revokeOrchestratorKey } from './orchestrator-key-admin.ts';
 import { createUserWithKey } from './user-accounts.ts';
 
 const User = Type.Object({
@@ -15,8 +17,11 @@ const User = Type.Object({
   created_at: Timestamp,
 });
 
-/** What an operator needs where there is no identity provider: creating users, each with a first key. */
-export function adminRoutes(db: Db, config: ServiceConfig) {
+/**
+ * What an operator needs where there is no identity provider (creating users, each with a first key), and the
+ * orchestrator user's keys, which belong to no one who could list or revoke them otherwise.
+ */
+export function adminRoutes(db: Db, config: ServiceConfig, authenticator: Authenticator) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post(
@@ -45,6 +50,35 @@ export function adminRoutes(db: Db, config: ServiceConfig) {
           isAdmin: req.body.admin ?? false,
           ttlDays: config.apiKeyTtlDays,
         });
+      },
+    );
+    app.get(
+      '/admin/orchestrator-keys',
+      {
+        config: { scope: 'admin' },
+        schema: {
+          tags: ['admin'],
+          summary: "The orchestrator user's keys, revoked ones included (admin scope)",
+          response: withErrors({ 200: Type.Object({ items: Type.Array(ApiKey) }) }),
+        },
+      },
+      () => listOrchestratorKeys(db),
+    );
+    app.delete(
+      '/admin/orchestrator-keys/:id',
+      {
+        config: { scope: 'admin' },
+        schema: {
+          tags: ['admin'],
+          summary: 'Revoke an orchestrator key and the worker keys it minted (admin scope)',
+          params: Type.Object({ id: Uuid }),
+          response: withErrors({ 200: ApiKey }),
+        },
+      },
+      async (req) => {
+        const { key, revokedIds } = await revokeOrchestratorKey(db, req.params.id);
+        for (const id of revokedIds) authenticator.forgetKey(id);
+        return key;
       },
     );
   };

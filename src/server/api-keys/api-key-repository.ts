@@ -88,6 +88,23 @@ export async function revokeKeyLineage(
   return rows.sort((a, b) => Number(b.root) - Number(a.root)).map(({ root: _root, ...row }) => row);
 }
 
+/**
+ * Revokes every unrevoked key of the user but one (`keepId` null: all); answers the ids it revoked. The keys they
+ * minted stay: rotating the orchestrator key must not cut off the worker keys of runs in flight.
+ */
+export async function revokeUserKeysExcept(
+  db: Queryable,
+  userId: string,
+  keepId: string | null,
+): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE api_keys SET revoked_at = now()
+      WHERE user_id = $1 AND revoked_at IS NULL AND ($2::uuid IS NULL OR id <> $2::uuid) RETURNING id`,
+    [userId, keepId],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** Revokes every unrevoked worker key of a run; answers the ids it revoked (none on a repeat). */
 export async function revokeRunWorkerKeys(db: Queryable, runId: string): Promise<string[]> {
   const rows = await db.query<{ id: string }>(

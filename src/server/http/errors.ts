@@ -31,6 +31,12 @@ export const notFound = (what: string) => new AppError(404, 'not_found', `${what
 export const conflict = (code: string, message: string, details?: unknown) =>
   new AppError(409, code, message, details);
 export const tooManyRequests = (code: string, message: string, retryAfterSeconds: number) =>
-  new AppError(429, code, message, { retry_after_s: retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+  new AppError(
+    429,
+    code,
+    message,
+    { retry_after_s: retryAfterSeconds },
+    { 'retry-after': String(retryAfterSeconds) },
+  );
 export const unavailable = (code: string, message: string, details?: unknown) =>
   new AppError(503, code, message, details);

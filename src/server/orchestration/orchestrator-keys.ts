@@ -1,6 +1,6 @@
 import { hashSecret, mintToken, parseToken } from '../auth/api-key-token.ts';
 import { ORCHESTRATOR_SCOPES } from '../auth/scopes.ts';
-import { insertKey } from '../api-keys/api-key-repository.ts';
+import { insertKey, revokeUserKeysExcept } from '../api-keys/api-key-repository.ts';
 import { ConfigError } from '../config-error.ts';
 import type { Db, Queryable } from '../db/database.ts';
 import { ORCHESTRATOR_USER_ID } from './orchestrator-user.ts';
@@ -36,6 +36,19 @@ export async function storeOrchestratorKey(db: Queryable, token: string): Promis
       `ASSAY_ORCHESTRATOR_KEY: a different key with the same id (${parsed.id}) is already stored; generate a new orchestrator key and give it to the service and its workers`,
     );
   }
+}
+
+/**
+ * Makes the configured key the only orchestrator key (none configured: no key at all), so a rotated-out or leaked
+ * ASSAY_ORCHESTRATOR_KEY, or the key of an embedded worker whose process died, stops working at the next start.
+ * Runs before this process mints its own embedded key; answers the ids it revoked.
+ */
+export async function revokeOtherOrchestratorKeys(
+  db: Queryable,
+  token: string | undefined,
+): Promise<string[]> {
+  const keepId = token ? (parseToken(token)?.id ?? null) : null;
+  return revokeUserKeysExcept(db, ORCHESTRATOR_USER_ID, keepId);
 }
 
 /**

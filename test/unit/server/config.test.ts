@@ -69,6 +69,29 @@ describe('service config', () => {
     });
   }
 
+  it('fetches the JWKS over plain http only from a loopback host', () => {
+    const jwt = { ASSAY_JWT_ISSUER: 'i', ASSAY_JWT_AUDIENCE: 'a' };
+    for (const url of ['http://idp.example.com/jwks', 'http://10.0.0.5/jwks', 'http://127.evil.test/jwks'])
+      assert.throws(
+        () => loadConfig({ ...jwt, ASSAY_JWT_JWKS_URL: url }),
+        (e: unknown) => e instanceof ConfigError && /ASSAY_JWT_JWKS_URL must be https/.test(e.message),
+        url,
+      );
+    for (const url of [
+      'https://idp.example.com/jwks',
+      'http://127.0.0.1:9999/jwks',
+      'http://localhost/jwks',
+      'http://[::1]:80/jwks',
+    ])
+      assert.equal(loadConfig({ ...jwt, ASSAY_JWT_JWKS_URL: url }).jwt?.jwksUrl, url);
+  });
+
+  it('takes a scope name for ASSAY_METRICS_SCOPE, and leaves /metrics open without one', () => {
+    assert.equal(loadConfig({ ASSAY_METRICS_SCOPE: 'admin' }).metricsScope, 'admin');
+    assert.equal(loadConfig({}).metricsScope, undefined);
+    assert.throws(() => loadConfig({ ASSAY_METRICS_SCOPE: 'root' }), /ASSAY_METRICS_SCOPE/);
+  });
+
   it('takes an agent key as ASSAY_ORCHESTRATOR_KEY, and never echoes a refused one', () => {
     const key = generateOrchestratorKey();
     assert.equal(loadConfig({ ASSAY_ORCHESTRATOR_KEY: key }).orchestratorKey, key);
