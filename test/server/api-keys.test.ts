@@ -106,6 +106,41 @@ describe('API keys', () => {
     assert.equal((await mint(user.key, { scopes: ['experiments:read'], expires_in_days: 0 })).status, 422);
   });
 
+  it("caps a minted key's expiry at its minter's own", async () => {
+    const minter = await mint(user.key, { scopes: ['api_keys:write', 'runs:read'], expires_in_days: 2 });
+    assertExpiresInDays(minter.body.expires_at, 2);
+    const long = await mint(minter.body.key, { scopes: ['runs:read'], expires_in_days: 3650 });
+    assert.equal(long.status, 201, JSON.stringify(long.body));
+    assert.equal(long.body.expires_at, minter.body.expires_at);
+    const byDefault = await mint(minter.body.key, { scopes: ['runs:read'] });
+    assert.equal(byDefault.body.expires_at, minter.body.expires_at, 'the 90-day default is capped too');
+    const short = await mint(minter.body.key, { scopes: ['runs:read'], expires_in_days: 1 });
+    assertExpiresInDays(short.body.expires_at, 1);
+  });
+
+  it('revokes the keys a revoked key minted, transitively, and no others', async () => {
+    const scopes = ['api_keys:write', 'experiments:read'];
+    const a = await mint(user.key, { scopes });
+    const b = await mint(a.body.key, { kind: 'agent', scopes });
+    const c = await mint(b.body.key, { scopes: ['experiments:read'] });
+    const sibling = await mint(user.key, { scopes: ['experiments:read'] });
+    const bChild = await mint(b.body.key, { scopes: ['experiments:read'] });
+    for (const k of [a, b, c, sibling, bChild]) {
+      assert.equal(k.status, 201, JSON.stringify(k.body));
+      assert.equal((await t.as(k.body.key).get('/experiments')).status, 200, 'cached before the revocation');
+    }
+    const revoked = await t.as(user.key).delete(`/api-keys/${a.body.id}`);
+    assert.deepEqual([revoked.status, revoked.body.id], [200, a.body.id]);
+    for (const k of [a, b, c, bChild])
+      assertCleanUnauthorized(await t.as(k.body.key).get('/experiments'), k.body.description);
+    assert.equal((await t.as(sibling.body.key).get('/experiments')).status, 200, 'a sibling stays');
+    assert.equal((await t.as(user.key).get('/experiments')).status, 200, 'the minter of the root stays');
+    const listed = (await t.as(user.key).get('/api-keys')).body.items as { id: string; revoked_at: string }[];
+    const revokedAt = (id: string) => listed.find((k) => k.id === id)?.revoked_at;
+    for (const k of [a, b, c, bChild]) assert.notEqual(revokedAt(k.body.id), null);
+    assert.equal(revokedAt(sibling.body.id), null);
+  });
+
   it('never gives a key a scope its minter lacks', async () => {
     const narrow = await mint(user.key, { scopes: ['experiments:read', 'api_keys:write'] });
     const escalation = await mint(narrow.body.key, { scopes: ['experiments:read', 'experiments:write'] });
@@ -241,6 +276,27 @@ describe('API key revocation across replicas', () => {
   after(async () => {
     await replica.close();
     await primary.close();
+  });
+
+  it('a key minted through one revoked on another replica a moment ago is born revoked', async () => {
+    // A long cache on the second replica: it still lets the revoked minter in, the worst case for the lineage.
+    const lagging = await startTestService({ replicaOf: primary, env: { ASSAY_AUTH_CACHE_TTL_MS: '60000' } });
+    try {
+      const { key: owner } = await primary.createUser();
+      const minter = await primary
+        .as(owner)
+        .post('/api-keys', { description: 'minter', scopes: ['api_keys:write', 'experiments:read'] });
+      assert.equal((await lagging.as(minter.body.key).get('/v1/me')).status, 200);
+      assert.equal((await primary.as(owner).delete(`/api-keys/${minter.body.id}`)).status, 200);
+      const child = await lagging
+        .as(minter.body.key)
+        .post('/api-keys', { description: 'child', scopes: ['experiments:read'] });
+      assert.equal(child.status, 201, 'the lagging replica still lets the minter in');
+      assert.notEqual(child.body.revoked_at, null);
+      assert.equal((await primary.as(child.body.key).get('/experiments')).status, 401);
+    } finally {
+      await lagging.close();
+    }
   });
 
   it('a key revoked on one replica answers 401 on another within 5 seconds', async (ctx) => {
