@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { parseToken } from '../../src/server/auth/api-key-token.ts';
 import {
   generateOrchestratorKey,
   mintEmbeddedOrchestratorKey,
@@ -125,6 +126,63 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.equal(status, 401);
   });
 
+  it('lets an admin list orchestrator keys and revoke one, with the worker keys it minted', async () => {
+    const embedded = await mintEmbeddedOrchestratorKey(t.service.db);
+    const run = await managedRun();
+    const workerKey = await t.as(embedded.token).post(`${run.url}/worker-key`);
+    assert.equal(workerKey.status, 201, JSON.stringify(workerKey.body));
+    assert.equal((await t.as(workerKey.body.key).get(run.path)).status, 200);
+    const embeddedId = parseToken(embedded.token)!.id;
+    assert.equal((await t.as(owner.key).get('/admin/orchestrator-keys')).status, 403);
+    const listed = await t.as(t.adminKey).get('/admin/orchestrator-keys');
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    const ids = listed.body.items.map((k: { id: string }) => k.id);
+    assert.ok(ids.includes(parseToken(orchestratorKey)!.id) && ids.includes(embeddedId), JSON.stringify(ids));
+    assert.ok(!JSON.stringify(listed.body).includes(orchestratorKey.slice(41)), 'no secret is listed');
+    const userKeyId = (await t.as(owner.key).get('/api-keys')).body.items[0].id;
+    assert.equal((await t.as(t.adminKey).delete(`/admin/orchestrator-keys/${userKeyId}`)).status, 404);
+    const revoked = await t.as(t.adminKey).delete(`/admin/orchestrator-keys/${embeddedId}`);
+    assert.deepEqual([revoked.status, revoked.body.id], [200, embeddedId]);
+    assert.notEqual(revoked.body.revoked_at, null);
+    assert.equal((await t.as(embedded.token).get(run.url)).status, 401);
+    assert.equal((await t.as(workerKey.body.key).get(run.path)).status, 401, 'its worker keys go with it');
+    assert.equal((await orch().get(run.url)).status, 200, 'the configured key stays');
+  });
+
+  it('rotates: a start with another key revokes the old one and leftover embedded keys, not runs in flight', async () => {
+    const [keyA, keyB] = [generateOrchestratorKey(), generateOrchestratorKey()];
+    const a = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_ORCHESTRATOR_KEY: keyA },
+    });
+    try {
+      const user = await a.createUser();
+      const run = await createRun(a, user.key, (await committedExperiment(a, user.key)).id);
+      assert.equal((await a.as(user.key).post(`${run.path}/provision`)).status, 202);
+      const workerKey = await a.as(keyA).post(`/orchestrator/runs/${run.id}/worker-key`);
+      assert.equal(workerKey.status, 201, JSON.stringify(workerKey.body));
+      const leftover = await mintEmbeddedOrchestratorKey(a.service.db);
+      assert.equal((await a.as(leftover.token).get(`/orchestrator/runs/${run.id}`)).status, 200);
+      // The same database, a fresh process: what a restart with ASSAY_ORCHESTRATOR_KEY changed to B looks like.
+      const b = await startTestService({
+        replicaOf: a,
+        orchestrator: new FakeOrchestrator(),
+        env: { ASSAY_ORCHESTRATOR_KEY: keyB },
+      });
+      try {
+        const url = `/orchestrator/runs/${run.id}`;
+        assert.equal((await b.as(keyA).get(url)).status, 401, 'the old key');
+        assert.equal((await b.as(leftover.token).get(url)).status, 401, 'a dead embedded worker’s key');
+        assert.equal((await b.as(keyB).get(url)).status, 200, 'the new key');
+        assert.equal((await b.as(workerKey.body.key).get(run.path)).status, 200, 'the run in flight goes on');
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await a.close();
+    }
+  });
+
   it('answers 404 for runs that are not managed, and for unknown ids', async () => {
     const unmanaged = await createRun(t, owner.key, experimentId);
     for (const id of [unmanaged.id, '7f000000-0000-4000-8000-000000000000']) {
@@ -166,11 +224,10 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.equal((await t.as(first.body.key).get(run.path)).status, 401, 'the old key is refused at once');
 
     const worker = t.as(second.body.key);
-    const me = await worker.get('/v1/me');
-    assert.deepEqual([me.body.id, me.body.auth.via, me.body.auth.run_id], [owner.id, 'worker', run.id]);
-    assert.deepEqual(me.body.auth.scopes, ['assets:read', 'assets:write', 'runs:read', 'runs:write']);
     const keys = await t.as(owner.key).get('/api-keys');
     const listed = keys.body.items.find((k: { id: string }) => k.id === second.body.id);
+    assert.deepEqual([listed.kind, listed.run_id], ['worker', run.id], "owned by the run's provisioner");
+    assert.deepEqual(listed.scopes, ['runs:read', 'runs:write', 'assets:read', 'assets:write']);
     assert.equal(listed.description, `managed run ${run.workflowId}`);
     assert.ok(listed.expires_at, 'a worker key expires as other keys do');
     assert.equal((await worker.get(`${run.path}/config`)).status, 200);
@@ -270,7 +327,8 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.deepEqual([again.status, again.body.id], [200, recovery.id]);
     // The recovery run's worker key belongs to the user who provisioned the original.
     const key = await orch().post(`/orchestrator/runs/${recovery.id}/worker-key`);
-    assert.equal((await t.as(key.body.key).get('/v1/me')).body.id, owner.id);
+    const ownersKeys = (await t.as(owner.key).get('/api-keys')).body.items as { id: string }[];
+    assert.ok(ownersKeys.some((k) => k.id === key.body.id));
     const seen = await t.as(owner.key).get(`/experiments/${experimentId}/variations/1/runs/${recovery.r}`);
     assert.deepEqual([seen.status, seen.body.recovers_run_id], [200, run.id]);
 
