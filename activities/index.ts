@@ -7,7 +7,7 @@ import {
   type ComputeProvider,
   type LaunchConfig,
 } from '../src/compute/compute-provider.ts';
-import type { OrchestratorApi } from '../src/orchestrator/orchestrator-api.ts';
+import type { OrchestratorApi } from './orchestrator-api.ts';
 import type { FailureReason, RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {

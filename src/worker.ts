@@ -11,7 +11,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import { OrchestratorApi } from './orchestrator/orchestrator-api.ts';
+import { OrchestratorApi } from '../activities/orchestrator-api.ts';
 import type { ComputeProvider } from './compute/compute-provider.ts';
 
 export interface WorkerSettings {

@@ -8,7 +8,7 @@ import {
   ServerError,
   type RunData,
 } from '../../src/client/index.ts';
-import { OrchestratorApi } from '../../src/orchestrator/orchestrator-api.ts';
+import { OrchestratorApi } from '../../activities/orchestrator-api.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { startTestService, type TestService } from '../support/service.ts';

@@ -58,9 +58,10 @@ describe('import rules', () => {
     assert.match(found[0]!, /depends on nothing/);
   });
 
-  it('refuses compute importing the service', async () => {
+  it('refuses compute and the orchestrator glue importing the service', async () => {
     const code = "import { buildApp } from '../server/app.ts';\nexport { buildApp };\n";
     assert.equal((await violations(code, 'src/compute/x.ts', RESTRICTED)).length, 1);
+    assert.equal((await violations(code, 'src/orchestrator/x.ts', RESTRICTED)).length, 1);
   });
 
   it('lets workflows import activities as types only', async () => {

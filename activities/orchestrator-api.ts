@@ -1,7 +1,7 @@
 // The service's /orchestrator/* routes, for the Temporal activities only: not part of the public client.
-import { path } from '../client/core/path.ts';
-import { Transport } from '../client/core/transport.ts';
-import type { RunData } from '../client/index.ts';
+import { path } from '../src/client/core/path.ts';
+import { Transport } from '../src/client/core/transport.ts';
+import type { RunData } from '../src/client/index.ts';
 
 /** Why the orchestrator fails a run: the runner's reasons plus the two only it detects. */
 export type OrchestratorFailureReason = 'provision_failed' | 'heartbeat_timeout' | 'abandoned' | 'crash';
