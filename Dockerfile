@@ -2,12 +2,16 @@
 #   docker build -t assay:local .
 #   docker run --rm assay:local admin orchestrator-key      # any `assay` command works the same way
 
-# --- build: every dependency (TypeScript and the rest), then `npm run build` (dist/ plus the SQL migrations) ---
+# --- build: every dependency (TypeScript and the rest), then `npm run build` (dist/ plus the SQL migrations,
+# and dist/packages/: @assay/contract and @assay/client as JavaScript) ---
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY src/contract/package.json ./src/contract/
+COPY src/client/package.json ./src/client/
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.packages.json ./
+COPY scripts/build-packages.ts ./scripts/
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
@@ -19,6 +23,10 @@ ENV NODE_ENV=production \
     ASSAY_DATA_DIR=/var/lib/assay
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspaces as built JavaScript, where npm links them from (node_modules/@assay/* → src/*): this image
+# holds no TypeScript sources.
+COPY --from=build /app/dist/packages/contract ./src/contract
+COPY --from=build /app/dist/packages/client ./src/client
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin

@@ -1,9 +1,74 @@
-// One lint setup for the whole repo: typescript-eslint's type-aware rules, plus purity rules for workflows.
+// One lint setup for the whole repo: typescript-eslint's type-aware rules, the import rules between the
+// repo's parts (docs/architecture.md, "Packages and import rules"), and purity rules for workflows.
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+/** Which part of the repo may not import which; each zone is one rule of docs/architecture.md. */
+export const importZones = [
+  {
+    target: './src/client',
+    from: [
+      './src/server',
+      './src/cli',
+      './src/compute',
+      './src/orchestrator',
+      './src/worker.ts',
+      './activities',
+      './workflows',
+    ],
+    message: 'The client is published on its own: it may import only itself and @assay/contract.',
+  },
+  {
+    target: './src/contract',
+    from: '.',
+    except: ['./src/contract', './node_modules'],
+    message: 'The contract depends on nothing in the repository.',
+  },
+  {
+    target: './src/compute',
+    from: [
+      './src/server',
+      './src/cli',
+      './src/orchestrator',
+      './src/worker.ts',
+      './activities',
+      './workflows',
+    ],
+    message:
+      'Compute providers are a lower layer: the service and the orchestrator use them, not the reverse.',
+  },
+  {
+    target: './src/orchestrator',
+    from: ['./src/server', './src/cli', './src/client'],
+    message: 'The orchestrator glue is a lower layer than the service: the service passes in what it needs.',
+  },
+  {
+    target: './workflows',
+    from: '.',
+    except: ['./workflows', './src/contract', './activities', './node_modules'],
+    message: 'Workflows reach the world only through activities (imported as types) and @assay/contract.',
+  },
+];
+
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.assay-data/**', '.venv/**'] },
+  // test/fixtures/lint/ holds deliberate violations that test/unit/lint-rules.test.ts lints on purpose.
+  { ignores: ['node_modules/**', 'dist/**', '.assay-data/**', '.venv/**', 'test/fixtures/lint/**'] },
   ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.js'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Without these, import-x reads no .ts module and so would never see a cycle through one.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'] })],
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: importZones, basePath: import.meta.dirname }],
+      // Type-only imports erase at runtime and are allowed to go both ways; a lazy import() is still an edge.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
   {
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -24,6 +89,28 @@ export default tseslint.config(
     },
   },
   {
+    // Known imports of src/server from the lower layers, on their way out (settings and ConfigError move to a
+    // shared module; the service passes the orchestrator what it needs); the other zones still apply to these
+    // files. Remove a file from this list once it imports nothing from src/server.
+    files: [
+      'src/compute/create-provider.ts',
+      'src/compute/ec2-config.ts',
+      'src/orchestrator/embedded.ts',
+      'src/orchestrator/orchestrator-config.ts',
+      'src/orchestrator/temporal-orchestrator.ts',
+      'src/orchestrator/worker-command.ts',
+    ],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: importZones.filter((zone) => !['./src/compute', './src/orchestrator'].includes(zone.target)),
+          basePath: import.meta.dirname,
+        },
+      ],
+    },
+  },
+  {
     // Tests read JSON answers whose shape is the very thing under test.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
@@ -31,7 +118,7 @@ export default tseslint.config(
   {
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
@@ -42,6 +129,11 @@ export default tseslint.config(
             {
               group: ['pg', '@electric-sql/*', '**/src/server/**', '**/src/client/**', '**/src/compute/**'],
               message: 'Workflows reach the world only through activities.',
+            },
+            {
+              group: ['**/activities/**', '**/activities'],
+              allowTypeImports: true,
+              message: 'Workflows import activities as types only and call them through proxyActivities.',
             },
           ],
         },

@@ -1,18 +1,18 @@
 // The saga's side effects. Each one is idempotent: Temporal may run it again after a crash or timeout, so
 // every call either converges on the same result (keyed by the workflow id or the run id) or is harmless twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ConflictError, NotFoundError, type Client } from '../src/client/index.ts';
-import type { RunData } from '../src/client/index.ts';
+import { ConflictError, NotFoundError, type RunData } from '../src/client/index.ts';
 import {
   LaunchConfigError,
   type ComputeProvider,
   type LaunchConfig,
 } from '../src/compute/compute-provider.ts';
+import type { OrchestratorApi } from './orchestrator-api.ts';
 import type { FailureReason, RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {
   /** Holds the orchestrator key: it reaches managed runs only, through /orchestrator/*. */
-  client: Client;
+  api: OrchestratorApi;
   provider: ComputeProvider;
   /** What instances get as SERVICE_SERVER_URL (the service as they can reach it). */
   runnerServerUrl: string;
@@ -45,9 +45,7 @@ async function orchestrated<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createActivities({ client, provider, runnerServerUrl }: ActivityDeps) {
-  const api = client.orchestrator;
-
+export function createActivities({ api, provider, runnerServerUrl }: ActivityDeps) {
   async function readRun(runId: string): Promise<RunSnapshot> {
     return snapshot((await orchestrated(() => api.getRun(runId))).run);
   }

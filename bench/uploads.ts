@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DEFAULT_MAX_UPLOAD_WORKERS } from '../src/client/config.ts';
+import { DEFAULT_MAX_UPLOAD_WORKERS } from '../src/client/config-values.ts';
 import { startBenchService } from './support/bench-service.ts';
 import { clientUpload } from './support/client-upload.ts';
 import { type BenchFile, curlPuts, curlUpload, finalize, presign, runCurl } from './support/curl-upload.ts';

@@ -11,7 +11,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import { Client } from './client/index.ts';
+import { OrchestratorApi } from '../activities/orchestrator-api.ts';
 import type { ComputeProvider } from './compute/compute-provider.ts';
 
 export interface WorkerSettings {
@@ -80,7 +80,7 @@ export function installRuntimeOnce() {
 export async function startWorker(settings: WorkerSettings): Promise<RunningWorker> {
   installRuntimeOnce();
   const connection = await NativeConnection.connect({ address: settings.address });
-  const client = new Client({
+  const api = new OrchestratorApi({
     serverUrl: settings.serviceUrl,
     apiKey: settings.orchestratorKey,
     timeout: 30,
@@ -91,7 +91,7 @@ export async function startWorker(settings: WorkerSettings): Promise<RunningWork
     taskQueue: settings.taskQueue,
     workflowBundle: settings.workflowBundle ?? (await workflowBundle()),
     activities: createActivities({
-      client,
+      api,
       provider: settings.provider,
       runnerServerUrl: settings.runnerServerUrl,
     }),

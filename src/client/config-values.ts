@@ -1,6 +1,10 @@
 // Validation of single setting values, wherever they came from; `where` names the source in the message.
 import { ConfigError } from './core/errors.ts';
 
+export const DEFAULT_SERVER_URL = 'http://127.0.0.1:8080';
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_MAX_UPLOAD_WORKERS = 2;
+
 /** A string setting (ids, slugs). */
 export function checkString(value: unknown, where: string): string {
   if (typeof value !== 'string')

@@ -3,18 +3,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { envLayer, fileLayer, optionLayer, where } from './config-sources.ts';
 import type { Layer, SettingName, SettingSource } from './config-sources.ts';
-import { checkKey, checkString, checkTimeout, checkUrl, checkWorkers } from './config-values.ts';
+import {
+  checkKey,
+  checkString,
+  checkTimeout,
+  checkUrl,
+  checkWorkers,
+  DEFAULT_MAX_UPLOAD_WORKERS,
+  DEFAULT_SERVER_URL,
+  DEFAULT_TIMEOUT_SECONDS,
+} from './config-values.ts';
 import { ConfigError } from './core/errors.ts';
 
 export { ENV_VARIABLES, YAML_KEYS } from './config-sources.ts';
 export type { SettingName, SettingSource } from './config-sources.ts';
+export { PERSONAL } from './core/organization.ts';
 
-/** Passed as organizationId on a call, forces personal scope (sent as `organization_id: "personal"`). */
-export const PERSONAL = 'personal';
-
-export const DEFAULT_SERVER_URL = 'http://127.0.0.1:8080';
-export const DEFAULT_TIMEOUT_SECONDS = 30;
-export const DEFAULT_MAX_UPLOAD_WORKERS = 2;
 /** Names a single YAML file that replaces both default files. */
 export const CONFIG_PATH_VARIABLE = 'SERVICE_CONFIG';
 

@@ -6,7 +6,7 @@ import type { Db } from '../server/db/database.ts';
 import type { Env } from '../server/env-values.ts';
 import { mintEmbeddedOrchestratorKey } from '../server/orchestration/orchestrator-keys.ts';
 import type { Orchestrator } from '../server/orchestration/orchestrator.ts';
-import { startWorker, type RunningWorker } from '../worker.ts';
+import type { RunningWorker } from '../worker.ts';
 import type { OrchestratorConfig } from './orchestrator-config.ts';
 import { findTemporalCli, startDevServer, type DevServer } from './temporal-dev-server.ts';
 import { TemporalOrchestrator } from './temporal-orchestrator.ts';
@@ -74,6 +74,8 @@ export async function prepareOrchestration(
         env: deps.env,
         local: { stateDir: path.join(deps.dataDir, 'instances') },
       });
+      // Loaded here, not at the top: the service must not load the worker (and through it the client) unless it runs one.
+      const { startWorker } = await import('../worker.ts');
       worker = await startWorker({
         address,
         namespace: temporal.namespace,

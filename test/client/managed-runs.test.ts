@@ -8,6 +8,7 @@ import {
   ServerError,
   type RunData,
 } from '../../src/client/index.ts';
+import { OrchestratorApi } from '../../activities/orchestrator-api.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -20,6 +21,8 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
   let orchestrator: FakeOrchestrator;
   let client: Client;
   let orch: Client;
+  /** The /orchestrator/* calls, made with the orchestrator's key as the activities make them. */
+  let orchApi: OrchestratorApi;
 
   /** A committed experiment with one variation (a launch block), and a pending run of it. */
   async function pendingRun(c: Client = client): Promise<RunData> {
@@ -35,6 +38,7 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
     bare = await startTestService({ listen: true });
     client = new Client({ serverUrl: t.url, apiKey: (await t.createUser()).key });
     orch = new Client({ serverUrl: t.url, apiKey: (await mintEmbeddedOrchestratorKey(t.service.db)).token });
+    orchApi = new OrchestratorApi(orch.transport);
   });
   after(async () => {
     await t.close();
@@ -157,34 +161,34 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
 
   it('gives the orchestrator its run, a worker key it can revoke, the instance, failure and recovery', async () => {
     const run = await managedRun();
-    const got = await orch.orchestrator.getRun(run.id);
+    const got = await orchApi.getRun(run.id);
     assert.deepEqual([got.run.id, got.launch_config], [run.id, { command: 'python train.py' }]);
 
-    const workerKey = await orch.orchestrator.mintWorkerKey(run.id);
+    const workerKey = await orchApi.mintWorkerKey(run.id);
     assert.match(workerKey.key, /^sk_worker_/);
     const worker = new Client({ serverUrl: t.url, apiKey: workerKey.key });
     const config = await worker.runs.config(run.experiment_id, run.n, run.r);
     assert.deepEqual(config.config_json, { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0 });
-    assert.deepEqual(await orch.orchestrator.revokeWorkerKeys(run.id), { revoked: 1 });
+    assert.deepEqual(await orchApi.revokeWorkerKeys(run.id), { revoked: 1 });
     await assert.rejects(worker.runs.config(run.experiment_id, run.n, run.r), AuthenticationError);
 
     const instance = { provider: 'local', instance_id: 'pid-4242', state: 'running' };
-    assert.deepEqual((await orch.orchestrator.recordInstance(run.id, instance)).instance, instance);
-    assert.deepEqual(await orch.orchestrator.listRunAssets(run.id), { items: [] });
+    assert.deepEqual((await orchApi.recordInstance(run.id, instance)).instance, instance);
+    assert.deepEqual(await orchApi.listRunAssets(run.id), { items: [] });
 
-    const failed = await orch.orchestrator.failRun(run.id, 'provision_failed', 'no capacity');
+    const failed = await orchApi.failRun(run.id, 'provision_failed', 'no capacity');
     assert.deepEqual(
       [failed.state, failed.failure_reason, failed.failure_message],
       ['failed', 'provision_failed', 'no capacity'],
     );
-    const recovery = await orch.orchestrator.createRecoveryRun(run.id);
+    const recovery = await orchApi.createRecoveryRun(run.id);
     assert.deepEqual(
       [recovery.state, recovery.recovers_run_id, recovery.n, recovery.r, recovery.managed],
       ['pending', run.id, run.n, run.r + 1, true],
     );
     assert.notEqual(recovery.id, run.id);
     assert.equal(
-      (await orch.orchestrator.createRecoveryRun(run.id)).id,
+      (await orchApi.createRecoveryRun(run.id)).id,
       recovery.id,
       'asking again answers the same recovery run',
     );
@@ -192,10 +196,10 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
 
   it('cancels a run for the orchestrator, and refuses the namespace to other keys and unmanaged runs', async () => {
     const run = await managedRun();
-    const cancelled = await orch.orchestrator.cancelRun(run.id);
+    const cancelled = await orchApi.cancelRun(run.id);
     assert.deepEqual([cancelled.state, cancelled.failure_reason], ['failed', 'abandoned']);
     await assert.rejects(
-      client.orchestrator.getRun(run.id),
+      new OrchestratorApi(client.transport).getRun(run.id),
       (e: unknown) => e instanceof PermissionDeniedError && e.code === 'insufficient_scope',
     );
     await assert.rejects(
@@ -204,6 +208,6 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
       'the orchestrator key reaches /orchestrator/* alone',
     );
     const unmanaged = await pendingRun();
-    await assert.rejects(orch.orchestrator.getRun(unmanaged.id), NotFoundError);
+    await assert.rejects(orchApi.getRun(unmanaged.id), NotFoundError);
   });
 });

@@ -1,6 +1,5 @@
-import type { Run } from '../handles/run.ts';
 import type { ApiKeys } from '../resources/api-keys.ts';
-import type { Assets } from '../resources/assets.ts';
+import type { Assets, RunRef } from '../resources/assets.ts';
 import type { Experiments } from '../resources/experiments.ts';
 import type { Me } from '../resources/me.ts';
 import type { Runs } from '../resources/runs.ts';
@@ -19,5 +18,5 @@ export interface ClientCore {
   readonly apiKeys: ApiKeys;
   readonly me: Me;
   /** Resolves when this process's uploads for the run are done; raises UploadError naming any that failed. */
-  waitForRunUploads(run: Run): Promise<void>;
+  waitForRunUploads(run: RunRef): Promise<void>;
 }

@@ -1,5 +1,5 @@
 // The error hierarchy (docs/architecture.md) and the single status → class mapping, after openai-node's core/error.ts.
-import { STATUS_CODES } from 'node:http';
+import { statusLine } from './status-text.ts';
 
 /** Response headers as fetch gives them (`Headers`) or as node:http gives them (a plain record). */
 export type HeadersLike = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -162,7 +162,7 @@ function envelopeMessage(envelope: Record<string, unknown> | undefined): string 
 }
 
 function fallbackMessage(status: number, parsed: unknown): string {
-  const reason = STATUS_CODES[status] ? `HTTP ${status} ${STATUS_CODES[status]}` : `HTTP ${status}`;
+  const reason = statusLine(status);
   if (parsed === undefined) return `${reason} (empty body)`;
   const text = typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
   const snippet = text.replace(/\s+/g, ' ').trim();

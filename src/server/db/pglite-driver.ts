@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { storableParams, type Db } from './database.ts';
+import { storableParams, type Db } from './db-handle.ts';
 
 /** PGlite in a data directory (or in memory for `memory://`); one connection, transactions serialised. */
 export async function openPglite(dataDir: string): Promise<Db> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { storableParams, type Db, type Tx } from './database.ts';
+import { storableParams, type Db, type Tx } from './db-handle.ts';
 
 const names = new Map<string, string>();
 

@@ -1,6 +1,7 @@
-import { path } from '../core/path.ts';
-import type { Transport } from '../core/transport.ts';
-import type { RunData } from './runs.ts';
+// The service's /orchestrator/* routes, for the Temporal activities only: not part of the public client.
+import { path } from '../src/client/core/path.ts';
+import { Transport } from '../src/client/core/transport.ts';
+import type { RunData } from '../src/client/index.ts';
 
 /** Why the orchestrator fails a run: the runner's reasons plus the two only it detects. */
 export type OrchestratorFailureReason = 'provision_failed' | 'heartbeat_timeout' | 'abandoned' | 'crash';
@@ -32,15 +33,16 @@ export interface RunAssetSummary {
 }
 
 /**
- * The orchestrator namespace: the calls the managed-run and sweep workflows' activities make, every one keyed
- * by run id. Only the orchestrator's own key (minted by the service for its Temporal worker) may call them;
- * any other key is refused. Researchers and runners never need it.
+ * The calls the managed-run and sweep workflows' activities make, every one keyed by run id. Only the
+ * orchestrator's own key (minted by the service for its Temporal worker) may call them; any other key is
+ * refused. Researchers and runners never need them, so the published client leaves them out.
  */
-export class Orchestrator {
+export class OrchestratorApi {
   readonly #t: Transport;
 
-  constructor(transport: Transport) {
-    this.#t = transport;
+  /** On an existing transport (a client's), or on its own one to serviceUrl with the orchestrator key. */
+  constructor(transport: Transport | { serverUrl: string; apiKey: string; timeout: number }) {
+    this.#t = transport instanceof Transport ? transport : new Transport(transport);
   }
 
   /** The run and the launch config its instance is provisioned from. */
