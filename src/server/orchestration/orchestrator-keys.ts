@@ -1,7 +1,7 @@
 import { hashSecret, mintToken, parseToken } from '../auth/api-key-token.ts';
 import { ORCHESTRATOR_SCOPES } from '../auth/scopes.ts';
 import { insertKey } from '../api-keys/api-key-repository.ts';
-import { ConfigError } from '../config-error.ts';
+import { ConfigError } from '../../settings/config-error.ts';
 import type { Db, Queryable } from '../db/database.ts';
 import { ORCHESTRATOR_USER_ID } from './orchestrator-user.ts';
 
