@@ -42,3 +42,8 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   const { openPglite } = await import('./pglite-driver.ts');
   return openPglite(opts.dataDir);
 }
+
+/** The cheapest statement that proves the database answers (readiness, and the watchdog's pause). */
+export async function ping(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
+}
