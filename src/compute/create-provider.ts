@@ -1,21 +1,20 @@
-// Picks the compute provider by name (ASSAY_COMPUTE), the embedded `local` being the default.
-import { ConfigError } from '../server/config.ts';
+// Picks the compute provider by ASSAY_COMPUTE, the embedded `local` being the default.
+import type { Env } from '../settings/env-values.ts';
+import { readSetting } from '../settings/read-setting.ts';
 import type { ComputeProvider } from './compute-provider.ts';
 import { ec2Config } from './ec2-config.ts';
 import { Ec2Provider } from './ec2-provider.ts';
 import { LocalProvider, type LocalProviderOptions } from './local-provider.ts';
 
 export type CreateProviderOptions = {
-  /** `local` or `ec2`; undefined: local. */
-  name: string | undefined;
-  env: Readonly<Record<string, string | undefined>>;
+  env: Env;
   /** Needed by the local provider. */
   local: LocalProviderOptions;
 };
 
+/** Throws ConfigError for an unknown ASSAY_COMPUTE or a bad setting of the chosen provider. */
 export function createComputeProvider(options: CreateProviderOptions): ComputeProvider {
-  const name = options.name?.trim() || 'local';
-  if (name === 'local') return new LocalProvider(options.local);
-  if (name === 'ec2') return new Ec2Provider({ config: ec2Config(options.env) });
-  throw new ConfigError(`ASSAY_COMPUTE must be local or ec2, got ${JSON.stringify(name)}`);
+  if (readSetting(options.env, 'ASSAY_COMPUTE') === 'ec2')
+    return new Ec2Provider({ config: ec2Config(options.env) });
+  return new LocalProvider(options.local);
 }

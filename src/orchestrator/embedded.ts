@@ -2,10 +2,8 @@
 // server, the client the routes use, and, unless turned off, a worker in the same process.
 import path from 'node:path';
 import { createComputeProvider } from '../compute/create-provider.ts';
-import type { Db } from '../server/db/database.ts';
-import type { Env } from '../server/env-values.ts';
-import { mintEmbeddedOrchestratorKey } from '../server/orchestration/orchestrator-keys.ts';
 import type { Orchestrator } from '../server/orchestration/orchestrator.ts';
+import type { Env } from '../settings/env-values.ts';
 import type { RunningWorker } from '../worker.ts';
 import type { OrchestratorConfig } from './orchestrator-config.ts';
 import { findTemporalCli, startDevServer, type DevServer } from './temporal-dev-server.ts';
@@ -20,9 +18,21 @@ export interface ServerOrchestration {
   /** Undefined when orchestration is off or Temporal could not be found: provision and sweeps answer 503. */
   orchestrator: Orchestrator | undefined;
   temporalUiUrl: string | undefined;
-  /** Starts the in-process worker once the service answers (its activities call the service). */
-  startWorker(service: { db: Db; serviceUrl: string }): Promise<void>;
+  /**
+   * Starts the in-process worker once the service answers (its activities call the service). The service
+   * mints the worker's orchestrator key: its database is the service's, not the orchestrator's.
+   */
+  startWorker(service: {
+    serviceUrl: string;
+    mintOrchestratorKey(): Promise<OrchestratorKey>;
+  }): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A key for the embedded worker, revoked when the worker stops. */
+export interface OrchestratorKey {
+  token: string;
+  revoke(): Promise<void>;
 }
 
 const off = (): ServerOrchestration => ({
@@ -65,12 +75,11 @@ export async function prepareOrchestration(
   return {
     orchestrator,
     temporalUiUrl: temporal.uiUrl,
-    async startWorker({ db, serviceUrl }) {
+    async startWorker({ serviceUrl, mintOrchestratorKey }) {
       if (!config.inProcessWorker) return;
-      const key = await mintEmbeddedOrchestratorKey(db);
+      const key = await mintOrchestratorKey();
       revokeKey = key.revoke;
       const provider = createComputeProvider({
-        name: deps.env.ASSAY_COMPUTE,
         env: deps.env,
         local: { stateDir: path.join(deps.dataDir, 'instances') },
       });

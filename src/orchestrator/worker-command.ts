@@ -1,8 +1,8 @@
 // `assay worker`: a standalone Temporal worker for production, scaled apart from the service.
 import path from 'node:path';
 import { createComputeProvider } from '../compute/create-provider.ts';
-import { ConfigError } from '../server/config-error.ts';
-import { text, type Env } from '../server/env-values.ts';
+import { ConfigError } from '../settings/config-error.ts';
+import type { Env } from '../settings/env-values.ts';
 import { startWorker } from '../worker.ts';
 import { orchestratorConfig } from './orchestrator-config.ts';
 
@@ -29,11 +29,13 @@ export async function workerCommand(args: string[], env: Env = process.env): Pro
   let settings;
   try {
     const config = orchestratorConfig(env);
-    const missing = ['TEMPORAL_ADDRESS', 'ASSAY_SERVICE_URL', 'ASSAY_ORCHESTRATOR_KEY'].filter(
-      (name) => !text(env, name),
-    );
+    const required = {
+      TEMPORAL_ADDRESS: config.temporal.address,
+      ASSAY_SERVICE_URL: config.serviceUrl,
+      ASSAY_ORCHESTRATOR_KEY: config.orchestratorKey,
+    };
+    const missing = Object.keys(required).filter((name) => !required[name as keyof typeof required]);
     if (missing.length > 0) throw new ConfigError(`assay worker needs ${missing.join(', ')}`);
-    const dataDir = path.resolve(text(env, 'ASSAY_DATA_DIR') ?? '.assay-data');
     settings = {
       address: config.temporal.address!,
       namespace: config.temporal.namespace,
@@ -42,9 +44,8 @@ export async function workerCommand(args: string[], env: Env = process.env): Pro
       orchestratorKey: config.orchestratorKey!,
       runnerServerUrl: config.runnerServerUrl ?? config.serviceUrl!,
       provider: createComputeProvider({
-        name: env.ASSAY_COMPUTE,
         env,
-        local: { stateDir: path.join(dataDir, 'instances') },
+        local: { stateDir: path.join(config.dataDir, 'instances') },
       }),
       maxActivities: config.worker.maxActivities,
       maxWorkflows: config.worker.maxWorkflows,

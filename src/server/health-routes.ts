@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Db } from './db/database.ts';
+import { ping, type Db } from './db/database.ts';
 
 /** Liveness says the process answers; readiness says it can reach its database (load balancers route on it). */
 export function healthRoutes(db: Db) {
@@ -13,7 +13,7 @@ export function healthRoutes(db: Db) {
       { config, schema: { tags: ['operations'], summary: 'Readiness: the database answers' } },
       async (req, reply) => {
         try {
-          await withTimeout(db.query('SELECT 1'), 2000);
+          await withTimeout(ping(db), 2000);
           return { status: 'ready' };
         } catch (err) {
           req.log.warn({ err }, 'not ready');

@@ -1,6 +1,7 @@
 import { prepareOrchestration } from '../orchestrator/embedded.ts';
 import { orchestratorConfig, type OrchestratorConfig } from '../orchestrator/orchestrator-config.ts';
 import { loadConfig, type ServiceConfig } from './config.ts';
+import { mintEmbeddedOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { createService } from './service.ts';
 
 /** Runs the service (and, on the embedded default, Temporal and a worker) until SIGINT or SIGTERM. */
@@ -21,7 +22,10 @@ export async function runServer(
     process.stdout.write(`bootstrap admin key: ${service.bootstrapKey}\n`);
   }
   const address = await service.app.listen({ host: config.host, port: config.port });
-  await orchestrating.startWorker({ db: service.db, serviceUrl: config.publicUrl });
+  await orchestrating.startWorker({
+    serviceUrl: config.publicUrl,
+    mintOrchestratorKey: () => mintEmbeddedOrchestratorKey(service.db),
+  });
   service.app.log.info(
     {
       address,

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import ts from 'typescript';
 import { parse } from 'yaml';
+import { SETTINGS } from '../../src/settings/settings-schema.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -260,7 +261,9 @@ describe('docker-compose.yml', () => {
     assert.equal(worker.TEMPORAL_NAMESPACE, assay.TEMPORAL_NAMESPACE);
     assert.equal(worker.ASSAY_ORCHESTRATOR_KEY, assay.ASSAY_ORCHESTRATOR_KEY);
     assert.match(worker.ASSAY_RUNNER_SERVER_URL, /^\$\{ASSAY_RUNNER_SERVER_URL:\?/);
-    const ec2Names = [...read('src/compute/ec2-config.ts').matchAll(/\['(EC2_[A-Z_]+)'/g)].map((m) => m[1]);
+    const ec2Names = Object.entries(SETTINGS)
+      .filter(([, setting]) => (setting.readBy as readonly string[]).includes('compute'))
+      .map(([name]) => name);
     assert.ok(ec2Names.length >= 7);
     for (const name of ec2Names) assert.ok(name in worker, `worker does not pass ${name} through`);
   });

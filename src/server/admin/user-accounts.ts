@@ -4,6 +4,7 @@ import { insertKey } from '../api-keys/api-key-repository.ts';
 import { conflict } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { toApi as keyToApi } from '../api-keys/api-key-service.ts';
+import { claimBootstrapAdmin, insertUser, recordBootstrapAdmin } from './user-repository.ts';
 
 /** Creates a user and a first key holding every scope the user has (all of them for an admin). */
 export async function createUserWithKey(
@@ -11,16 +12,11 @@ export async function createUserWithKey(
   input: { email: string; name?: string; isAdmin: boolean; ttlDays: number },
 ) {
   return db.transaction(async (tx) => {
-    const [user] = await tx.query<{
-      id: string;
-      email: string;
-      name: string | null;
-      is_admin: boolean;
-      created_at: Date;
-    }>(
-      `INSERT INTO users (email, name, is_admin) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING id, email, name, is_admin, created_at`,
-      [input.email, input.name ?? null, input.isAdmin],
-    );
+    const user = await insertUser(tx, {
+      email: input.email,
+      name: input.name ?? null,
+      isAdmin: input.isAdmin,
+    });
     if (!user) throw conflict('email_taken', `a user with email ${input.email} already exists`);
     const { row, token } = await insertKey(tx, {
       userId: user.id,
@@ -43,18 +39,13 @@ export async function createUserWithKey(
  * server). The fact row makes it happen once, even with several replicas starting together.
  */
 export async function bootstrapAdminOnce(db: Db, ttlDays: number): Promise<string | undefined> {
-  const claimed = await db.query(
-    `INSERT INTO service_facts (name, value) VALUES ('bootstrap_admin', '{}') ON CONFLICT DO NOTHING RETURNING name`,
-  );
-  if (claimed.length === 0) return undefined;
+  if (!(await claimBootstrapAdmin(db))) return undefined;
   const { user, api_key } = await createUserWithKey(db, {
     email: 'admin@localhost',
     name: 'Bootstrap admin',
     isAdmin: true,
     ttlDays,
   });
-  await db.query(`UPDATE service_facts SET value = $1 WHERE name = 'bootstrap_admin'`, [
-    { user_id: user.id, key_id: api_key.id },
-  ]);
+  await recordBootstrapAdmin(db, { user_id: user.id, key_id: api_key.id });
   return api_key.key;
 }

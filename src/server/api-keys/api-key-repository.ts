@@ -113,3 +113,33 @@ export async function revokeRunWorkerKeys(db: Queryable, runId: string): Promise
   );
   return rows.map((r) => r.id);
 }
+
+/** Stores a pre-shared key's hash under its id for a user, unless that id is stored already. */
+export async function insertPresharedKey(
+  db: Queryable,
+  key: { id: string; userId: string; description: string; scopes: readonly string[]; secretHash: Buffer },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash)
+     VALUES ($1, $2, 'agent', $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+    [key.id, key.userId, key.description, key.scopes, key.secretHash],
+  );
+}
+
+/** The stored key with this id: its owner, kind, and whether its hash is this one (compared in the database). */
+export async function findKeyWithHash(
+  db: Queryable,
+  id: string,
+  secretHash: Buffer,
+): Promise<{ user_id: string; kind: string; same_secret: boolean } | undefined> {
+  const [stored] = await db.query<{ user_id: string; kind: string; same_secret: boolean }>(
+    'SELECT user_id, kind, secret_hash = $2 AS same_secret FROM api_keys WHERE id = $1',
+    [id, secretHash],
+  );
+  return stored;
+}
+
+/** Revokes one key whoever owns it (the service's own keys, e.g. the embedded worker's). */
+export async function revokeKeyById(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1', [id]);
+}

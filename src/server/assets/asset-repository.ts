@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable, Tx } from '../db/database.ts';
-import { experimentVisible } from '../organizations/tenancy.ts';
+import { experimentVisible } from '../organizations/organization-repository.ts';
 
 export interface ComponentRow {
   name: string;

@@ -1,5 +1,5 @@
 // Picks the driver; each driver module is loaded only when chosen (pg and PGlite are large).
-import type { Db } from './db-handle.ts';
+import type { Db, Queryable } from './db-handle.ts';
 
 export type { Db, Queryable, Tx } from './db-handle.ts';
 
@@ -11,4 +11,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   }
   const { openPglite } = await import('./pglite-driver.ts');
   return openPglite(opts.dataDir);
+}
+
+/** The cheapest statement that proves the database answers (readiness, and the watchdog's pause). */
+export async function ping(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
 }

@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/database.ts';
-import { experimentVisible } from '../organizations/tenancy.ts';
+import { experimentVisible } from '../organizations/organization-repository.ts';
 import { EXPERIMENT_MOVES, type ExperimentMove } from './experiment-states.ts';
 
 export interface ExperimentRow {
@@ -163,4 +163,15 @@ export async function countVariations(db: Queryable, experimentId: string): Prom
     [experimentId],
   );
   return row?.count ?? 0;
+}
+
+/** The experiment's variations as its detail lists them (numbers and names, not their configs). */
+export async function listVariationSummaries(
+  db: Queryable,
+  experimentId: string,
+): Promise<{ n: number; name: string; created_at: Date }[]> {
+  return db.query<{ n: number; name: string; created_at: Date }>(
+    'SELECT n, name, created_at FROM variations WHERE experiment_id = $1 ORDER BY n',
+    [experimentId],
+  );
 }

@@ -88,10 +88,7 @@ export async function listExperiments(
 export async function getExperimentDetail(db: Db, principal: Principal, id: string) {
   const row = await getVisibleExperiment(db, principal, id);
   const [variations, runCounts, parents, children] = await Promise.all([
-    db.query<{ n: number; name: string; created_at: Date }>(
-      'SELECT n, name, created_at FROM variations WHERE experiment_id = $1 ORDER BY n',
-      [id],
-    ),
+    repo.listVariationSummaries(db, id),
     repo.countRunsByState(db, id),
     repo.relatives(db, principal.userId, id, 'parents'),
     repo.relatives(db, principal.userId, id, 'children'),

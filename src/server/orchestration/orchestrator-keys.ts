@@ -1,7 +1,13 @@
 import { hashSecret, mintToken, parseToken } from '../auth/api-key-token.ts';
 import { ORCHESTRATOR_SCOPES } from '../auth/scopes.ts';
-import { insertKey, revokeUserKeysExcept } from '../api-keys/api-key-repository.ts';
-import { ConfigError } from '../config-error.ts';
+import {
+  findKeyWithHash,
+  insertKey,
+  insertPresharedKey,
+  revokeKeyById,
+  revokeUserKeysExcept,
+} from '../api-keys/api-key-repository.ts';
+import { ConfigError } from '../../settings/config-error.ts';
 import type { Db, Queryable } from '../db/database.ts';
 import { ORCHESTRATOR_USER_ID } from './orchestrator-user.ts';
 
@@ -22,15 +28,14 @@ export async function storeOrchestratorKey(db: Queryable, token: string): Promis
   if (parsed?.kind !== 'agent')
     throw new ConfigError('ASSAY_ORCHESTRATOR_KEY must be an agent key (sk_agent_…)');
   const secretHash = hashSecret(parsed.secret);
-  await db.query(
-    `INSERT INTO api_keys (id, user_id, kind, description, scopes, secret_hash)
-     VALUES ($1, $2, 'agent', 'orchestrator (ASSAY_ORCHESTRATOR_KEY)', $3, $4) ON CONFLICT (id) DO NOTHING`,
-    [parsed.id, ORCHESTRATOR_USER_ID, ORCHESTRATOR_SCOPES, secretHash],
-  );
-  const [stored] = await db.query<{ user_id: string; kind: string; same_secret: boolean }>(
-    'SELECT user_id, kind, secret_hash = $2 AS same_secret FROM api_keys WHERE id = $1',
-    [parsed.id, secretHash],
-  );
+  await insertPresharedKey(db, {
+    id: parsed.id,
+    userId: ORCHESTRATOR_USER_ID,
+    description: 'orchestrator (ASSAY_ORCHESTRATOR_KEY)',
+    scopes: ORCHESTRATOR_SCOPES,
+    secretHash,
+  });
+  const stored = await findKeyWithHash(db, parsed.id, secretHash);
   if (!stored || !stored.same_secret || stored.user_id !== ORCHESTRATOR_USER_ID || stored.kind !== 'agent') {
     throw new ConfigError(
       `ASSAY_ORCHESTRATOR_KEY: a different key with the same id (${parsed.id}) is already stored; generate a new orchestrator key and give it to the service and its workers`,
@@ -70,7 +75,7 @@ export async function mintEmbeddedOrchestratorKey(
   return {
     token,
     async revoke() {
-      await db.query('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1', [row.id]);
+      await revokeKeyById(db, row.id);
     },
   };
 }

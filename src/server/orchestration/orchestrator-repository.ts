@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/database.ts';
-import { RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
+import { CANCELLED_BEFORE_START, RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
 import { RUN_MOVES, type RunMove } from '../runs/run-states.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no tenant).
@@ -25,8 +25,8 @@ export async function lockManagedRun(tx: Tx, runId: string): Promise<RunRow | un
   return rows[0];
 }
 
-/** A run move in one conditional UPDATE, as applyRunMove does for callers addressed by (experiment, n, r); `sets` may use $3 on. */
-export async function applyManagedRunMove(
+/** A run move in one conditional UPDATE, as the run repository's moves for callers addressed by (experiment, n, r). */
+async function applyManagedRunMove(
   db: Queryable,
   runId: string,
   move: RunMove,
@@ -40,6 +40,22 @@ export async function applyManagedRunMove(
   );
   return rows[0];
 }
+
+/** Fails a pending or running managed run; undefined when it has ended (or is no managed run). */
+export const failManagedRun = (db: Queryable, runId: string, reason: string, message: string | null) =>
+  applyManagedRunMove(
+    db,
+    runId,
+    'conclude_failed',
+    'ended_at = now(), failure_reason = $3, failure_message = $4',
+    [reason, message],
+  );
+
+export const cancelPendingManagedRun = (db: Queryable, runId: string) =>
+  applyManagedRunMove(db, runId, 'cancel_pending', CANCELLED_BEFORE_START);
+
+export const requestManagedRunCancel = (db: Queryable, runId: string) =>
+  applyManagedRunMove(db, runId, 'request_cancel', 'cancel_requested = true');
 
 export async function recordInstance(
   db: Queryable,

@@ -4,7 +4,6 @@ import { insertKey, revokeRunWorkerKeys } from '../api-keys/api-key-repository.t
 import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { insertManagedRun, type RunRow } from '../runs/run-repository.ts';
-import { CANCELLED_BEFORE_START } from '../runs/run-service.ts';
 import { TERMINAL_STATES, type RunState } from '../runs/run-states.ts';
 import * as repo from './orchestrator-repository.ts';
 
@@ -62,26 +61,15 @@ export async function recordInstance(
 
 /** Fails a pending or running run; an ended run is answered as it is, since a compensation may come twice. */
 export async function failManagedRun(db: Db, runId: string, reason: string, message: string | undefined) {
-  const failed = await repo.applyManagedRunMove(
-    db,
-    runId,
-    'conclude_failed',
-    'ended_at = now(), failure_reason = $3, failure_message = $4',
-    [reason, message ?? null],
-  );
+  const failed = await repo.failManagedRun(db, runId, reason, message ?? null);
   return failed ?? getManagedRun(db, runId);
 }
 
 /** As a user's cancel: a pending run fails `abandoned`, a running one is asked to stop; an ended one is left as it is. */
 export async function cancelManagedRun(db: Db, runId: string) {
-  const pending = await repo.applyManagedRunMove(
-    db,
-    runId,
-    'cancel_pending',
-    `ended_at = now(), ${CANCELLED_BEFORE_START}`,
-  );
+  const pending = await repo.cancelPendingManagedRun(db, runId);
   if (pending) return pending;
-  const requested = await repo.applyManagedRunMove(db, runId, 'request_cancel', 'cancel_requested = true');
+  const requested = await repo.requestManagedRunCancel(db, runId);
   return requested ?? getManagedRun(db, runId);
 }
 

@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable, Tx } from '../db/database.ts';
 import { managedRunWorkflowId } from '../orchestration/orchestrator.ts';
-import { experimentVisible } from '../organizations/tenancy.ts';
+import { experimentVisible } from '../organizations/organization-repository.ts';
 import { RUN_MOVES, type RunMove } from './run-states.ts';
 
 export interface RunRow {
@@ -149,12 +149,16 @@ export async function listRuns(
   );
 }
 
+/** What a cancel before the runner started sets, whoever asks (a user, or the orchestrator for a managed run). */
+export const CANCELLED_BEFORE_START = `ended_at = now(), failure_reason = 'abandoned',
+  failure_message = 'cancelled before start', cancel_requested = true`;
+
 /**
  * Applies a move in one conditional UPDATE: the WHERE clause holds the allowed source states, so two racing
  * moves cannot both win. `sets` may refer to parameters from $7 on; `guard` adds conditions. Undefined when
  * the run is missing, invisible, or not in a state the move starts from.
  */
-export async function applyRunMove(
+async function applyRunMove(
   db: Queryable,
   principal: Principal,
   key: RunKey,
@@ -172,6 +176,40 @@ export async function applyRunMove(
   );
   return rows[0];
 }
+
+// One function per move; each is undefined when the move does not apply (see applyRunMove).
+
+/** pending → running, only once the runner has read its config. */
+export const startRun = (db: Queryable, p: Principal, key: RunKey, environment: Record<string, unknown>) =>
+  applyRunMove(
+    db,
+    p,
+    key,
+    'start',
+    'started_at = now(), last_heartbeat_at = now(), environment = $7',
+    [environment],
+    'AND r.config_read_at IS NOT NULL',
+  );
+
+export const heartbeatRun = (db: Queryable, p: Principal, key: RunKey) =>
+  applyRunMove(db, p, key, 'heartbeat', 'last_heartbeat_at = now()');
+
+export const succeedRun = (db: Queryable, p: Principal, key: RunKey) =>
+  applyRunMove(db, p, key, 'succeed', 'ended_at = now()');
+
+export const failRun = (db: Queryable, p: Principal, key: RunKey, reason: string, message: string | null) =>
+  applyRunMove(db, p, key, 'fail', 'ended_at = now(), failure_reason = $7, failure_message = $8', [
+    reason,
+    message,
+  ]);
+
+/** A pending run fails `abandoned` at once. */
+export const cancelPendingRun = (db: Queryable, p: Principal, key: RunKey) =>
+  applyRunMove(db, p, key, 'cancel_pending', CANCELLED_BEFORE_START);
+
+/** A running run is asked to stop through its heartbeat answer. */
+export const requestRunCancel = (db: Queryable, p: Principal, key: RunKey) =>
+  applyRunMove(db, p, key, 'request_cancel', 'cancel_requested = true');
 
 /** The run's variation config; records when the runner first read it (start requires that it did). */
 export async function readConfig(db: Queryable, principal: Principal, key: RunKey) {

@@ -110,34 +110,27 @@ async function refuse(
   });
 }
 
-async function move(
+/** A move that did not apply is explained by `refuse`. */
+async function moved(
   db: Db,
   principal: Principal,
   key: repo.RunKey,
   m: RunMove,
   verb: string,
-  sets: string,
-  extra: unknown[] = [],
-  guard = '',
+  row: repo.RunRow | undefined,
 ) {
-  const row = await repo.applyRunMove(db, principal, key, m, sets, extra, guard);
   return row ?? refuse(db, principal, key, m, verb);
 }
 
-export const startRun = (db: Db, p: Principal, key: repo.RunKey, environment: Record<string, unknown>) =>
-  move(
-    db,
-    p,
-    key,
-    'start',
-    'start',
-    'started_at = now(), last_heartbeat_at = now(), environment = $7',
-    [environment],
-    'AND r.config_read_at IS NOT NULL',
-  );
+export const startRun = async (
+  db: Db,
+  p: Principal,
+  key: repo.RunKey,
+  environment: Record<string, unknown>,
+) => moved(db, p, key, 'start', 'start', await repo.startRun(db, p, key, environment));
 
 export async function heartbeat(db: Db, p: Principal, key: repo.RunKey) {
-  const run = await move(db, p, key, 'heartbeat', 'heartbeat', 'last_heartbeat_at = now()');
+  const run = await moved(db, p, key, 'heartbeat', 'heartbeat', await repo.heartbeatRun(db, p, key));
   return {
     state: run.state,
     cancel_requested: run.cancel_requested,
@@ -145,33 +138,19 @@ export async function heartbeat(db: Db, p: Principal, key: repo.RunKey) {
   };
 }
 
-export const succeedRun = (db: Db, p: Principal, key: repo.RunKey) =>
-  move(db, p, key, 'succeed', 'succeed', 'ended_at = now()');
+export const succeedRun = async (db: Db, p: Principal, key: repo.RunKey) =>
+  moved(db, p, key, 'succeed', 'succeed', await repo.succeedRun(db, p, key));
 
-export const failRun = (
+export const failRun = async (
   db: Db,
   p: Principal,
   key: repo.RunKey,
   reason: string,
   message: string | undefined,
-) =>
-  move(db, p, key, 'fail', 'fail', 'ended_at = now(), failure_reason = $7, failure_message = $8', [
-    reason,
-    message ?? null,
-  ]);
-
-/** What a cancel before the runner started sets, whoever asks (a user, or the orchestrator for a managed run). */
-export const CANCELLED_BEFORE_START =
-  "failure_reason = 'abandoned', failure_message = 'cancelled before start', cancel_requested = true";
+) => moved(db, p, key, 'fail', 'fail', await repo.failRun(db, p, key, reason, message ?? null));
 
 /** Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its heartbeat answer. */
 export async function cancelRun(db: Db, p: Principal, key: repo.RunKey) {
-  const pending = await repo.applyRunMove(
-    db,
-    p,
-    key,
-    'cancel_pending',
-    `ended_at = now(), ${CANCELLED_BEFORE_START}`,
-  );
-  return pending ?? move(db, p, key, 'request_cancel', 'cancel', 'cancel_requested = true');
+  const pending = await repo.cancelPendingRun(db, p, key);
+  return pending ?? moved(db, p, key, 'request_cancel', 'cancel', await repo.requestRunCancel(db, p, key));
 }

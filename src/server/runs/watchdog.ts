@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.ts';
+import { ping, type Db } from '../db/database.ts';
 import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
 import type { Orchestrator } from '../orchestration/orchestrator.ts';
 import { failSilentRuns } from './run-repository.ts';
@@ -34,7 +34,7 @@ export function startWatchdog(
   };
   const timer = setInterval(() => {
     if (running) return;
-    const pass = Date.now() - countingSince < opts.timeoutMs ? db.query('SELECT 1').then(() => 0) : sweep();
+    const pass = Date.now() - countingSince < opts.timeoutMs ? ping(db).then(() => 0) : sweep();
     running = pass
       .catch((err: unknown) => {
         countingSince = Date.now();

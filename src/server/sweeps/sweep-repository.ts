@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/database.ts';
-import { experimentVisible } from '../organizations/tenancy.ts';
+import { experimentVisible } from '../organizations/organization-repository.ts';
 
 export interface SweepRow {
   id: string;

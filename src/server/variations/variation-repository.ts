@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/database.ts';
-import { experimentVisible } from '../organizations/tenancy.ts';
+import { experimentVisible } from '../organizations/organization-repository.ts';
 import type { SplitConfig } from './config-yaml.ts';
 
 export interface VariationRow extends SplitConfig {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ec2Config } from '../../../src/compute/ec2-config.ts';
-import { ConfigError } from '../../../src/server/config.ts';
+import { ConfigError } from '../../../src/settings/config-error.ts';
 
 describe('ec2Config', () => {
   test('defaults with nothing set', () => {

@@ -1,0 +1,546 @@
+// Every environment variable the service, the worker, the compute providers and the orchestrator read: the one
+// place that says its type, default and meaning. Loaders read through `readSetting`, and the docs' settings
+// tables are generated from this table (scripts/settings-docs.ts), so adding a setting is one entry here.
+
+/** Who reads a setting: `assay server` (service), `assay worker` (worker), a compute provider, the orchestrator. */
+export type Component = 'service' | 'worker' | 'compute' | 'orchestrator';
+
+/** The docs table a setting is listed in (README.md: Configuration, Orchestration settings, Compute providers). */
+export type SettingsTable = 'service' | 'orchestration' | 'compute';
+
+interface Described {
+  readonly description: string;
+  readonly readBy: readonly Component[];
+  readonly table: SettingsTable;
+  /** How the docs show (in Markdown) a default that is derived or means something when unset. */
+  readonly shownDefault?: string;
+  /** Holds a credential: error messages never echo its value. */
+  readonly secret?: true;
+}
+
+export interface TextSetting extends Described {
+  readonly kind: 'text';
+  readonly default?: string;
+  readonly choices?: readonly string[];
+  readonly pattern?: RegExp;
+  /** What the pattern wants, for the error message. */
+  readonly expected?: string;
+}
+/** An http(s) URL, read without trailing slashes (base URLs that paths are appended to) unless kept. */
+export interface UrlSetting extends Described {
+  readonly kind: 'url';
+  readonly keepTrailingSlash?: true;
+}
+export interface IntegerSetting extends Described {
+  readonly kind: 'integer';
+  readonly default: number;
+  readonly min: number;
+  readonly max?: number;
+}
+/** Seconds in the environment (fractions allowed, so tests can use short timeouts), milliseconds when read. */
+export interface SecondsSetting extends Described {
+  readonly kind: 'seconds';
+  readonly default: number;
+}
+export interface FlagSetting extends Described {
+  readonly kind: 'flag';
+  readonly default: boolean;
+}
+
+export type Setting = TextSetting | UrlSetting | IntegerSetting | SecondsSetting | FlagSetting;
+
+const MIB = 1024 ** 2;
+const GIB = 1024 ** 3;
+const serviceOnly = ['service'] as const;
+const orchestration = ['service', 'worker', 'orchestrator'] as const;
+const ec2 = ['compute'] as const;
+
+export const SETTINGS = {
+  PORT: {
+    kind: 'integer',
+    default: 8080,
+    min: 0,
+    max: 65535,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Port to listen on',
+  },
+  ASSAY_HOST: {
+    kind: 'text',
+    default: '127.0.0.1',
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Address to listen on (use `0.0.0.0` in a container)',
+  },
+  DATABASE_URL: {
+    kind: 'text',
+    pattern: /^postgres(ql)?:\/\//,
+    expected: 'a postgres:// or postgresql:// URL',
+    secret: true,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'unset: embedded PGlite',
+    description: 'PostgreSQL connection string (`postgres://…`)',
+  },
+  ASSAY_DATA_DIR: {
+    kind: 'text',
+    default: './.assay-data',
+    readBy: ['service', 'worker'],
+    table: 'service',
+    description:
+      'Data directory of the embedded default (the PGlite database lives in `pglite/`, local instances in `instances/`)',
+  },
+  ASSAY_LOG_LEVEL: {
+    kind: 'text',
+    default: 'info',
+    choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'pino log level: fatal, error, warn, info, debug, trace, silent',
+  },
+  ASSAY_BODY_LIMIT_BYTES: {
+    kind: 'integer',
+    default: 2 * MIB,
+    min: 1024,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Largest accepted JSON body (larger: 413)',
+  },
+  ASSAY_API_KEY_TTL_DAYS: {
+    kind: 'integer',
+    default: 90,
+    min: 1,
+    max: 3650,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Default lifetime of minted keys',
+  },
+  ASSAY_AUTH_CACHE_TTL_MS: {
+    kind: 'integer',
+    default: 3000,
+    min: 0,
+    max: 60_000,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'How long a verified token stays cached; a revocation reaches other replicas within this',
+  },
+  ASSAY_AUTH_CACHE_MAX: {
+    kind: 'integer',
+    default: 10_000,
+    min: 1,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Entries of the auth cache (LRU)',
+  },
+  ASSAY_AUTH_FAILURE_LIMIT: {
+    kind: 'integer',
+    default: 100,
+    min: 0,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'Failed authentications one client address may make per minute; beyond, its unverified tokens get 429 with `Retry-After` until the minute ends (`0`: no limit)',
+  },
+  ASSAY_METRICS_SCOPE: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'unset: `/metrics` open',
+    description:
+      'Scope a bearer token needs to read `/metrics` (e.g. `admin`); unset, anyone who reaches the port can read it',
+  },
+  ASSAY_WATCHDOG_TIMEOUT_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'A running run with no heartbeat for this long fails with reason `heartbeat_timeout`',
+  },
+  ASSAY_WATCHDOG_INTERVAL_S: {
+    kind: 'seconds',
+    default: 30,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'How often the watchdog looks',
+  },
+  ASSAY_WORKER_KEY_GRACE_S: {
+    kind: 'seconds',
+    default: 3600,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'How long a worker key keeps working after its run ended (for output uploads)',
+  },
+  ASSAY_PUBLIC_URL: {
+    kind: 'url',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: '`http://<host>:<port>`',
+    description: 'Base URL clients use to reach the service; local-storage upload URLs point here',
+  },
+  ASSAY_SEARCH: {
+    kind: 'flag',
+    default: true,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Full-text search; `off` makes `GET /search` answer 503',
+  },
+  ASSAY_INLINE_MAX_BYTES: {
+    kind: 'integer',
+    default: 256 * 1024,
+    min: 0,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Largest inline asset content (larger: 400 `inline_too_large`; use presigned uploads)',
+  },
+  ASSAY_STORAGE: {
+    kind: 'text',
+    default: 'local',
+    choices: ['local', 's3'],
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'Object storage: `local` (files in `ASSAY_STORAGE_DIR`, served by the service on HMAC-signed, expiring URLs) or `s3`',
+  },
+  ASSAY_STORAGE_DIR: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: '`<ASSAY_DATA_DIR>/objects`',
+    description: 'Directory of the local backend',
+  },
+  ASSAY_STORAGE_SECRET: {
+    kind: 'text',
+    secret: true,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'generated once into `<ASSAY_DATA_DIR>/storage-secret`',
+    description: 'HMAC key of local signed URLs (32+ characters; replicas must share it)',
+  },
+  S3_BUCKET: {
+    kind: 'text',
+    pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'required with `s3`',
+    description: 'Bucket of the `s3` backend',
+  },
+  S3_REGION: {
+    kind: 'text',
+    default: 'us-east-1',
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Region of the bucket',
+  },
+  S3_ENDPOINT: {
+    kind: 'url',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'AWS',
+    description: 'Endpoint of an S3-compatible store (SeaweedFS, MinIO, …)',
+  },
+  S3_FORCE_PATH_STYLE: {
+    kind: 'flag',
+    default: false,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Path-style bucket addressing (most S3-compatible stores need `on`)',
+  },
+  S3_ACCESS_KEY_ID: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'AWS default chain',
+    description: 'Access key; set with `S3_SECRET_ACCESS_KEY`, or neither',
+  },
+  S3_SECRET_ACCESS_KEY: {
+    kind: 'text',
+    secret: true,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'AWS default chain',
+    description: 'Secret key',
+  },
+  ASSAY_UPLOAD_URL_TTL_S: {
+    kind: 'integer',
+    default: 3600,
+    min: 1,
+    max: 604_800,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Lifetime of presigned upload and download URLs (up to 7 days)',
+  },
+  ASSAY_MULTIPART_THRESHOLD_BYTES: {
+    kind: 'integer',
+    default: 5 * GIB,
+    min: 1,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Components larger than this upload in parts (at most 5 GiB with `s3`)',
+  },
+  ASSAY_MULTIPART_PART_BYTES: {
+    kind: 'integer',
+    default: 512 * MIB,
+    min: 1,
+    max: 5 * GIB,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'Part size (5 MiB–5 GiB with `s3`; grown when a file would need over 10,000 parts)',
+  },
+  ASSAY_JWT_ISSUER: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'unset: access tokens off',
+    description: 'Expected `iss` of identity-provider access tokens',
+  },
+  ASSAY_JWT_AUDIENCE: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'required with the issuer',
+    description: 'Expected `aud`',
+  },
+  ASSAY_JWT_JWKS_URL: {
+    kind: 'url',
+    keepTrailingSlash: true,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'one of the two with the issuer',
+    description:
+      'JWKS URL of the identity provider (or `ASSAY_JWT_JWKS_FILE`); `https`, or plain `http` to a loopback host only',
+  },
+  ASSAY_JWT_JWKS_FILE: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'one of the two with the issuer',
+    description: 'JWKS as a local JSON file',
+  },
+  ASSAY_ORCHESTRATOR_KEY: {
+    kind: 'text',
+    secret: true,
+    readBy: ['service', 'worker'],
+    table: 'service',
+    shownDefault: 'unset',
+    description:
+      'Pre-shared orchestrator key (`sk_agent_…`, generated offline) for standalone Temporal workers; give the workers the same value. Stored (as a hash) at start; a different key with the same id stops the start. Never logged',
+  },
+
+  ASSAY_ORCHESTRATOR: {
+    kind: 'flag',
+    default: true,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: 'Managed runs and sweeps through Temporal; off: those endpoints answer 503',
+  },
+  TEMPORAL_ADDRESS: {
+    kind: 'text',
+    pattern: /^[^\s/:]+:\d{1,5}$/,
+    expected: 'host:port',
+    readBy: orchestration,
+    table: 'orchestration',
+    shownDefault: 'unset: embedded dev server',
+    description: 'host:port of a Temporal cluster; unset, `assay server` starts `temporal server start-dev`',
+  },
+  TEMPORAL_NAMESPACE: {
+    kind: 'text',
+    default: 'default',
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'Temporal namespace of the workflows',
+  },
+  TEMPORAL_UI_URL: {
+    kind: 'url',
+    readBy: serviceOnly,
+    table: 'orchestration',
+    shownDefault: 'embedded: its UI',
+    description: 'Temporal UI base URL, for `workflow_url` links',
+  },
+  TEMPORAL_CLI_PATH: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'orchestration',
+    shownDefault: 'PATH, then ./.venv/bin',
+    description: 'The `temporal` binary the embedded dev server runs',
+  },
+  ASSAY_TEMPORAL_PORT: {
+    kind: 'integer',
+    default: 7233,
+    min: 1,
+    max: 65535,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: 'gRPC port of the embedded dev server',
+  },
+  ASSAY_TEMPORAL_UI_PORT: {
+    kind: 'integer',
+    default: 8233,
+    min: 1,
+    max: 65535,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: 'UI port of the embedded dev server',
+  },
+  ASSAY_COMPUTE: {
+    kind: 'text',
+    default: 'local',
+    choices: ['local', 'ec2'],
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description: 'Compute provider of managed runs: `local` (process groups on this machine) or `ec2`',
+  },
+  ASSAY_WORKER: {
+    kind: 'flag',
+    default: true,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: '`assay server` runs a Temporal worker in-process; off when workers run separately',
+  },
+  ASSAY_TASK_QUEUE: {
+    kind: 'text',
+    default: 'assay',
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'Task queue of the workflows and activities',
+  },
+  ASSAY_WORKER_MAX_ACTIVITIES: {
+    kind: 'integer',
+    default: 50,
+    min: 1,
+    max: 10_000,
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description: 'Activities a worker runs at once (each managed run holds one while watched)',
+  },
+  ASSAY_WORKER_MAX_WORKFLOWS: {
+    kind: 'integer',
+    default: 100,
+    min: 2,
+    max: 10_000,
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description: 'Workflow tasks a worker runs at once',
+  },
+  ASSAY_SERVICE_URL: {
+    kind: 'url',
+    readBy: ['worker'],
+    table: 'orchestration',
+    shownDefault: 'embedded: the service itself',
+    description: 'The service URL `assay worker` calls',
+  },
+  ASSAY_RUNNER_SERVER_URL: {
+    kind: 'url',
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    shownDefault: '`ASSAY_SERVICE_URL`',
+    description: 'The service URL instances get as SERVICE_SERVER_URL',
+  },
+  ASSAY_RUN_START_TIMEOUT_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'A provisioned run that has not started by then fails `provision_failed`',
+  },
+  ASSAY_RUN_SILENCE_TIMEOUT_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'A managed run silent this long fails `heartbeat_timeout`',
+  },
+  ASSAY_RUN_CANCEL_GRACE_S: {
+    kind: 'seconds',
+    default: 60,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'After a cancel, how long the runner may take to stop before its instance is terminated',
+  },
+  ASSAY_RUN_MAX_RECOVERIES: {
+    kind: 'integer',
+    default: 2,
+    min: 0,
+    max: 100,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'Instance losses a managed run recovers from (a new run resumes from the newest checkpoint)',
+  },
+  ASSAY_RUN_POLL_S: {
+    kind: 'seconds',
+    default: 5,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: "How often a watched run's state is read",
+  },
+  ASSAY_RUN_WATCH_SLICE_S: {
+    kind: 'seconds',
+    default: 3600,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'Length of one watch activity; the workflow continues as new every 24 slices',
+  },
+  ASSAY_RUN_OUTPUTS_TIMEOUT_S: {
+    kind: 'seconds',
+    default: 300,
+    readBy: orchestration,
+    table: 'orchestration',
+    description: 'How long a finished run may take to finalize its outputs',
+  },
+
+  EC2_REGION: {
+    kind: 'text',
+    default: 'us-east-1',
+    pattern: /^[a-z]{2}(-[a-z]+)+-\d+$/,
+    readBy: ec2,
+    table: 'compute',
+    description: 'Region',
+  },
+  EC2_ENDPOINT: {
+    kind: 'url',
+    readBy: ec2,
+    table: 'compute',
+    shownDefault: 'AWS',
+    description: 'Endpoint of an EC2-compatible API',
+  },
+  EC2_AMI: {
+    kind: 'text',
+    pattern: /^ami-[0-9a-f]{8,17}$/,
+    readBy: ec2,
+    table: 'compute',
+    shownDefault: '`launch_config.image`',
+    description: 'Image of run instances; it must have `assay` on PATH',
+  },
+  EC2_INSTANCE_TYPE: {
+    kind: 'text',
+    default: 't3.micro',
+    pattern: /^[a-z][a-z0-9-]*\.[a-z0-9]+$/,
+    readBy: ec2,
+    table: 'compute',
+    description: 'Instance type when `launch_config.instance_type` is not given',
+  },
+  EC2_SUBNET_ID: {
+    kind: 'text',
+    pattern: /^subnet-[0-9a-f]{8,17}$/,
+    readBy: ec2,
+    table: 'compute',
+    shownDefault: 'default VPC',
+    description: 'Subnet of run instances',
+  },
+  EC2_SECURITY_GROUP_IDS: {
+    kind: 'text',
+    readBy: ec2,
+    table: 'compute',
+    shownDefault: 'default group',
+    description: 'Comma-separated `sg-…` ids',
+  },
+  EC2_IAM_INSTANCE_PROFILE: {
+    kind: 'text',
+    pattern: /^(arn:aws[a-z-]*:iam::\d{12}:instance-profile\/[\w+=,.@/-]{1,128}|[\w+=,.@-]{1,128})$/,
+    readBy: ec2,
+    table: 'compute',
+    shownDefault: 'none',
+    description: 'Instance profile name or ARN of run instances',
+  },
+} as const satisfies Record<string, Setting>;
+
+export type SettingName = keyof typeof SETTINGS;
