@@ -95,9 +95,7 @@ export default tseslint.config(
     files: [
       'src/compute/create-provider.ts',
       'src/compute/ec2-config.ts',
-      'src/orchestrator/embedded.ts',
       'src/orchestrator/orchestrator-config.ts',
-      'src/orchestrator/temporal-orchestrator.ts',
       'src/orchestrator/worker-command.ts',
     ],
     rules: {

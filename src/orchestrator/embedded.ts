@@ -2,7 +2,7 @@
 // server, the client the routes use, and, unless turned off, a worker in the same process.
 import path from 'node:path';
 import { createComputeProvider } from '../compute/create-provider.ts';
-import type { Orchestrator } from '../server/orchestration/orchestrator.ts';
+import type { Orchestrator } from './orchestrator.ts';
 import type { Env } from '../settings/env-values.ts';
 import type { RunningWorker } from '../worker.ts';
 import type { OrchestratorConfig } from './orchestrator-config.ts';

@@ -1,12 +1,7 @@
 // The service's side of Temporal: starts, nudges, queries and cancels workflows through @temporalio/client.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type {
-  ManagedRunRef,
-  Orchestrator,
-  SweepProgress,
-  SweepStart,
-} from '../server/orchestration/orchestrator.ts';
+import type { ManagedRunRef, Orchestrator, SweepProgress, SweepStart } from './orchestrator.ts';
 import { progressQuery, runChangedSignal } from '../../workflows/definitions.ts';
 import type { SagaSettings } from '../../workflows/saga-types.ts';
 import type { TemporalSettings } from './orchestrator-config.ts';

@@ -19,7 +19,7 @@ import { handleFrameworkError, installErrorHandling } from './http/error-handler
 import { installMetrics } from './http/metrics.ts';
 import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
-import type { Orchestrator } from './orchestration/orchestrator.ts';
+import type { Orchestrator } from '../orchestrator/orchestrator.ts';
 import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from './app.ts';
-import type { Orchestrator } from './orchestration/orchestrator.ts';
+import type { Orchestrator } from '../orchestrator/orchestrator.ts';
 import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';

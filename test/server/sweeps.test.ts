@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SweepStart } from '../../src/server/orchestration/orchestrator.ts';
+import type { SweepStart } from '../../src/orchestrator/orchestrator.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { addVariation, createExperiment } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';

@@ -3,7 +3,7 @@ import type {
   Orchestrator,
   SweepProgress,
   SweepStart,
-} from '../../src/server/orchestration/orchestrator.ts';
+} from '../../src/orchestrator/orchestrator.ts';
 
 type Method = Exclude<keyof Orchestrator, 'workflowUrl'>;
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loggerOptions } from '../../src/server/app.ts';
 import { loadConfig } from '../../src/server/config.ts';
-import type { Orchestrator } from '../../src/server/orchestration/orchestrator.ts';
+import type { Orchestrator } from '../../src/orchestrator/orchestrator.ts';
 import { createService, type Service } from '../../src/server/service.ts';
 import { freePort } from './free-port.ts';
 import { createTestDatabase } from './postgres.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/server/config.ts';
-import type { Orchestrator } from '../../src/server/orchestration/orchestrator.ts';
+import type { Orchestrator } from '../../src/orchestrator/orchestrator.ts';
 import { createService, type Service } from '../../src/server/service.ts';
 import { freePort } from './free-port.ts';
 import { createTestDatabase } from './postgres.ts';

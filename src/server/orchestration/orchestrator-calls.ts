@@ -1,5 +1,5 @@
 import { unavailable } from '../http/errors.ts';
-import type { Orchestrator } from './orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 
 interface Log {
   debug(o: object, m: string): void;

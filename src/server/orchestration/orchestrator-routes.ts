@@ -8,7 +8,7 @@ import { JsonObject, Uuid, withErrors } from '../http/schemas.ts';
 import { Run } from '../runs/run-routes.ts';
 import { toApi } from '../runs/run-service.ts';
 import { ORCHESTRATOR_FAILURE_REASONS } from '../runs/run-states.ts';
-import type { Orchestrator } from './orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './orchestrator-service.ts';
 
 const tags = ['orchestrator'];

@@ -5,7 +5,7 @@ import { conflict } from '../http/errors.ts';
 import { markManaged, type RunKey, type RunRow } from '../runs/run-repository.ts';
 import { getRun, refuseWorkerKey } from '../runs/run-service.ts';
 import { callOrchestrator, requireOrchestrator } from './orchestrator-calls.ts';
-import type { Orchestrator } from './orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 
 /**
  * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry

@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable, Tx } from '../db/database.ts';
-import { managedRunWorkflowId } from '../orchestration/orchestrator.ts';
+import { managedRunWorkflowId } from '../../orchestrator/orchestrator.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
 import { RUN_MOVES, type RunMove } from './run-states.ts';
 

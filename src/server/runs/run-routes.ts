@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
 import { JsonObject, Nullable, NullableTimestamp, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
 import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
-import type { Orchestrator } from '../orchestration/orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { provisionRun } from '../orchestration/provision-service.ts';
 import { VariationNumber } from '../variations/variation-routes.ts';
 import type { RunKey, RunRow } from './run-repository.ts';

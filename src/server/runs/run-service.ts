@@ -4,7 +4,7 @@ import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
-import type { Orchestrator } from '../orchestration/orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { getVariation } from '../variations/variation-service.ts';
 import * as repo from './run-repository.ts';
 import { RUN_MOVES, type RunMove } from './run-states.ts';

@@ -1,6 +1,6 @@
 import { ping, type Db } from '../db/database.ts';
 import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
-import type { Orchestrator } from '../orchestration/orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { failSilentRuns } from './run-repository.ts';
 
 export interface Watchdog {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
 import { Nullable, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
-import type { Orchestrator } from '../orchestration/orchestrator.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './sweep-service.ts';
 
 const tags = ['sweeps'];

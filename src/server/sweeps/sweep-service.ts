@@ -12,7 +12,7 @@ import {
   type ManagedRunRef,
   type Orchestrator,
   type SweepProgress,
-} from '../orchestration/orchestrator.ts';
+} from '../../orchestrator/orchestrator.ts';
 import { insertManagedRun } from '../runs/run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';

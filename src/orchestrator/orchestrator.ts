@@ -19,8 +19,8 @@ export interface SweepStart {
 }
 
 // One definition of the progress shape: the sweep workflow's query answers it.
-export type { SweepProgress } from '../../../workflows/saga-types.ts';
-import type { SweepProgress } from '../../../workflows/saga-types.ts';
+export type { SweepProgress } from '../../workflows/saga-types.ts';
+import type { SweepProgress } from '../../workflows/saga-types.ts';
 
 export interface Orchestrator {
   /** Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). */
