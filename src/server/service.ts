@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from './app.ts';
 import type { Orchestrator } from './orchestration/orchestrator.ts';
+import { writeBootstrapKeyFile } from './admin/bootstrap-key-file.ts';
 import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
@@ -13,7 +14,10 @@ export interface Service {
   app: FastifyInstance;
   db: Db;
   watchdog: Watchdog;
-  /** The bootstrap admin key, only on the very first start against an empty database. */
+  /**
+   * The bootstrap admin key, only on the very first start against an empty database; it is also in the
+   * mode-600 file `bootstrapKeyPath(config.dataDir)`, written before the admin committed.
+   */
   bootstrapKey: string | undefined;
   close(): Promise<void>;
 }
@@ -29,14 +33,17 @@ export async function createService(
 ): Promise<Service> {
   const db =
     opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
+  let bootstrapKey: string | undefined;
   try {
     await migrate(db);
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
+    bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays, async (key) => {
+      await writeBootstrapKeyFile(config.dataDir, key);
+    });
   } catch (err) {
     if (!opts.db) await db.close();
     throw err;
   }
-  const bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays);
   const storage = await createObjectStorage(config.storage);
   const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.

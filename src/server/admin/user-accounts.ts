@@ -1,60 +1,75 @@
 import { ADMIN_SCOPES, USER_SCOPES } from '../auth/scopes.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, Tx } from '../db/database.ts';
 import { insertKey } from '../api-keys/api-key-repository.ts';
 import { conflict } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { toApi as keyToApi } from '../api-keys/api-key-service.ts';
 
+interface NewUser {
+  email: string;
+  name?: string;
+  isAdmin: boolean;
+  ttlDays: number;
+}
+
 /** Creates a user and a first key holding every scope the user has (all of them for an admin). */
-export async function createUserWithKey(
-  db: Db,
-  input: { email: string; name?: string; isAdmin: boolean; ttlDays: number },
-) {
-  return db.transaction(async (tx) => {
-    const [user] = await tx.query<{
-      id: string;
-      email: string;
-      name: string | null;
-      is_admin: boolean;
-      created_at: Date;
-    }>(
-      `INSERT INTO users (email, name, is_admin) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING id, email, name, is_admin, created_at`,
-      [input.email, input.name ?? null, input.isAdmin],
-    );
-    if (!user) throw conflict('email_taken', `a user with email ${input.email} already exists`);
-    const { row, token } = await insertKey(tx, {
-      userId: user.id,
-      kind: 'user',
-      description: input.isAdmin ? 'bootstrap admin key' : 'first key, minted by an admin',
-      scopes: input.isAdmin ? ADMIN_SCOPES : USER_SCOPES,
-      runId: null,
-      ttlDays: input.ttlDays,
-      mintedByKeyId: null,
-    });
-    return {
-      user: { ...user, created_at: iso(user.created_at)! },
-      api_key: { ...keyToApi(row), key: token },
-    };
+export async function createUserWithKey(db: Db, input: NewUser) {
+  return db.transaction((tx) => insertUserWithKey(tx, input));
+}
+
+async function insertUserWithKey(tx: Tx, input: NewUser) {
+  const [user] = await tx.query<{
+    id: string;
+    email: string;
+    name: string | null;
+    is_admin: boolean;
+    created_at: Date;
+  }>(
+    `INSERT INTO users (email, name, is_admin) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING id, email, name, is_admin, created_at`,
+    [input.email, input.name ?? null, input.isAdmin],
+  );
+  if (!user) throw conflict('email_taken', `a user with email ${input.email} already exists`);
+  const { row, token } = await insertKey(tx, {
+    userId: user.id,
+    kind: 'user',
+    description: input.isAdmin ? 'bootstrap admin key' : 'first key, minted by an admin',
+    scopes: input.isAdmin ? ADMIN_SCOPES : USER_SCOPES,
+    runId: null,
+    ttlDays: input.ttlDays,
+    mintedByKeyId: null,
   });
+  return {
+    user: { ...user, created_at: iso(user.created_at)! },
+    api_key: { ...keyToApi(row), key: token },
+  };
 }
 
 /**
- * On the first start against an empty database, creates the admin and returns its key (printed once by the
- * server). The fact row makes it happen once, even with several replicas starting together.
+ * On the first start against an empty database, creates the admin and hands its key to `handOver` before
+ * anything commits. One transaction holds the claim, the user, the key and the hand-over: a crash or failure
+ * anywhere leaves no claim behind, so the next start bootstraps again. The claim row makes it happen once
+ * even with several replicas starting together (the others wait on its unique key, then find it taken).
  */
-export async function bootstrapAdminOnce(db: Db, ttlDays: number): Promise<string | undefined> {
-  const claimed = await db.query(
-    `INSERT INTO service_facts (name, value) VALUES ('bootstrap_admin', '{}') ON CONFLICT DO NOTHING RETURNING name`,
-  );
-  if (claimed.length === 0) return undefined;
-  const { user, api_key } = await createUserWithKey(db, {
-    email: 'admin@localhost',
-    name: 'Bootstrap admin',
-    isAdmin: true,
-    ttlDays,
+export async function bootstrapAdminOnce(
+  db: Db,
+  ttlDays: number,
+  handOver: (key: string) => Promise<void>,
+): Promise<string | undefined> {
+  return db.transaction(async (tx) => {
+    const claimed = await tx.query(
+      `INSERT INTO service_facts (name, value) VALUES ('bootstrap_admin', '{}') ON CONFLICT DO NOTHING RETURNING name`,
+    );
+    if (claimed.length === 0) return undefined;
+    const { user, api_key } = await insertUserWithKey(tx, {
+      email: 'admin@localhost',
+      name: 'Bootstrap admin',
+      isAdmin: true,
+      ttlDays,
+    });
+    await tx.query(`UPDATE service_facts SET value = $1 WHERE name = 'bootstrap_admin'`, [
+      { user_id: user.id, key_id: api_key.id },
+    ]);
+    await handOver(api_key.key);
+    return api_key.key;
   });
-  await db.query(`UPDATE service_facts SET value = $1 WHERE name = 'bootstrap_admin'`, [
-    { user_id: user.id, key_id: api_key.id },
-  ]);
-  return api_key.key;
 }
