@@ -78,7 +78,8 @@ const COMMANDS: Record<string, Command> = {
       process.stdout.write(`${generateOrchestratorKey()}\n`);
       return 0;
     }
-    if (args[0] === 'bootstrap-key') return (await import('./admin-bootstrap-key.ts')).bootstrapKey(args.slice(1));
+    if (args[0] === 'bootstrap-key')
+      return (await import('./admin-bootstrap-key.ts')).bootstrapKey(args.slice(1));
     const { createUser } = await import('./admin-create-user.ts');
     if (args[0] !== 'create-user') return dispatch(USAGE, {}, args);
     const { values } = parseArgs({

@@ -9,6 +9,8 @@ import { migrate } from './db/migrate.ts';
 import { storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
+import { StorageUnavailable } from './storage/object-storage.ts';
+import { ConfigError } from './config-error.ts';
 
 export interface Service {
   app: FastifyInstance;
@@ -45,6 +47,16 @@ export async function createService(
     throw err;
   }
   const storage = await createObjectStorage(config.storage);
+  try {
+    await storage.check({ timeoutMs: 10_000 });
+  } catch (err) {
+    await storage.close();
+    if (!opts.db) await db.close();
+    if (!(err instanceof StorageUnavailable)) throw err;
+    // Fail fast at start, naming the setting, rather than at the first upload.
+    const cause = err.cause instanceof Error ? `: ${err.cause.message || err.cause.name}` : '';
+    throw new ConfigError(`${err.message}${cause}`);
+  }
   const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
   await app.ready();
