@@ -45,8 +45,7 @@ export async function heartbeatScript(variation: number, runs: number): Promise<
   const db: Db = {
     driver: 'postgres',
     query: record,
-    exec: async () => {},
-    transaction: (fn) => fn({ inTransaction: true, query: record }),
+    transaction: (fn) => fn({ inTransaction: true, query: record, exec: async () => {} }),
     close: async () => {},
   };
   const principal: Principal = {

@@ -23,6 +23,7 @@ operators:
   worker                       run a Temporal worker for managed runs (production: TEMPORAL_ADDRESS, ASSAY_SERVICE_URL, ASSAY_ORCHESTRATOR_KEY)
   admin create-user --email E  create a user and print their first API key (uses SERVICE_API_KEY: an admin key)
   admin orchestrator-key       print a new key for ASSAY_ORCHESTRATOR_KEY (service and workers share it)
+  admin bootstrap-key [--keep] print the first admin's key from the data directory and delete its file
 
 Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration; \`assay run\` exits with its command's code.
 See docs/cli.md.
@@ -77,6 +78,8 @@ const COMMANDS: Record<string, Command> = {
       process.stdout.write(`${generateOrchestratorKey()}\n`);
       return 0;
     }
+    if (args[0] === 'bootstrap-key')
+      return (await import('./admin-bootstrap-key.ts')).bootstrapKey(args.slice(1));
     const { createUser } = await import('./admin-create-user.ts');
     if (args[0] !== 'create-user') return dispatch(USAGE, {}, args);
     const { values } = parseArgs({

@@ -130,7 +130,7 @@ export async function buildApp({
   const authenticator = createAuthenticator(config, db, app.log, metrics);
   installAuth(app, authenticator);
 
-  await app.register(healthRoutes(db));
+  await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db));
   await app.register(runRoutes(db, orchestrator));

@@ -1,8 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ping, type Db } from './db/database.ts';
+import { StorageUnavailable, type ObjectStorage } from './storage/object-storage.ts';
 
-/** Liveness says the process answers; readiness says it can reach its database (load balancers route on it). */
-export function healthRoutes(db: Db) {
+/**
+ * Liveness says the process answers; readiness says it can reach its database and its object store (load
+ * balancers and compose's healthcheck route on it).
+ */
+export function healthRoutes(db: Db, storage: ObjectStorage) {
   return async (app: FastifyInstance) => {
     const config = { public: true };
     app.get('/healthz', { config, schema: { tags: ['operations'], summary: 'Liveness' } }, async () => ({
@@ -10,17 +14,28 @@ export function healthRoutes(db: Db) {
     }));
     app.get(
       '/readyz',
-      { config, schema: { tags: ['operations'], summary: 'Readiness: the database answers' } },
+      {
+        config,
+        schema: { tags: ['operations'], summary: 'Readiness: the database and the object store answer' },
+      },
       async (req, reply) => {
         try {
           await withTimeout(ping(db), 2000);
-          return { status: 'ready' };
         } catch (err) {
           req.log.warn({ err }, 'not ready');
           return reply
             .code(503)
             .send({ error: { code: 'database_unavailable', message: 'the database is unavailable' } });
         }
+        try {
+          await storage.check({ timeoutMs: 2000 });
+        } catch (err) {
+          req.log.warn({ err }, 'not ready');
+          // The message names the setting, never the cause's details.
+          const message = err instanceof StorageUnavailable ? err.message : 'the object store is unavailable';
+          return reply.code(503).send({ error: { code: 'storage_unavailable', message } });
+        }
+        return { status: 'ready' };
       },
     );
   };

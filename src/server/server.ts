@@ -1,5 +1,6 @@
 import { prepareOrchestration } from '../orchestrator/embedded.ts';
 import { orchestratorConfig, type OrchestratorConfig } from '../orchestrator/orchestrator-config.ts';
+import { bootstrapKeyPath } from './admin/bootstrap-key-file.ts';
 import { loadConfig, type ServiceConfig } from './config.ts';
 import { mintEmbeddedOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { createService } from './service.ts';
@@ -17,10 +18,7 @@ export async function runServer(
   });
   if (orchestrating.temporalUiUrl) process.stdout.write(`Temporal UI: ${orchestrating.temporalUiUrl}\n`);
   const service = await createService(config, { orchestrator: orchestrating.orchestrator });
-  if (service.bootstrapKey) {
-    // Deliberately outside the structured log: it is shown once, to the operator, and never logged.
-    process.stdout.write(`bootstrap admin key: ${service.bootstrapKey}\n`);
-  }
+  if (service.bootstrapKey) announceBootstrapKey(service.bootstrapKey, config.dataDir);
   const address = await service.app.listen({ host: config.host, port: config.port });
   await orchestrating.startWorker({
     serviceUrl: config.publicUrl,
@@ -52,4 +50,18 @@ export async function runServer(
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/**
+ * A person at a terminal sees the key at once (the first-run flow of the embedded default); anything else
+ * (container logs, files, log shippers) gets only the path of the mode-600 file that holds it.
+ * Deliberately outside the structured log either way.
+ */
+function announceBootstrapKey(key: string, dataDir: string): void {
+  const file = bootstrapKeyPath(dataDir);
+  process.stdout.write(
+    process.stdout.isTTY
+      ? `bootstrap admin key: ${key}\n(also in ${file} until \`assay admin bootstrap-key\` takes it)\n`
+      : `bootstrap admin key written to ${file}; take it with \`assay admin bootstrap-key\`\n`,
+  );
 }

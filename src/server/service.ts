@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from './app.ts';
 import type { Orchestrator } from '../orchestrator/orchestrator.ts';
+import { writeBootstrapKeyFile } from './admin/bootstrap-key-file.ts';
 import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
@@ -8,12 +9,17 @@ import { migrate } from './db/migrate.ts';
 import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
+import { StorageUnavailable } from './storage/object-storage.ts';
+import { ConfigError } from '../settings/config-error.ts';
 
 export interface Service {
   app: FastifyInstance;
   db: Db;
   watchdog: Watchdog;
-  /** The bootstrap admin key, only on the very first start against an empty database. */
+  /**
+   * The bootstrap admin key, only on the very first start against an empty database; it is also in the
+   * mode-600 file `bootstrapKeyPath(config.dataDir)`, written before the admin committed.
+   */
   bootstrapKey: string | undefined;
   close(): Promise<void>;
 }
@@ -29,16 +35,29 @@ export async function createService(
 ): Promise<Service> {
   const db =
     opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
+  let bootstrapKey: string | undefined;
   try {
     await migrate(db);
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
     await revokeOtherOrchestratorKeys(db, config.orchestratorKey);
+    bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays, async (key) => {
+      await writeBootstrapKeyFile(config.dataDir, key);
+    });
   } catch (err) {
     if (!opts.db) await db.close();
     throw err;
   }
-  const bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays);
   const storage = await createObjectStorage(config.storage);
+  try {
+    await storage.check({ timeoutMs: 10_000 });
+  } catch (err) {
+    await storage.close();
+    if (!opts.db) await db.close();
+    if (!(err instanceof StorageUnavailable)) throw err;
+    // Fail fast at start, naming the setting, rather than at the first upload.
+    const cause = err.cause instanceof Error ? `: ${err.cause.message || err.cause.name}` : '';
+    throw new ConfigError(`${err.message}${cause}`);
+  }
   const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
   await app.ready();

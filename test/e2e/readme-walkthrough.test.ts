@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { repoRoot, startAssayServer, type AssayServer } from '../support/assay-server.ts';
+import { repoRoot, startAssayServer, takeBootstrapKey, type AssayServer } from '../support/assay-server.ts';
+import { freePort } from '../support/free-port.ts';
 import { createTestDatabase } from '../support/postgres.ts';
+import { shellQuote, TmuxSession } from '../support/tmux.ts';
 
 const run = promisify(execFile);
 
@@ -38,9 +40,13 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
       await rm(dataDir, { recursive: true, force: true });
     });
 
-    it('prints the bootstrap admin key on the first start', () => {
+    it('hands the bootstrap admin key over in a file of the data directory, never in its output', async () => {
       assert.match(server.bootstrapKey ?? '', /^sk_user_[0-9a-f]{32}[A-Za-z0-9_-]{43}$/);
-      assert.equal(server.process.output().match(/bootstrap admin key/g)?.length, 1);
+      const output = server.process.output();
+      assert.equal(output.match(/bootstrap admin key written to /g)?.length, 1);
+      assert.ok(output.includes(path.join(dataDir, 'bootstrap-admin-key')), output);
+      assert.ok(!output.includes(server.bootstrapKey!), 'the key is in the output');
+      assert.equal(await takeBootstrapKey(env), undefined, 'the key can be taken once');
     });
 
     it('runs the walkthrough as written, ending with a succeeded run', async () => {
@@ -104,7 +110,7 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
       assert.equal(((await me.json()) as { email: string }).email, 'ada@example.org');
     });
 
-    it('never prints a bootstrap key again on later starts', async () => {
+    it('never hands out a bootstrap key again on later starts', async () => {
       await server.stop();
       server = await startAssayServer(env);
       assert.equal(server.bootstrapKey, undefined);
@@ -112,3 +118,29 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
     });
   });
 }
+
+describe('first start in a terminal', () => {
+  let dataDir: string;
+  let session: TmuxSession | undefined;
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'assay-tty-'));
+  });
+  after(async () => {
+    await session?.kill();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints the bootstrap admin key, which signs in, and keeps the file for `assay admin bootstrap-key`', async () => {
+    const port = await freePort();
+    const env = { ASSAY_DATA_DIR: dataDir, PORT: String(port), ASSAY_ORCHESTRATOR: 'off' };
+    const vars = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
+    const cli = [process.execPath, path.join(repoRoot, 'bin/assay.js'), 'server'].map(shellQuote);
+    session = await TmuxSession.start(`assay-tty-${process.pid}`, `env ${[...vars, ...cli].join(' ')}`);
+    const screen = await session.waitFor(/Assay listening on/, 90_000);
+    const key = /bootstrap admin key: (sk_user_\S+)/.exec(screen)?.[1];
+    assert.ok(key, screen);
+    const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(me.status, 200);
+    assert.equal(await takeBootstrapKey(env), key);
+  });
+});

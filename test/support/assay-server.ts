@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { freePort, freePorts } from './free-port.ts';
 import { spawnProcessGroup, type ProcessGroup } from './process-group.ts';
 import { waitUntilReady } from './readiness.ts';
@@ -8,7 +10,7 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 export interface AssayServer {
   url: string;
   process: ProcessGroup;
-  /** The key from the `bootstrap admin key:` line, if this start printed one. */
+  /** The key `assay admin bootstrap-key` takes from the data directory, if this start bootstrapped an admin. */
   bootstrapKey: string | undefined;
   stop(): Promise<void>;
 }
@@ -36,8 +38,23 @@ export async function startAssayServer(env: Record<string, string>): Promise<Ass
     timeoutMs: 90_000,
     intervalMs: 200,
   });
-  const bootstrapKey = /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
+  const bootstrapKey = /bootstrap admin key written to /.test(child.output())
+    ? await takeBootstrapKey(env)
+    : undefined;
   return { url, process: child, bootstrapKey, stop: () => child.stop() };
+}
+
+/** `assay admin bootstrap-key` with the server's environment: the key, once; undefined when there is none. */
+export async function takeBootstrapKey(env: Record<string, string>): Promise<string | undefined> {
+  const cli = path.join(repoRoot, 'bin/assay.js');
+  const result = await promisify(execFile)(process.execPath, [cli, 'admin', 'bootstrap-key'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+  }).catch((err: { code?: number; stderr?: string }) => {
+    if (err.code === 1) return undefined;
+    throw err;
+  });
+  return result?.stdout.trim();
 }
 
 export { repoRoot };

@@ -1,6 +1,7 @@
 // The production deployment files (docker-compose.yml, Dockerfile, .dockerignore, deploy/) checked without Docker:
 // their structure, their pins, and that every setting they pass is one the code reads.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -260,7 +261,6 @@ describe('docker-compose.yml', () => {
     );
     assert.equal(worker.TEMPORAL_NAMESPACE, assay.TEMPORAL_NAMESPACE);
     assert.equal(worker.ASSAY_ORCHESTRATOR_KEY, assay.ASSAY_ORCHESTRATOR_KEY);
-    assert.match(worker.ASSAY_RUNNER_SERVER_URL, /^\$\{ASSAY_RUNNER_SERVER_URL:\?/);
     const ec2Names = Object.entries(SETTINGS)
       .filter(([, setting]) => (setting.readBy as readonly string[]).includes('compute'))
       .map(([name]) => name);
@@ -316,6 +316,118 @@ describe('docker-compose.yml', () => {
     );
     for (const variable of required)
       assert.match(example, new RegExp(`^${variable}=`, 'm'), `deploy/.env.example lacks ${variable}`);
+  });
+});
+
+describe('docker-compose.yml exposure and operations', () => {
+  const LOOPBACK = /^(127\.0\.0\.1|\$\{[A-Z0-9_]+:-127\.0\.0\.1\}):/;
+
+  test('publishes plain HTTP on loopback only: every other published port is the TLS proxy', () => {
+    const proxies = Object.entries(services)
+      .filter(([, svc]) => String(svc.image ?? '').startsWith('caddy:'))
+      .map(([name]) => name);
+    assert.deepEqual(proxies, ['proxy']);
+    for (const [name, svc] of Object.entries(services)) {
+      if (name === 'proxy') continue;
+      for (const port of asList(svc.ports))
+        assert.match(port, LOOPBACK, `${name} publishes ${port} beyond 127.0.0.1 without TLS`);
+    }
+    assert.ok(
+      asList(service('assay').ports).some((p) => /:8080$/.test(p)),
+      'the service is reachable on the host',
+    );
+    assert.deepEqual(asList(service('seaweedfs').ports), [], 'the store is reached through the proxy');
+    assert.deepEqual(asList(service('proxy').ports).sort(), ['443:443', '80:80', '8333:8333']);
+  });
+
+  test('the proxy terminates TLS for ASSAY_DOMAIN in front of the service and the store', () => {
+    const proxy = service('proxy');
+    assert.match(environment(proxy).ASSAY_DOMAIN, /^\$\{ASSAY_DOMAIN:\?/);
+    const caddyfile = mountedFile(proxy, '/etc/caddy/Caddyfile');
+    assert.match(caddyfile, /^\{\$ASSAY_DOMAIN\} \{\s*reverse_proxy assay:8080\s*\}/m);
+    assert.match(caddyfile, /^\{\$ASSAY_DOMAIN\}:8333 \{\s*reverse_proxy seaweedfs:8333\s*\}/m);
+    // Caddy serves a site address without a scheme over HTTPS only.
+    assert.doesNotMatch(caddyfile, /http:\/\/|tls off|auto_https off/);
+    // Inside the network the domain names the proxy, so the service checks the store through it as well.
+    assert.deepEqual(proxy.networks?.default?.aliases, [environment(proxy).ASSAY_DOMAIN]);
+    const assay = environment(service('assay'));
+    assert.equal(assay.S3_ENDPOINT, '${S3_ENDPOINT:-https://${ASSAY_DOMAIN}:8333}');
+    assert.equal(assay.ASSAY_PUBLIC_URL, '${ASSAY_PUBLIC_URL:-https://${ASSAY_DOMAIN}}');
+    assert.equal(
+      environment(service('worker')).ASSAY_RUNNER_SERVER_URL,
+      '${ASSAY_RUNNER_SERVER_URL:-https://${ASSAY_DOMAIN}}',
+    );
+  });
+
+  test('every service rotates its logs', () => {
+    for (const [name, svc] of Object.entries(services)) {
+      assert.equal(svc.logging?.driver, 'json-file', `${name} keeps its logs unrotated`);
+      assert.match(String(svc.logging.options?.['max-size']), /^\d+[kmg]$/, `${name}: max-size`);
+      assert.match(String(svc.logging.options?.['max-file']), /^\d+$/, `${name}: max-file`);
+    }
+  });
+
+  test('the service keeps its data directory, where the bootstrap admin key waits, in a volume', () => {
+    const volumes = asList(service('assay').volumes);
+    assert.ok(volumes.includes('assay-data:/var/lib/assay'), volumes.join(', '));
+    assert.match(read('Dockerfile'), /ASSAY_DATA_DIR=\/var\/lib\/assay\b/);
+  });
+
+  test('passes every documented setting of the service through, so .env can set it', () => {
+    // Fixed by the deployment itself, or meaningful only for the embedded default or the local backend.
+    const fixed = new Set([
+      'ASSAY_HOST',
+      'PORT',
+      'DATABASE_URL',
+      'ASSAY_DATA_DIR',
+      'ASSAY_STORAGE_DIR',
+      'ASSAY_STORAGE_SECRET',
+      'TEMPORAL_CLI_PATH',
+      'ASSAY_TEMPORAL_PORT',
+      'ASSAY_TEMPORAL_UI_PORT',
+    ]);
+    // Settings of the workers, which get them instead.
+    const workers = new Set([
+      'ASSAY_COMPUTE',
+      'ASSAY_SERVICE_URL',
+      'ASSAY_RUNNER_SERVER_URL',
+      'ASSAY_WORKER_MAX_ACTIVITIES',
+      'ASSAY_WORKER_MAX_WORKFLOWS',
+    ]);
+    const assay = environment(service('assay'));
+    const worker = environment(service('worker'));
+    // The EC2 provider's own settings go to the workers and are checked above.
+    const missing = Object.entries(SETTINGS)
+      .filter(([, setting]) => setting.table !== 'compute')
+      .map(([name]) => name)
+      .filter((name) => !fixed.has(name) && !(name in (workers.has(name) ? worker : assay)));
+    assert.deepEqual(missing, []);
+  });
+});
+
+describe('secrets stay out of the repository', () => {
+  test('.env, where docs/production.md puts the secrets, is ignored by git; the example is not', () => {
+    const ignored = (file: string) => {
+      try {
+        execFileSync('git', ['check-ignore', '-q', file], { cwd: root });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    assert.match(read('docs/production.md'), /cp deploy\/\.env\.example \.env/);
+    assert.ok(ignored('.env'), '.env is not git-ignored');
+    assert.ok(ignored('.env.production'), '.env.production is not git-ignored');
+    assert.ok(!ignored('deploy/.env.example'), 'deploy/.env.example is git-ignored');
+  });
+
+  test('deploy/.env.example leaves every value compose requires empty, so a copy cannot pass unfilled', () => {
+    const example = read('deploy/.env.example');
+    const required = new Set(
+      [...read('docker-compose.yml').matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]!),
+    );
+    for (const variable of required)
+      assert.match(example, new RegExp(`^${variable}=$`, 'm'), `deploy/.env.example fills in ${variable}`);
   });
 });
 

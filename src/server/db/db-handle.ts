@@ -9,13 +9,13 @@ export interface Queryable {
 /** A handle inside a transaction; functions that lock rows take this type, not `Db`. */
 export interface Tx extends Queryable {
   readonly inTransaction: true;
+  /** Runs a multi-statement SQL script without parameters (a migration file, whole). */
+  exec(sql: string): Promise<void>;
 }
 
 export interface Db extends Queryable {
   readonly driver: 'postgres' | 'pglite';
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** Runs a multi-statement SQL script (migrations). */
-  exec(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 

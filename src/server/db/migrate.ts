@@ -1,25 +1,30 @@
 import { readdir, readFile } from 'node:fs/promises';
-import type { Db } from './database.ts';
+import type { Db, Tx } from './database.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const MIGRATION_LOCK = 7260411;
 
 /**
- * Applies the ordered SQL files of `migrations/` that are not yet recorded, each in its own transaction.
- * An advisory lock makes concurrent starts of several replicas apply each file exactly once.
+ * Applies the ordered SQL files of `migrations/` that are not yet recorded, each whole in its own transaction.
+ * Every step, creating the bookkeeping table included, runs under one advisory lock, so replicas starting
+ * together on an empty database apply each file exactly once instead of colliding.
  */
 export async function migrate(db: Db): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
-  await db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-  );
+  await db.transaction(async (tx) => {
+    await lockMigrations(tx);
+    await tx.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+  });
   const applied: string[] = [];
   for (const file of files) {
     const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
     const done = await db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(7260411)');
+      await lockMigrations(tx);
       const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [file]);
       if (seen.length > 0) return false;
-      for (const statement of splitStatements(sql)) await tx.query(statement);
+      await tx.exec(sql);
       await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
       return true;
     });
@@ -28,11 +33,7 @@ export async function migrate(db: Db): Promise<string[]> {
   return applied;
 }
 
-/** Our migrations keep one statement per `;`-terminated paragraph and no `;` inside bodies. */
-function splitStatements(sql: string): string[] {
-  return sql
-    .replace(/^--.*$/gm, '')
-    .split(/;\s*$/m)
-    .map((s) => s.trim())
-    .filter(Boolean);
+/** Held until the transaction ends; concurrent migrators wait here. */
+async function lockMigrations(tx: Tx): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
 }

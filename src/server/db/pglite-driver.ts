@@ -11,14 +11,14 @@ export async function openPglite(dataDir: string): Promise<Db> {
     async query(sql, params) {
       return (await db.query(sql, storableParams(params))).rows as never[];
     },
-    async exec(sql) {
-      await db.exec(sql);
-    },
     transaction(fn) {
       return db.transaction((tx) =>
         fn({
           inTransaction: true,
           query: async (sql, params) => (await tx.query(sql, storableParams(params))).rows as never[],
+          exec: async (sql) => {
+            await tx.exec(sql);
+          },
         }),
       );
     },

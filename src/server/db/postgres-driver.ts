@@ -31,9 +31,6 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
       const result = await pool.query(prepared(sql, params));
       return result.rows;
     },
-    async exec(sql) {
-      await pool.query(sql);
-    },
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -41,6 +38,10 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
         const tx: Tx = {
           inTransaction: true,
           query: async (sql, params) => (await client.query(prepared(sql, params))).rows,
+          // Without parameters node-postgres uses the simple query protocol, which runs several statements.
+          exec: async (sql) => {
+            await client.query(sql);
+          },
         };
         const result = await fn(tx);
         await client.query('COMMIT');

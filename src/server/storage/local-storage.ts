@@ -195,6 +195,10 @@ export class LocalStorage implements ObjectStorage {
     // Nothing held open between calls.
   }
 
+  async check(): Promise<void> {
+    // Its own directory, created at open: there is no address or bucket that could be wrong.
+  }
+
   // ——— used by localStorageRoutes ———
 
   /** Checks a request against its signed URL (403 AppError when tampered with or expired) and returns what it grants. */

@@ -48,6 +48,13 @@ export interface ObjectStorage {
   getObject(key: string): Promise<NodeJS.ReadableStream>;
   /** Releases connections (the S3 client's sockets); for the service's shutdown. */
   close(): Promise<void>;
+  /** Throws StorageUnavailable, naming the setting to look at, when the store cannot serve (at start, /readyz). */
+  check(o: { timeoutMs: number }): Promise<void>;
+}
+
+/** The configured store cannot be used; the message names the setting to fix, the cause says what happened. */
+export class StorageUnavailable extends Error {
+  override name = 'StorageUnavailable';
 }
 
 export type StorageErrorCode = 'invalid_key' | 'invalid_argument' | 'incomplete_upload' | 'not_found';

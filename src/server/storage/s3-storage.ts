@@ -4,6 +4,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListPartsCommand,
   type Part,
@@ -18,6 +19,7 @@ import {
   type ObjectStorage,
   type PresignedRequest,
   StorageError,
+  StorageUnavailable,
   type StoredObject,
 } from './object-storage.ts';
 import { assertValidKey } from './storage-keys.ts';
@@ -60,9 +62,11 @@ export class S3Storage implements ObjectStorage {
   readonly kind = 's3' as const;
   readonly client: S3Client;
   readonly #bucket: string;
+  readonly #endpoint: string;
 
   constructor(o: S3StorageOptions) {
     this.#bucket = o.bucket;
+    this.#endpoint = o.endpoint ?? `AWS (${o.region})`;
     this.client = new S3Client({
       region: o.region,
       ...(o.endpoint ? { endpoint: o.endpoint } : {}),
@@ -231,6 +235,30 @@ export class S3Storage implements ObjectStorage {
 
   async close(): Promise<void> {
     this.client.destroy();
+  }
+
+  /**
+   * The bucket, asked for through the configured endpoint: the same address presigned URLs carry, so a wrong
+   * public endpoint shows here and not at the first upload.
+   */
+  async check(o: { timeoutMs: number }): Promise<void> {
+    const where = `S3_BUCKET ${JSON.stringify(this.#bucket)} at S3_ENDPOINT ${this.#endpoint}`;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.#bucket }), {
+        abortSignal: AbortSignal.timeout(o.timeoutMs),
+      });
+    } catch (cause) {
+      const status = (cause as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const message =
+        status === 404
+          ? `${where} does not exist; check S3_BUCKET and S3_ENDPOINT`
+          : status === 401 || status === 403
+            ? `${where} refused access (${status}); check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY`
+            : status !== undefined
+              ? `${where} answered ${status}; check S3_ENDPOINT`
+              : `${where} is unreachable; check S3_ENDPOINT`;
+      throw new StorageUnavailable(message, { cause });
+    }
   }
 
   /** Every part the store holds for the upload, or undefined when it knows no such upload. */
