@@ -12,6 +12,11 @@ export interface ServiceConfig {
   /** PostgreSQL connection string; when absent the embedded PGlite database in `dataDir` is used. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** PostgreSQL only: longest statement, and longest idle time inside a transaction (0: no limit). */
+  readonly pgStatementTimeoutMs: number;
+  readonly pgIdleInTransactionTimeoutMs: number;
+  /** How long shutdown waits for requests in flight before it closes their connections. */
+  readonly shutdownTimeoutMs: number;
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
   readonly apiKeyTtlDays: number;
@@ -55,6 +60,21 @@ export const SETTINGS = [
     'ASSAY_DATA_DIR',
     './.assay-data',
     'Data directory of the embedded default (PGlite database, local storage)',
+  ],
+  [
+    'ASSAY_PG_STATEMENT_TIMEOUT_MS',
+    '30000',
+    'PostgreSQL cancels a statement running longer (503 database_timeout); 0: no limit. Migrations have none',
+  ],
+  [
+    'ASSAY_PG_IDLE_IN_TX_TIMEOUT_MS',
+    '60000',
+    'PostgreSQL ends a session idle this long inside a transaction, releasing its locks; 0: no limit',
+  ],
+  [
+    'ASSAY_SHUTDOWN_TIMEOUT_S',
+    '30',
+    'On SIGTERM/SIGINT, how long requests in flight may finish before their connections are closed',
   ],
   ['ASSAY_LOG_LEVEL', 'info', 'pino log level (fatal, error, warn, info, debug, trace, silent)'],
   ['ASSAY_BODY_LIMIT_BYTES', '2097152', 'Largest accepted JSON body'],
@@ -174,6 +194,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl,
     dataDir: path.resolve(text(env, 'ASSAY_DATA_DIR') ?? '.assay-data'),
+    pgStatementTimeoutMs: integer(env, 'ASSAY_PG_STATEMENT_TIMEOUT_MS', 30_000, 0),
+    pgIdleInTransactionTimeoutMs: integer(env, 'ASSAY_PG_IDLE_IN_TX_TIMEOUT_MS', 60_000, 0),
+    shutdownTimeoutMs: seconds(env, 'ASSAY_SHUTDOWN_TIMEOUT_S', 30),
     logLevel: text(env, 'ASSAY_LOG_LEVEL') ?? 'info',
     bodyLimitBytes: integer(env, 'ASSAY_BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024),
     apiKeyTtlDays: integer(env, 'ASSAY_API_KEY_TTL_DAYS', 90, 1, 3650),

@@ -28,7 +28,13 @@ export async function createService(
   opts: { logger?: AppDeps['logger']; db?: Db; orchestrator?: Orchestrator } = {},
 ): Promise<Service> {
   const db =
-    opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
+    opts.db ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: `${config.dataDir}/pglite`,
+      statementTimeoutMs: config.pgStatementTimeoutMs,
+      idleInTransactionTimeoutMs: config.pgIdleInTransactionTimeoutMs,
+    }));
   try {
     await migrate(db);
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
