@@ -35,6 +35,8 @@ export interface ServiceConfig {
   /** The service's own base URL as clients reach it; local-storage upload URLs point here. */
   readonly publicUrl: string;
   readonly searchEnabled: boolean;
+  /** PDF text extraction at finalize runs in a worker thread within these limits. */
+  readonly textExtraction: { readonly timeoutMs: number; readonly maxHeapMb: number };
   /** Largest inline asset (reports, environment snapshots); larger content goes through presigned uploads. */
   readonly inlineMaxBytes: number;
   readonly storage: StorageConfig;
@@ -105,6 +107,11 @@ export const SETTINGS = [
   ],
   ['ASSAY_SEARCH', 'on', 'Full-text search: on, or off (then GET /search answers 503)'],
   ['ASSAY_INLINE_MAX_BYTES', '262144', 'Largest inline asset content'],
+  [
+    'ASSAY_TEXT_EXTRACTION_TIMEOUT_S',
+    '60',
+    'Longest PDF text extraction at finalize (in a worker thread); past it the asset is ready without its text',
+  ],
   ['ASSAY_JWT_ISSUER', '(unset: JWT login off)', 'Expected `iss` of identity-provider access tokens'],
   ['ASSAY_JWT_AUDIENCE', '(required with the issuer)', 'Expected `aud`'],
   [
@@ -211,6 +218,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     publicUrl: '',
     storage: undefined as never,
     searchEnabled: flag(env, 'ASSAY_SEARCH', true),
+    // pdf.js takes a few times a document's size; 100 MB is the largest PDF read (text-extraction.ts).
+    textExtraction: Object.freeze({
+      timeoutMs: seconds(env, 'ASSAY_TEXT_EXTRACTION_TIMEOUT_S', 60),
+      maxHeapMb: 1024,
+    }),
     inlineMaxBytes: integer(env, 'ASSAY_INLINE_MAX_BYTES', 256 * 1024, 0),
     orchestratorKey: orchestratorKey(env),
     ...overrides,

@@ -271,7 +271,12 @@ export async function representAsset(
  * ready. A missing or wrong component answers 409 naming it and leaves the asset pending. Finalizing a ready
  * asset answers it unchanged.
  */
-export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: string) {
+export async function finalizeAsset(
+  deps: AssetDeps,
+  principal: Principal,
+  id: string,
+  log: { warn(o: object, m: string): void },
+) {
   const asset = await getAsset(deps, principal, id);
   if (asset.state === 'ready') return toApi(asset);
   for (const c of asset.components) {
@@ -301,8 +306,16 @@ export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: s
   if (searchable) {
     const parts: string[] = [];
     for (const c of asset.components) {
-      const t = await extractText(c.content_type, c.size, () => deps.storage.getObject(c.storage_key)).catch(
-        () => undefined,
+      const open = () => deps.storage.getObject(c.storage_key);
+      // Text is a search aid: a PDF that cannot be read within the limits leaves the asset findable by name.
+      const t = await extractText(c.content_type, c.size, open, deps.config.textExtraction).catch(
+        (err: unknown) => {
+          log.warn(
+            { err, asset: id, component: c.name },
+            'no text extracted; the asset is indexed without it',
+          );
+          return undefined;
+        },
       );
       if (t) parts.push(t);
     }
