@@ -4,6 +4,7 @@ import pino from 'pino';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { assetRoutes } from './assets/asset-routes.ts';
+import { assertAcceptsUpload } from './assets/asset-service.ts';
 import { searchRoutes } from './search/search-routes.ts';
 import { LocalStorage } from './storage/local-storage.ts';
 import { localStorageRoutes } from './storage/local-storage-routes.ts';
@@ -142,6 +143,9 @@ export async function buildApp({
   await app.register(adminRoutes(db, config, authenticator));
   await app.register(assetRoutes({ db, storage, config }));
   await app.register(searchRoutes(db, config.searchEnabled));
-  if (storage instanceof LocalStorage) await app.register(localStorageRoutes(storage));
+  if (storage instanceof LocalStorage)
+    await app.register(
+      localStorageRoutes(storage, { assertWritable: (key) => assertAcceptsUpload(db, key) }),
+    );
   return app;
 }

@@ -13,6 +13,11 @@ export interface ServiceConfig {
   /** PostgreSQL connection string; when absent the embedded PGlite database in `dataDir` is used. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** PostgreSQL only: longest statement, and longest idle time inside a transaction (0: no limit). */
+  readonly pgStatementTimeoutMs: number;
+  readonly pgIdleInTransactionTimeoutMs: number;
+  /** How long shutdown waits for requests in flight before it closes their connections. */
+  readonly shutdownTimeoutMs: number;
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
   readonly apiKeyTtlDays: number;
@@ -31,6 +36,8 @@ export interface ServiceConfig {
   /** The service's own base URL as clients reach it; local-storage upload URLs point here. */
   readonly publicUrl: string;
   readonly searchEnabled: boolean;
+  /** PDF text extraction at finalize runs in a worker thread within these limits. */
+  readonly textExtraction: { readonly timeoutMs: number; readonly maxHeapMb: number };
   /** Largest inline asset (reports, environment snapshots); larger content goes through presigned uploads. */
   readonly inlineMaxBytes: number;
   readonly storage: StorageConfig;
@@ -106,6 +113,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     port: readSetting(env, 'PORT'),
     databaseUrl: readSetting(env, 'DATABASE_URL'),
     dataDir: path.resolve(readSetting(env, 'ASSAY_DATA_DIR')),
+    pgStatementTimeoutMs: readSetting(env, 'ASSAY_PG_STATEMENT_TIMEOUT_MS'),
+    pgIdleInTransactionTimeoutMs: readSetting(env, 'ASSAY_PG_IDLE_IN_TX_TIMEOUT_MS'),
+    shutdownTimeoutMs: readSetting(env, 'ASSAY_SHUTDOWN_TIMEOUT_S'),
     logLevel: readSetting(env, 'ASSAY_LOG_LEVEL'),
     bodyLimitBytes: readSetting(env, 'ASSAY_BODY_LIMIT_BYTES'),
     apiKeyTtlDays: readSetting(env, 'ASSAY_API_KEY_TTL_DAYS'),
@@ -120,6 +130,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     publicUrl: '',
     storage: undefined as never,
     searchEnabled: readSetting(env, 'ASSAY_SEARCH'),
+    // pdf.js takes a few times a document's size; 100 MB is the largest PDF read (text-extraction.ts).
+    textExtraction: Object.freeze({
+      timeoutMs: readSetting(env, 'ASSAY_TEXT_EXTRACTION_TIMEOUT_S'),
+      maxHeapMb: 1024,
+    }),
     inlineMaxBytes: readSetting(env, 'ASSAY_INLINE_MAX_BYTES'),
     orchestratorKey: orchestratorKey(env),
     ...overrides,

@@ -37,14 +37,25 @@ export async function runServer(
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    service.app.log.info({ signal }, 'shutting down');
-    // The worker goes first: its activities need the service, and the service's routes need Temporal.
-    orchestrating
-      .close()
-      .then(() => service.close())
+    const log = service.app.log;
+    log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
+    // A backstop: closing the orchestrator or the database must not hang the exit either.
+    setTimeout(() => {
+      log.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 15_000).unref();
+    // HTTP drains first (its requests may need Temporal and the database), then the worker and Temporal
+    // (whose activities call this service, and whose key revocation needs the database), the database last.
+    service
+      .drain(config.shutdownTimeoutMs)
+      .then(async (inTime) => {
+        if (!inTime) log.warn('requests still in flight at the shutdown deadline were cut off');
+        await orchestrating.close();
+        await service.close();
+      })
       .then(() => process.exit(0))
       .catch((err: unknown) => {
-        service.app.log.error({ err }, 'shutdown failed');
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
       });
   };

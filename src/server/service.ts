@@ -6,6 +6,7 @@ import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { closeHttp } from './http/close-http.ts';
 import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
@@ -21,6 +22,13 @@ export interface Service {
    * mode-600 file `bootstrapKeyPath(config.dataDir)`, written before the admin committed.
    */
   bootstrapKey: string | undefined;
+  /**
+   * The first half of a shutdown: HTTP stops taking requests and lets those in flight finish (closing their
+   * connections past `timeoutMs`), then the watchdog stops after any pass in progress. Resolves false when
+   * requests were cut off. The database stays open for whatever the caller closes next (the orchestrator).
+   */
+  drain(timeoutMs: number): Promise<boolean>;
+  /** Drains (if not done yet, with a 10 s deadline), then closes storage and the database. */
   close(): Promise<void>;
 }
 
@@ -34,7 +42,13 @@ export async function createService(
   opts: { logger?: AppDeps['logger']; db?: Db; orchestrator?: Orchestrator } = {},
 ): Promise<Service> {
   const db =
-    opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: `${config.dataDir}/pglite` }));
+    opts.db ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: `${config.dataDir}/pglite`,
+      statementTimeoutMs: config.pgStatementTimeoutMs,
+      idleInTransactionTimeoutMs: config.pgIdleInTransactionTimeoutMs,
+    }));
   let bootstrapKey: string | undefined;
   try {
     await migrate(db);
@@ -67,14 +81,20 @@ export async function createService(
     app.log,
     opts.orchestrator,
   );
+  let draining: Promise<boolean> | undefined;
+  const drain = (timeoutMs: number) =>
+    (draining ??= closeHttp(app, timeoutMs).then(async (inTime) => {
+      await watchdog.stop();
+      return inTime;
+    }));
   return {
     app,
     db,
     watchdog,
     bootstrapKey,
+    drain,
     async close() {
-      watchdog.stop();
-      await app.close();
+      await drain(10_000);
       await storage.close();
       await db.close();
     },

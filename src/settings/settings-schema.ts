@@ -90,6 +90,32 @@ export const SETTINGS = {
     description:
       'Data directory of the embedded default (the PGlite database lives in `pglite/`, local instances in `instances/`)',
   },
+  ASSAY_PG_STATEMENT_TIMEOUT_MS: {
+    kind: 'integer',
+    default: 30_000,
+    min: 0,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'PostgreSQL cancels a statement running longer (503 `database_timeout`); `0`: no limit. Migrations have none',
+  },
+  ASSAY_PG_IDLE_IN_TX_TIMEOUT_MS: {
+    kind: 'integer',
+    default: 60_000,
+    min: 0,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'PostgreSQL ends a session idle this long inside a transaction, releasing its locks; `0`: no limit',
+  },
+  ASSAY_SHUTDOWN_TIMEOUT_S: {
+    kind: 'seconds',
+    default: 30,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'On SIGTERM/SIGINT, how long requests in flight may finish before their connections are closed',
+  },
   ASSAY_LOG_LEVEL: {
     kind: 'text',
     default: 'info',
@@ -183,6 +209,14 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'service',
     description: 'Full-text search; `off` makes `GET /search` answer 503',
+  },
+  ASSAY_TEXT_EXTRACTION_TIMEOUT_S: {
+    kind: 'seconds',
+    default: 60,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'Longest PDF text extraction at finalize (in a worker thread); past it the asset is ready without its text',
   },
   ASSAY_INLINE_MAX_BYTES: {
     kind: 'integer',

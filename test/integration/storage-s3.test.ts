@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { createObjectStorage } from '../../src/server/storage/create-storage.ts';
 import { StorageError } from '../../src/server/storage/object-storage.ts';
-import type { S3Storage } from '../../src/server/storage/s3-storage.ts';
+import { S3Storage } from '../../src/server/storage/s3-storage.ts';
 import { storageConfig } from '../../src/server/storage/storage-config.ts';
 import { errorCode, send, sha256, tamperParam } from '../support/presigned-http.ts';
 import { s3StorageEnv, startSeaweedFs, type SeaweedFs } from '../support/seaweedfs.ts';
@@ -16,6 +16,8 @@ const ttl = { expiresInS: 600 };
 describe('S3 storage against SeaweedFS', () => {
   let store: SeaweedFs;
   let storage: S3Storage;
+  // Moves objects over 5 MiB by a multipart copy, as the real one does over 5 GiB.
+  let smallCopies: S3Storage;
 
   before(async () => {
     store = await startSeaweedFs();
@@ -24,8 +26,11 @@ describe('S3 storage against SeaweedFS', () => {
       publicUrl: 'http://127.0.0.1:1',
     });
     storage = (await createObjectStorage(config)) as S3Storage;
+    if (config.kind !== 's3') throw new Error('expected the s3 backend');
+    smallCopies = new S3Storage({ ...config, maxSingleCopyBytes: 5 * MIB });
   });
   after(async () => {
+    await smallCopies?.close();
     await storage?.close();
     await store?.stop();
   });
@@ -175,6 +180,20 @@ describe('S3 storage against SeaweedFS', () => {
       { code: 'invalid_argument' },
     );
   });
+
+  for (const size of [0, 3 * MIB, 12 * MIB + 7])
+    test(`moveObject moves ${size} bytes and leaves nothing at the source`, async () => {
+      const body = randomBytes(size);
+      const from = `uploads/move-${size}/x.bin`;
+      const to = `assets/move-${size}/x.bin`;
+      await upload(to, randomBytes(5)); // overwritten
+      assert.equal((await upload(from, body)).status, 200);
+      await smallCopies.moveObject(from, to);
+      assert.equal(await storage.head(from), undefined);
+      assert.deepEqual(await storage.head(to), { size });
+      assert.equal(sha256((await send(await storage.presignGet(to, ttl))).body), sha256(body));
+      await assert.rejects(smallCopies.moveObject(from, to), { code: 'not_found' });
+    });
 
   test('putObject, getObject, head and sha256 of missing objects', async () => {
     const body = Buffer.from('{"inline": true}');

@@ -131,6 +131,33 @@ for (const backend of ['local', 's3'] as const) {
       assert.equal(res.body.error.code, 'asset_ready');
     });
 
+    it('keeps ready assets immutable: an upload URL still valid after finalize changes no byte a download returns', async () => {
+      const original = Buffer.from('the reviewed model weights');
+      const forged = Buffer.from('a swapped-in model weights');
+      assert.equal(forged.length, original.length);
+      const created = await t.as(key).post('/assets', {
+        presign: true,
+        kind: 'output',
+        name: 'immutable',
+        components: [{ name: 'model.bin', size: original.length }],
+      });
+      await uploadComponents(created.body.uploads, { 'model.bin': original });
+      const ready = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.equal(ready.body.state, 'ready', JSON.stringify(ready.body));
+      const target = created.body.uploads['model.bin'];
+      const late = await fetch(target.url, { method: 'PUT', headers: target.headers, body: forged });
+      // The local store refuses outright; an S3 store takes the bytes into the upload key, which nothing reads.
+      if (backend === 'local') {
+        assert.equal(late.status, 409);
+        assert.equal(((await late.json()) as any).error.code, 'asset_ready');
+      } else assert.equal(late.status, 200, await late.text());
+      const download = await t.as(key).get(`/assets/${created.body.id}/download`);
+      const got = await fetch(download.body.components['model.bin'].url);
+      assert.deepEqual(Buffer.from(await got.arrayBuffer()), original);
+      const again = await t.as(key).put(`/assets/${created.body.id}/finalize`);
+      assert.deepEqual(again.body, ready.body);
+    });
+
     it('finalizes inline assets at once and refuses them over the inline cap (400)', async () => {
       const e = await committedExperiment(t, key);
       const run = await runningRun(t, key, e.id);

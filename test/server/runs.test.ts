@@ -182,7 +182,7 @@ describe('heartbeat watchdog', () => {
 
   it('fails each silent run exactly once when several replicas sweep at the same time', async () => {
     const key = t.adminKey;
-    t.service.watchdog.stop();
+    await t.service.watchdog.stop();
     const e = await committedExperiment(t, key);
     const runs = await Promise.all(Array.from({ length: 5 }, () => runningRun(t, key, e.id)));
     await new Promise((r) => setTimeout(r, 1100));

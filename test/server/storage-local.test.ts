@@ -310,6 +310,16 @@ describe('local storage over HTTP', () => {
     });
     assert.equal((await send(foreign, Buffer.from('no'))).status, 403);
   });
+
+  test('moveObject renames an object over another; a missing source is not_found', async () => {
+    const body = randomBytes(1000);
+    assert.equal((await upload('uploads/mv/a.bin', body)).status, 200);
+    assert.equal((await upload('assets/mv/a.bin', randomBytes(3))).status, 200);
+    await storage.moveObject('uploads/mv/a.bin', 'assets/mv/a.bin');
+    assert.equal(await storage.head('uploads/mv/a.bin'), undefined);
+    assert.equal(sha256((await send(await storage.presignGet('assets/mv/a.bin', ttl))).body), sha256(body));
+    await assert.rejects(storage.moveObject('uploads/mv/a.bin', 'assets/mv/a.bin'), { code: 'not_found' });
+  });
 });
 
 /** A PUT with a chunked body (no Content-Length), written piece by piece. */

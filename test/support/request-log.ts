@@ -36,7 +36,7 @@ export function requests(logs: readonly string[], from = 0): LoggedRequest[] {
 export function storagePuts(logs: readonly string[], from = 0): Map<string, number> {
   const counts = new Map<string, number>();
   for (const r of requests(logs, from)) {
-    const match = r.method === 'PUT' ? /^\/storage\/assets\/(.+)$/.exec(r.path) : null;
+    const match = r.method === 'PUT' ? /^\/storage\/uploads\/assets\/(.+)$/.exec(r.path) : null;
     if (!match) continue;
     const key = `${decodeURIComponent(match[1]!)}#${r.query.get('part') ?? 0}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);

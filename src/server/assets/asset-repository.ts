@@ -93,6 +93,12 @@ export async function findAsset(
   return rows[0];
 }
 
+/** The state of an asset whatever its tenant, for the storage routes' signed writes (the signature already authorised them). */
+export async function findAssetState(db: Queryable, id: string): Promise<string | undefined> {
+  const rows = await db.query<{ state: string }>('SELECT state FROM assets WHERE id = $1', [id]);
+  return rows[0]?.state;
+}
+
 /** Marks a pending asset ready, indexing it for search when searchable; false when another finalize got there first. */
 export async function markReady(
   db: Queryable,

@@ -204,7 +204,7 @@ export function assetRoutes(deps: service.AssetDeps) {
           response: withErrors({ 200: Asset }, 409),
         },
       },
-      (req) => service.finalizeAsset(deps, req.principal, req.params.id),
+      (req) => service.finalizeAsset(deps, req.principal, req.params.id, req.log),
     );
     app.get(
       '/assets/:id/download',

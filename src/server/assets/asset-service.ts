@@ -59,6 +59,21 @@ export interface CreateAssetInput {
 
 const storageKey = (assetId: string, component: string) => `assets/${assetId}/${component}`;
 
+/**
+ * Where presigned URLs write a component: apart from `storage_key`, which only finalize (by moving the upload
+ * there) and inline creation write. An upload URL still alive after finalize thus cannot change a ready asset.
+ */
+export const uploadKey = (storageKey: string) => `uploads/${storageKey}`;
+const UPLOAD_KEY = /^uploads\/assets\/([0-9a-f-]{36})\//;
+
+/** Whether a presigned write to `key` may proceed: only while its asset is pending (409 once it is ready). */
+export async function assertAcceptsUpload(db: Db, key: string): Promise<void> {
+  const assetId = UPLOAD_KEY.exec(key)?.[1];
+  const state = assetId ? await repo.findAssetState(db, assetId) : undefined;
+  if (state !== 'pending')
+    throw conflict('asset_ready', 'the asset is finalized (or gone) and takes no more uploads');
+}
+
 /** Where a new asset belongs: its run's or experiment's tenant when linked, else the caller's scope. */
 async function placement(deps: AssetDeps, principal: Principal, input: CreateAssetInput) {
   if (principal.runId && !input.run)
@@ -167,13 +182,13 @@ async function presignUploads(
   for (const c of components) {
     if (only && !only.includes(c.name)) continue;
     if (c.part_size === null) {
-      uploads[c.name] = await deps.storage.presignPut(c.storage_key, {
+      uploads[c.name] = await deps.storage.presignPut(uploadKey(c.storage_key), {
         size: c.size,
         contentType: c.content_type,
         expiresInS: ttl,
       });
     } else if (!c.upload_id) {
-      const mp = await deps.storage.startMultipart(c.storage_key, {
+      const mp = await deps.storage.startMultipart(uploadKey(c.storage_key), {
         size: c.size,
         contentType: c.content_type,
         partSize: c.part_size,
@@ -183,7 +198,7 @@ async function presignUploads(
       uploads[c.name] = { multipart: true, ...mp };
     } else {
       const count = Math.max(1, Math.ceil(c.size / c.part_size));
-      const parts = await deps.storage.presignParts(c.storage_key, c.upload_id, {
+      const parts = await deps.storage.presignParts(uploadKey(c.storage_key), c.upload_id, {
         size: c.size,
         partSize: c.part_size,
         partNumbers: Array.from({ length: count }, (_, i) => i + 1),
@@ -256,20 +271,16 @@ export async function representAsset(
  * ready. A missing or wrong component answers 409 naming it and leaves the asset pending. Finalizing a ready
  * asset answers it unchanged.
  */
-export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: string) {
+export async function finalizeAsset(
+  deps: AssetDeps,
+  principal: Principal,
+  id: string,
+  log: { warn(o: object, m: string): void },
+) {
   const asset = await getAsset(deps, principal, id);
   if (asset.state === 'ready') return toApi(asset);
   for (const c of asset.components) {
-    if (c.upload_id) {
-      try {
-        await deps.storage.completeMultipart(c.storage_key, c.upload_id, {
-          size: c.size,
-          partSize: c.part_size!,
-        });
-      } catch (err) {
-        throw componentError(err, c.name);
-      }
-    }
+    await moveUpload(deps, c);
     const stored = await deps.storage.head(c.storage_key);
     if (!stored)
       throw conflict('component_missing', `component ${c.name} has not been uploaded`, { component: c.name });
@@ -295,8 +306,16 @@ export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: s
   if (searchable) {
     const parts: string[] = [];
     for (const c of asset.components) {
-      const t = await extractText(c.content_type, c.size, () => deps.storage.getObject(c.storage_key)).catch(
-        () => undefined,
+      const open = () => deps.storage.getObject(c.storage_key);
+      // Text is a search aid: a PDF that cannot be read within the limits leaves the asset findable by name.
+      const t = await extractText(c.content_type, c.size, open, deps.config.textExtraction).catch(
+        (err: unknown) => {
+          log.warn(
+            { err, asset: id, component: c.name },
+            'no text extracted; the asset is indexed without it',
+          );
+          return undefined;
+        },
       );
       if (t) parts.push(t);
     }
@@ -304,6 +323,22 @@ export async function finalizeAsset(deps: AssetDeps, principal: Principal, id: s
   }
   await repo.markReady(deps.db, id, text, searchable);
   return toApi((await repo.findAsset(deps.db, principal, id))!);
+}
+
+/**
+ * Moves a component's upload to its storage key, where the checks below and every download read it. Nothing to
+ * move is fine: an earlier finalize that stopped at another component moved this one already.
+ */
+async function moveUpload(deps: AssetDeps, c: repo.ComponentRow): Promise<void> {
+  const from = uploadKey(c.storage_key);
+  if (c.upload_id) {
+    try {
+      await deps.storage.completeMultipart(from, c.upload_id, { size: c.size, partSize: c.part_size! });
+    } catch (err) {
+      if ((await deps.storage.head(c.storage_key))?.size !== c.size) throw componentError(err, c.name);
+    }
+  }
+  if (await deps.storage.head(from)) await deps.storage.moveObject(from, c.storage_key);
 }
 
 function componentError(err: unknown, component: string): AppError {

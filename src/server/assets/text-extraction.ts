@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { pdfTextInWorker, type PdfTextLimits } from './pdf-text.ts';
 
 /** tsvector refuses documents over 1 MB; the head of a long paper carries its abstract and introduction anyway. */
 export const MAX_INDEXED_CHARS = 400_000;
@@ -21,27 +22,21 @@ async function readCapped(stream: NodeJS.ReadableStream, cap: number): Promise<B
 
 /**
  * Text of one component for the search index: PDF through `unpdf` (Mozilla's pdf.js built for servers),
- * plain text and JSON as they are. Undefined for other types, oversized files or unreadable PDFs: search then
- * still finds the asset by its name and metadata.
+ * plain text and JSON as they are. Undefined for other types and oversized files; rejects with PdfTextError for
+ * an unreadable PDF or one over the limits. Search then still finds the asset by its name and metadata.
  */
 export async function extractText(
   contentType: string,
   size: number,
   open: () => Promise<NodeJS.ReadableStream>,
+  pdfLimits: PdfTextLimits,
 ): Promise<string | undefined> {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type === 'application/pdf') {
     if (size > MAX_PDF_BYTES) return undefined;
     const bytes = await readCapped(await open(), MAX_PDF_BYTES);
     if (!bytes) return undefined;
-    try {
-      const { extractText: pdfText, getDocumentProxy } = await import('unpdf');
-      const pdf = await getDocumentProxy(new Uint8Array(bytes));
-      const { text } = await pdfText(pdf, { mergePages: true });
-      return text.slice(0, MAX_INDEXED_CHARS);
-    } catch {
-      return undefined;
-    }
+    return pdfTextInWorker(bytes, MAX_INDEXED_CHARS, pdfLimits);
   }
   if (
     type.startsWith('text/') ||

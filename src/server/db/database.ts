@@ -4,10 +4,15 @@ import type { Db, Queryable } from './db-handle.ts';
 export type { Db, Queryable, Tx } from './db-handle.ts';
 
 /** Opens the database named by the config: `DATABASE_URL` when set, PGlite in `dataDir` otherwise. */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Db> {
+export async function openDatabase(opts: {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}): Promise<Db> {
   if (opts.databaseUrl) {
     const { openPostgres } = await import('./postgres-driver.ts');
-    return openPostgres(opts.databaseUrl);
+    return openPostgres(opts.databaseUrl, opts);
   }
   const { openPglite } = await import('./pglite-driver.ts');
   return openPglite(opts.dataDir);

@@ -20,9 +20,27 @@ function prepared(sql: string, params: readonly unknown[] | undefined): pg.Query
   return { name, text: sql, values: storableParams(params) };
 }
 
+export interface PostgresOptions {
+  /** The server cancels a statement running longer (SQLSTATE 57014); 0 turns the limit off. */
+  statementTimeoutMs: number;
+  /** The server ends a session idle this long inside a transaction, releasing its locks; 0 turns it off. */
+  idleInTransactionTimeoutMs: number;
+  poolSize?: number;
+}
+
 /** A pooled node-postgres connection; errors on idle clients are logged by the pool owner, never thrown. */
-export function openPostgres(connectionString: string, poolSize = 20): Db {
-  const pool = new pg.Pool({ connectionString, max: poolSize, connectionTimeoutMillis: 5000 });
+export function openPostgres(connectionString: string, o: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString,
+    max: o.poolSize ?? 20,
+    connectionTimeoutMillis: 5000,
+    // Sent as startup parameters, so every pooled connection carries them from its first statement.
+    statement_timeout: o.statementTimeoutMs,
+    idle_in_transaction_session_timeout: o.idleInTransactionTimeoutMs,
+    // TCP keepalives notice a peer that vanished (failover, a dropped NAT entry) instead of waiting forever.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   return {
@@ -33,6 +51,13 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
     },
     async transaction(fn) {
       const client = await pool.connect();
+      // The server may end a session mid-transaction (idle_in_transaction_session_timeout, a restart); the
+      // client then emits 'error', which must not go unheard (that crashes the process), and must not be reused.
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken = error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const tx: Tx = {
@@ -50,7 +75,8 @@ export function openPostgres(connectionString: string, poolSize = 20): Db {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken);
       }
     },
     async close() {

@@ -89,6 +89,14 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
       internal: false,
     };
   }
+  // statement_timeout and idle_in_transaction_session_timeout: the server gave up on work that took too long.
+  if (e.code === '57014' || e.code === '25P03') {
+    return {
+      status: 503,
+      body: { error: { code: 'database_timeout', message: 'the database took too long; retry shortly' } },
+      internal: true,
+    };
+  }
   if (isDatabaseUnavailable(e)) {
     return {
       status: 503,

@@ -6,7 +6,8 @@ import { failSilentRuns } from './run-repository.ts';
 export interface Watchdog {
   /** One pass; returns how many runs it failed. */
   sweep(): Promise<number>;
-  stop(): void;
+  /** No further passes; resolves once a pass in progress has ended, so the database can close under none. */
+  stop(): Promise<void>;
 }
 
 type Log = Record<'debug' | 'info' | 'warn', (o: object, m: string) => void>;
@@ -46,5 +47,11 @@ export function startWatchdog(
       });
   }, opts.intervalMs);
   timer.unref();
-  return { sweep, stop: () => clearInterval(timer) };
+  return {
+    sweep,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

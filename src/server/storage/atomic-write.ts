@@ -57,7 +57,7 @@ export async function writeFileAtomically(
 }
 
 /** fsync of the directory makes the rename itself durable. */
-async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
     await fh.sync();

@@ -8,10 +8,16 @@ type Query = Record<string, unknown>;
 
 /**
  * The local backend's half of the presigned-URL protocol: public PUT and GET/HEAD on `/storage/<key>`,
- * authorised by the URL's signature alone. Register it as a plain (encapsulated) plugin, never through
+ * authorised by the URL's signature (and `assertWritable`, for writes). Register it as a plain (encapsulated) plugin, never through
  * fastify-plugin: it replaces the body parsers for its own routes only.
  */
-export function localStorageRoutes(storage: LocalStorage) {
+export function localStorageRoutes(
+  storage: LocalStorage,
+  o: {
+    /** Throws (an AppError) to refuse a validly signed write, e.g. to a finalized asset. */
+    assertWritable?: (key: string) => Promise<void>;
+  } = {},
+) {
   return async function localStorageRoutesPlugin(app: FastifyInstance): Promise<void> {
     // No parser reads the body: the handler streams `request.raw` to disk, so bodyLimit never applies.
     app.removeAllContentTypeParsers();
@@ -33,6 +39,7 @@ export function localStorageRoutes(storage: LocalStorage) {
             `Content-Length is ${declared}; the URL was signed for ${grant.size} bytes`,
           );
         }
+        await o.assertWritable?.(key);
         let target = storage.objectPath(key);
         if (grant.uploadId !== undefined && grant.part !== undefined) {
           if (!(await storage.uploadExists(key, grant.uploadId)))

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomically } from './atomic-write.ts';
+import { syncDir, writeFileAtomically } from './atomic-write.ts';
 import {
   type MultipartUpload,
   type ObjectStorage,
@@ -179,6 +179,22 @@ export class LocalStorage implements ObjectStorage {
       { method: 'GET', key, expires: expiry(o.expiresInS), ...(filename ? { filename } : {}) },
       {},
     );
+  }
+
+  async moveObject(from: string, to: string): Promise<void> {
+    assertValidKey(from);
+    assertValidKey(to);
+    const target = this.objectPath(to);
+    await mkdir(path.dirname(target), { recursive: true });
+    try {
+      // One rename: a PUT still writing `from` lands in a new file there, never in `to`.
+      await rename(this.objectPath(from), target);
+    } catch (error) {
+      if (isMissing(error)) throw new StorageError('not_found', 'object not found');
+      throw error;
+    }
+    await syncDir(path.dirname(target));
+    await rmdir(path.dirname(this.objectPath(from))).catch(() => undefined); // other components may remain
   }
 
   async putObject(key: string, body: Buffer, _contentType: string): Promise<void> {

@@ -42,6 +42,12 @@ export interface ObjectStorage {
   /** Streams the object through SHA-256 (hex); for finalize's checksum check. Throws StorageError('not_found'). */
   sha256(key: string): Promise<string>;
   presignGet(key: string, o: { expiresInS: number; filename?: string }): Promise<PresignedRequest>;
+  /**
+   * Moves `from` to `to`, overwriting it: afterwards `to` holds exactly the bytes `from` held and `from` is gone.
+   * Throws StorageError('not_found') when `from` is missing. Finalize moves uploads out of the keys that
+   * presigned URLs can write, so a URL still alive after finalize cannot touch what downloads read.
+   */
+  moveObject(from: string, to: string): Promise<void>;
   /** Plain streaming read/write for small server-side objects (inline assets). */
   putObject(key: string, body: Buffer, contentType: string): Promise<void>;
   /** Throws StorageError('not_found') before returning when the object is missing. */

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
@@ -11,6 +14,7 @@ import {
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { contentDisposition } from './content-disposition.ts';
@@ -22,7 +26,7 @@ import {
   StorageUnavailable,
   type StoredObject,
 } from './object-storage.ts';
-import { assertValidKey } from './storage-keys.ts';
+import { assertValidKey, keyToUrlPath } from './storage-keys.ts';
 import {
   assertExpiry,
   assertLayout,
@@ -40,6 +44,8 @@ export interface S3StorageOptions {
   endpoint?: string | undefined;
   forcePathStyle?: boolean;
   credentials?: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** Objects larger than this are moved by a multipart copy; S3's own limit for one CopyObject, lowered by tests. */
+  maxSingleCopyBytes?: number;
 }
 
 const MIB = 1024 ** 2;
@@ -63,10 +69,12 @@ export class S3Storage implements ObjectStorage {
   readonly client: S3Client;
   readonly #bucket: string;
   readonly #endpoint: string;
+  readonly #maxSingleCopy: number;
 
   constructor(o: S3StorageOptions) {
     this.#bucket = o.bucket;
     this.#endpoint = o.endpoint ?? `AWS (${o.region})`;
+    this.#maxSingleCopy = o.maxSingleCopyBytes ?? MAX_PUT;
     this.client = new S3Client({
       region: o.region,
       ...(o.endpoint ? { endpoint: o.endpoint } : {}),
@@ -207,6 +215,64 @@ export class S3Storage implements ObjectStorage {
       headers: {},
       expires_at,
     };
+  }
+
+  async moveObject(from: string, to: string): Promise<void> {
+    assertValidKey(from);
+    assertValidKey(to);
+    const source = await this.head(from);
+    if (!source) throw new StorageError('not_found', 'object not found');
+    // A copy is made of the source as it is when the store reads it; a PUT racing this one lands in `from` only.
+    const copySource = `${this.#bucket}/${keyToUrlPath(from)}`;
+    if (source.size <= this.#maxSingleCopy) {
+      await this.client.send(
+        new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: copySource }),
+      );
+    } else {
+      await this.#copyInParts(copySource, to, source.size);
+    }
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: from }));
+  }
+
+  /** UploadPartCopy in ranges: one CopyObject takes at most 5 GiB. */
+  async #copyInParts(copySource: string, to: string, size: number): Promise<void> {
+    const requested = Math.max(5 * MIB, Math.min(512 * MIB, this.#maxSingleCopy));
+    const partSize = choosePartSize(size, requested, { min: 5 * MIB, max: 5 * GIB });
+    const started = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: to }),
+    );
+    const uploadId = started.UploadId!;
+    try {
+      const parts: Array<{ PartNumber: number; ETag: string }> = [];
+      for (let n = 1; n <= partCount(size, partSize); n++) {
+        const start = (n - 1) * partSize;
+        const end = start + partSizeOf(size, partSize, n) - 1;
+        const copied = await this.client.send(
+          new UploadPartCopyCommand({
+            Bucket: this.#bucket,
+            Key: to,
+            UploadId: uploadId,
+            PartNumber: n,
+            CopySource: copySource,
+            CopySourceRange: `bytes=${start}-${end}`,
+          }),
+        );
+        parts.push({ PartNumber: n, ETag: copied.CopyPartResult!.ETag! });
+      }
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.#bucket,
+          Key: to,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (error) {
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId }))
+        .catch(() => undefined);
+      throw error;
+    }
   }
 
   async putObject(key: string, body: Buffer, contentType: string): Promise<void> {
