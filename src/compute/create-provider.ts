@@ -3,6 +3,7 @@ import { ConfigError } from '../server/config.ts';
 import type { ComputeProvider } from './compute-provider.ts';
 import { ec2Config } from './ec2-config.ts';
 import { Ec2Provider } from './ec2-provider.ts';
+import { localComputeUsers } from './local-config.ts';
 import { LocalProvider, type LocalProviderOptions } from './local-provider.ts';
 
 export type CreateProviderOptions = {
@@ -15,7 +16,7 @@ export type CreateProviderOptions = {
 
 export function createComputeProvider(options: CreateProviderOptions): ComputeProvider {
   const name = options.name?.trim() || 'local';
-  if (name === 'local') return new LocalProvider(options.local);
+  if (name === 'local') return new LocalProvider({ users: localComputeUsers(options.env), ...options.local });
   if (name === 'ec2') return new Ec2Provider({ config: ec2Config(options.env) });
   throw new ConfigError(`ASSAY_COMPUTE must be local or ec2, got ${JSON.stringify(name)}`);
 }

@@ -4,12 +4,16 @@ import { RUN_MOVES, type RunMove } from '../runs/run-states.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no tenant).
 
-export async function findManagedRun(
-  db: Queryable,
-  runId: string,
-): Promise<(RunRow & { launch_config: Record<string, unknown> }) | undefined> {
-  const rows = await db.query<RunRow & { launch_config: Record<string, unknown> }>(
-    `SELECT ${RUN_COLUMNS}, v.launch_config FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
+export type ManagedRunRow = RunRow & {
+  launch_config: Record<string, unknown>;
+  provisioned_by_admin: boolean;
+};
+
+export async function findManagedRun(db: Queryable, runId: string): Promise<ManagedRunRow | undefined> {
+  const rows = await db.query<ManagedRunRow>(
+    `SELECT ${RUN_COLUMNS}, v.launch_config, COALESCE(u.is_admin, false) AS provisioned_by_admin
+       FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
+       LEFT JOIN users u ON u.id = r.provisioned_by
       WHERE r.id = $1 AND r.managed`,
     [runId],
   );
