@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import { ConfigError } from './config-error.ts';
 import { flag, integer, text, type Env } from './env-values.ts';
@@ -30,6 +31,8 @@ export interface ServiceConfig {
   readonly storage: StorageConfig;
   /** A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user; never logged. */
   readonly orchestratorKey: string | undefined;
+  /** The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against their allowlists. */
+  readonly ec2: Ec2Config | undefined;
 }
 
 export interface JwtConfig {
@@ -145,6 +148,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     searchEnabled: flag(env, 'ASSAY_SEARCH', true),
     inlineMaxBytes: integer(env, 'ASSAY_INLINE_MAX_BYTES', 256 * 1024, 0),
     orchestratorKey: orchestratorKey(env),
+    ec2: text(env, 'ASSAY_COMPUTE') === 'ec2' ? ec2Config(env) : undefined,
     ...overrides,
   };
   const publicUrl =
