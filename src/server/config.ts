@@ -20,6 +20,9 @@ export interface ServiceConfig {
   readonly authCacheMaxEntries: number;
   readonly watchdogTimeoutMs: number;
   readonly watchdogIntervalMs: number;
+  /** How often managed runs left pending without a workflow get it started, and how long until they fail instead. */
+  readonly reconcileIntervalMs: number;
+  readonly reconcileGiveUpMs: number;
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
   readonly workerKeyGraceMs: number;
   readonly jwt: JwtConfig | undefined;
@@ -65,6 +68,16 @@ export const SETTINGS = [
   ['ASSAY_AUTH_CACHE_MAX', '10000', 'Entries in the auth cache (LRU)'],
   ['ASSAY_WATCHDOG_TIMEOUT_S', '900', 'A running run silent this long fails with reason heartbeat_timeout'],
   ['ASSAY_WATCHDOG_INTERVAL_S', '30', 'How often the watchdog looks'],
+  [
+    'ASSAY_RECONCILE_INTERVAL_S',
+    '60',
+    'How often managed runs left pending without a workflow (Temporal was down) get their workflow started',
+  ],
+  [
+    'ASSAY_RECONCILE_GIVE_UP_S',
+    '900',
+    'A managed run whose workflow cannot be started for this long fails `provision_failed`',
+  ],
   ['ASSAY_WORKER_KEY_GRACE_S', '3600', 'How long a worker key outlives the end of its run'],
   [
     'ASSAY_PUBLIC_URL',
@@ -141,6 +154,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     authCacheMaxEntries: integer(env, 'ASSAY_AUTH_CACHE_MAX', 10_000, 1),
     watchdogTimeoutMs: seconds(env, 'ASSAY_WATCHDOG_TIMEOUT_S', 900),
     watchdogIntervalMs: seconds(env, 'ASSAY_WATCHDOG_INTERVAL_S', 30),
+    reconcileIntervalMs: seconds(env, 'ASSAY_RECONCILE_INTERVAL_S', 60),
+    reconcileGiveUpMs: seconds(env, 'ASSAY_RECONCILE_GIVE_UP_S', 900),
     workerKeyGraceMs: seconds(env, 'ASSAY_WORKER_KEY_GRACE_S', 3600),
     jwt: jwtConfig(env),
     publicUrl: '',

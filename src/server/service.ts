@@ -6,6 +6,7 @@ import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
+import { startRunReconciler, type RunReconciler } from './orchestration/run-reconciler.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
 
@@ -13,6 +14,8 @@ export interface Service {
   app: FastifyInstance;
   db: Db;
   watchdog: Watchdog;
+  /** Present with an orchestrator: starts workflows that provisioning committed but could not start. */
+  reconciler: RunReconciler | undefined;
   /** The bootstrap admin key, only on the very first start against an empty database. */
   bootstrapKey: string | undefined;
   close(): Promise<void>;
@@ -47,13 +50,23 @@ export async function createService(
     app.log,
     opts.orchestrator,
   );
+  const reconciler =
+    opts.orchestrator &&
+    startRunReconciler(
+      db,
+      opts.orchestrator,
+      { intervalMs: config.reconcileIntervalMs, giveUpMs: config.reconcileGiveUpMs },
+      app.log,
+    );
   return {
     app,
     db,
     watchdog,
+    reconciler,
     bootstrapKey,
     async close() {
       watchdog.stop();
+      await reconciler?.stop();
       await app.close();
       await storage.close();
       await db.close();

@@ -70,3 +70,31 @@ export async function listRunAssets(db: Queryable, runId: string) {
     [runId],
   );
 }
+
+/**
+ * Managed runs still pending with no instance recorded, whose workflow the service starts itself: neither a
+ * sweep's run (its sweep workflow starts it, within the sweep's concurrency) nor a recovery (its parent does).
+ */
+export async function listUnstartedManagedRuns(db: Queryable, limit: number): Promise<RunRow[]> {
+  return db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs r
+      WHERE r.managed AND r.state = 'pending' AND r.instance IS NULL AND r.workflow_id IS NOT NULL
+        AND r.sweep_id IS NULL AND r.recovers_run_id IS NULL
+      ORDER BY r.created_at LIMIT $1`,
+    [limit],
+  );
+}
+
+/** Fails a managed run whose workflow never started; a run that got an instance meanwhile is left alone. */
+export async function failUnstartedManagedRun(
+  db: Queryable,
+  runId: string,
+  message: string,
+): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `UPDATE runs r SET state = 'failed', ended_at = now(), failure_reason = 'provision_failed', failure_message = $2
+      WHERE r.id = $1 AND r.managed AND r.state = 'pending' AND r.instance IS NULL RETURNING ${RUN_COLUMNS}`,
+    [runId, message],
+  );
+  return rows[0];
+}
