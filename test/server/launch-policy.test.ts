@@ -46,17 +46,13 @@ describe('EC2 launch allowlists at variation creation', () => {
 
   it('accepts the defaults and listed values, and checks an edit as it checks a creation', async () => {
     const e = await createExperiment(t, key);
-    const ok = await t
-      .as(key)
-      .post(`/experiments/${e.id}/variations`, {
-        config_yaml: yaml(`  image: ${AMI}\n  instance_type: g5.xlarge\n`),
-      });
+    const ok = await t.as(key).post(`/experiments/${e.id}/variations`, {
+      config_yaml: yaml(`  image: ${AMI}\n  instance_type: g5.xlarge\n`),
+    });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const edit = await t
-      .as(key)
-      .patch(`/experiments/${e.id}/variations/${ok.body.n}`, {
-        config_yaml: yaml('  instance_type: x2iedn.metal\n'),
-      });
+    const edit = await t.as(key).patch(`/experiments/${e.id}/variations/${ok.body.n}`, {
+      config_yaml: yaml('  instance_type: x2iedn.metal\n'),
+    });
     assert.deepEqual([edit.status, edit.body.error?.details?.field], [422, 'launch.instance_type']);
   });
 

@@ -142,7 +142,7 @@ async function visibleSweep(db: Db, principal: Principal, experimentId: string, 
 
 /** The sweep with its runs' states from the database and the workflow's own progress (null when it cannot be asked). */
 export async function getSweep(
-  { db, ec2, orchestrator, log }: Deps,
+  { db, orchestrator, log }: Deps,
   principal: Principal,
   experimentId: string,
   sweepId: string,
@@ -161,7 +161,7 @@ export async function getSweep(
 
 /** Cancels the sweep workflow, which cancels the runs it started. */
 export async function cancelSweep(
-  { db, ec2, orchestrator, log }: Deps,
+  { db, orchestrator, log }: Deps,
   principal: Principal,
   experimentId: string,
   sweepId: string,
