@@ -66,17 +66,30 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       n: number;
       r: number;
     }) {
+      // Looked up before any key is minted: minting revokes the run's earlier keys, the live instance's among them.
       const existing = await provider.describe(ref.workflowId);
-      if (existing) return { provider: existing.provider, instanceId: existing.instanceId };
-      const { launch_config: launch } = await orchestrated(() => api.getRun(ref.runId));
+      if (existing) {
+        // The attempt that started it may have died before recording it.
+        await orchestrated(() =>
+          api.recordInstance(ref.runId, {
+            provider: existing.provider,
+            instance_id: existing.instanceId,
+            state: existing.state,
+          }),
+        );
+        return { provider: existing.provider, instanceId: existing.instanceId };
+      }
+      const { launch_config: launch, provisioned_by_admin } = await orchestrated(() => api.getRun(ref.runId));
       if (typeof launch.command !== 'string' && !Array.isArray(launch.command)) {
         throw ApplicationFailure.nonRetryable(
           'the variation has no launch.command: a managed run needs one',
           'LaunchConfigError',
         );
       }
-      const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
       try {
+        // A launch the operator's policy refuses is refused before a key exists for it.
+        provider.checkLaunch(launch as LaunchConfig, provisioned_by_admin);
+        const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
         const instance = await provider.provision({
           idempotencyKey: ref.workflowId,
           env: {
@@ -88,6 +101,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
           },
           launch: launch as LaunchConfig,
           tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
+          provisionedByAdmin: provisioned_by_admin,
         });
         await api.recordInstance(ref.runId, {
           provider: instance.provider,

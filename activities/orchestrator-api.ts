@@ -10,6 +10,8 @@ export type OrchestratorFailureReason = 'provision_failed' | 'heartbeat_timeout'
 export interface OrchestratorRun {
   run: RunData;
   launch_config: Record<string, unknown>;
+  /** Whether the user who provisioned the run is an admin (some compute providers serve admins only). */
+  provisioned_by_admin: boolean;
 }
 
 /** A freshly minted worker key: the full key is returned once, to be injected into the instance. */

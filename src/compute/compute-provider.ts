@@ -26,6 +26,8 @@ export type ProvisionRequest = {
   launch: LaunchConfig;
   /** Extra labels for the instance; never secrets. */
   tags: Record<string, string>;
+  /** Whether the user who provisioned the run is an admin: the `local` provider may serve admins only. */
+  provisionedByAdmin: boolean;
 };
 
 export type InstanceInfo = {
@@ -36,6 +38,8 @@ export type InstanceInfo = {
 
 export interface ComputeProvider {
   readonly kind: ComputeKind;
+  /** Throws ProvisionRefusedError when the operator's policy refuses this launch; provision checks it too. */
+  checkLaunch(launch: LaunchConfig, provisionedByAdmin: boolean): void;
   /** Starts the instance, or returns the one already started (in any state) for this key. */
   provision(req: ProvisionRequest): Promise<InstanceInfo>;
   /** The live instance for this key; undefined when there is none or it is terminated. */
@@ -47,6 +51,11 @@ export interface ComputeProvider {
 /** A launch that can never succeed as given (bad command, no image): retrying will not help. */
 export class LaunchConfigError extends Error {
   override name = 'LaunchConfigError';
+}
+
+/** The operator's policy refuses this launch (a provider, an image, a subnet…): retrying will not help either. */
+export class ProvisionRefusedError extends LaunchConfigError {
+  override name = 'ProvisionRefusedError';
 }
 
 /** The command as an argv: a string is a shell command line, as users write it in launch_config. */

@@ -4,6 +4,7 @@ import { readSetting } from '../settings/read-setting.ts';
 import type { ComputeProvider } from './compute-provider.ts';
 import { ec2Config } from './ec2-config.ts';
 import { Ec2Provider } from './ec2-provider.ts';
+import { localComputeUsers } from './local-config.ts';
 import { LocalProvider, type LocalProviderOptions } from './local-provider.ts';
 
 export type CreateProviderOptions = {
@@ -16,5 +17,5 @@ export type CreateProviderOptions = {
 export function createComputeProvider(options: CreateProviderOptions): ComputeProvider {
   if (readSetting(options.env, 'ASSAY_COMPUTE') === 'ec2')
     return new Ec2Provider({ config: ec2Config(options.env) });
-  return new LocalProvider(options.local);
+  return new LocalProvider({ users: localComputeUsers(options.env), ...options.local });
 }

@@ -2,6 +2,8 @@
 import { ConfigError } from '../settings/config-error.ts';
 import type { Env } from '../settings/env-values.ts';
 import { readSetting } from '../settings/read-setting.ts';
+import type { SettingName } from '../settings/settings-schema.ts';
+import type { Allowed, Ec2LaunchAllowlists } from './ec2-launch-policy.ts';
 
 export type Ec2Config = {
   readonly region: string;
@@ -13,6 +15,8 @@ export type Ec2Config = {
   readonly securityGroupIds: readonly string[];
   /** A profile name or ARN; undefined: no instance role. */
   readonly iamInstanceProfile: string | undefined;
+  /** What a variation's launch block may name; the defaults above are always allowed. */
+  readonly allowed: Ec2LaunchAllowlists;
 };
 
 const SECURITY_GROUP_ID = /^sg-[0-9a-f]{8,17}$/;
@@ -20,17 +24,41 @@ const SECURITY_GROUP_ID = /^sg-[0-9a-f]{8,17}$/;
 /** Validates and freezes the EC2 settings; a bad value throws ConfigError naming its variable. */
 export function ec2Config(env: Env): Ec2Config {
   const groups = readSetting(env, 'EC2_SECURITY_GROUP_IDS');
+  const ami = readSetting(env, 'EC2_AMI');
+  const instanceType = readSetting(env, 'EC2_INSTANCE_TYPE');
+  const subnetId = readSetting(env, 'EC2_SUBNET_ID');
+  const securityGroupIds = groups === undefined ? [] : groups.split(',').map((id) => checkGroup(id.trim()));
+  const iamInstanceProfile = readSetting(env, 'EC2_IAM_INSTANCE_PROFILE');
   return Object.freeze({
     region: readSetting(env, 'EC2_REGION'),
     endpoint: readSetting(env, 'EC2_ENDPOINT'),
-    ami: readSetting(env, 'EC2_AMI'),
-    instanceType: readSetting(env, 'EC2_INSTANCE_TYPE'),
-    subnetId: readSetting(env, 'EC2_SUBNET_ID'),
-    securityGroupIds: Object.freeze(
-      groups === undefined ? [] : groups.split(',').map((id) => checkGroup(id.trim())),
-    ),
-    iamInstanceProfile: readSetting(env, 'EC2_IAM_INSTANCE_PROFILE'),
+    ami,
+    instanceType,
+    subnetId,
+    securityGroupIds: Object.freeze(securityGroupIds),
+    iamInstanceProfile,
+    // Unset, a list allows only the operator's own default: a user cannot pick another image, network or role.
+    allowed: Object.freeze({
+      image: allowlist(env, 'EC2_ALLOWED_IMAGES', [ami]),
+      instance_type: allowlist(env, 'EC2_ALLOWED_INSTANCE_TYPES', [instanceType]),
+      subnet_id: allowlist(env, 'EC2_ALLOWED_SUBNET_IDS', [subnetId]),
+      security_group_ids: allowlist(env, 'EC2_ALLOWED_SECURITY_GROUP_IDS', securityGroupIds),
+      iam_instance_profile: allowlist(env, 'EC2_ALLOWED_IAM_INSTANCE_PROFILES', [iamInstanceProfile]),
+    }),
   });
+}
+
+type AllowlistSetting = Extract<SettingName, `EC2_ALLOWED_${string}`>;
+
+/** A comma-separated list plus the defaults, or `any` for `*`. */
+function allowlist(env: Env, name: AllowlistSetting, defaults: (string | undefined)[]): Allowed {
+  const raw = readSetting(env, name);
+  if (raw === '*') return 'any';
+  const listed = (raw ?? '').split(',').map((v) => v.trim());
+  if (raw !== undefined && listed.some((v) => v === '' || v === '*'))
+    throw new ConfigError(`${name} must be \`*\` or a comma-separated list without empty items`);
+  const values = [...defaults, ...listed].filter((v): v is string => v !== undefined && v !== '');
+  return Object.freeze([...new Set(values)]);
 }
 
 function checkGroup(id: string): string {

@@ -13,12 +13,15 @@ import {
 import {
   LaunchConfigError,
   launchEnv,
+  ProvisionRefusedError,
   type ComputeProvider,
   type InstanceInfo,
   type InstanceState,
+  type LaunchConfig,
   type ProvisionRequest,
 } from './compute-provider.ts';
 import type { Ec2Config } from './ec2-config.ts';
+import { ec2LaunchRefusal } from './ec2-launch-policy.ts';
 import { buildUserData } from './user-data.ts';
 
 export type Ec2ProviderOptions = {
@@ -48,12 +51,19 @@ export class Ec2Provider implements ComputeProvider {
     });
   }
 
+  /** Every user may use EC2; the machine fields must be within the operator's allowlists. */
+  checkLaunch(launch: LaunchConfig): void {
+    const refusal = ec2LaunchRefusal(this.#config, launch);
+    if (refusal) throw new ProvisionRefusedError(refusal.message);
+  }
+
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
     // ClientToken makes a retried call safe on EC2; the tag lookup also covers endpoints that ignore tokens, and
     // returns a terminated instance too, so a finished run is never started again.
     const existing = await this.#find(req.idempotencyKey, false);
     if (existing) return info(existing);
     const launch = req.launch;
+    this.checkLaunch(launch);
     const imageId = launch.image ?? this.#config.ami;
     if (!imageId) throw new LaunchConfigError('no image: set launch_config.image or EC2_AMI');
     const securityGroupIds = launch.security_group_ids ?? this.#config.securityGroupIds;
@@ -75,6 +85,8 @@ export class Ec2Provider implements ComputeProvider {
               ? { Arn: profile }
               : { Name: profile },
         UserData: Buffer.from(userData, 'utf8').toString('base64'),
+        // IMDSv2 only, one hop: the run's code cannot reach the instance role's credentials through a proxy or container.
+        MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1, HttpEndpoint: 'enabled' },
         TagSpecifications: [{ ResourceType: 'instance', Tags: runTags(req) }],
       }),
     );

@@ -6,10 +6,13 @@ import path from 'node:path';
 import {
   commandArgv,
   launchEnv,
+  ProvisionRefusedError,
   type ComputeProvider,
   type InstanceInfo,
+  type LaunchConfig,
   type ProvisionRequest,
 } from './compute-provider.ts';
+import type { LocalComputeUsers } from './local-config.ts';
 import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
 import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
 
@@ -22,8 +25,10 @@ export type LocalProviderOptions = {
   runnerArgv?: string[];
   /** Working directory of the instances (the runner writes ./outputs there). Default: a directory per key under stateDir. */
   cwd?: string;
-  /** Environment below the injected variables (PATH, HOME…). Default: this process's. */
+  /** Where PATH, HOME, the locale and TZ come from (nothing else of it passes). Default: this process's. */
   baseEnv?: NodeJS.ProcessEnv;
+  /** Whose runs may start here; default `admins`. */
+  users?: LocalComputeUsers;
   /** SIGTERM → SIGKILL grace of terminate. */
   graceMs?: number;
 };
@@ -38,7 +43,16 @@ export class LocalProvider implements ComputeProvider {
     this.#state = new LocalStateFile(options.stateDir);
   }
 
-  provision(req: ProvisionRequest): Promise<InstanceInfo> {
+  checkLaunch(_launch: LaunchConfig, provisionedByAdmin: boolean): void {
+    if ((this.#options.users ?? 'admins') === 'admins' && !provisionedByAdmin) {
+      throw new ProvisionRefusedError(
+        'the local compute provider runs commands as the service’s own OS user, so it starts admins’ runs only (ASSAY_LOCAL_COMPUTE_USERS=admins)',
+      );
+    }
+  }
+
+  async provision(req: ProvisionRequest): Promise<InstanceInfo> {
+    this.checkLaunch(req.launch, req.provisionedByAdmin);
     const argv = [...(this.#options.runnerArgv ?? defaultRunnerArgv()), ...commandArgv(req.launch.command)];
     return this.#state.update(async (state) => {
       const existing = state[req.idempotencyKey];
@@ -71,7 +85,7 @@ export class LocalProvider implements ComputeProvider {
     try {
       const child = spawn(argv[0]!, argv.slice(1), {
         cwd,
-        env: { ...(this.#options.baseEnv ?? process.env), ...launchEnv(req) },
+        env: instanceEnv(this.#options.baseEnv ?? process.env, req),
         detached: true,
         stdio: ['ignore', log.fd, log.fd],
       });
@@ -86,6 +100,17 @@ export class LocalProvider implements ComputeProvider {
       await log.close();
     }
   }
+}
+
+// The service's environment holds its secrets (DATABASE_URL, S3_*, AWS_*, ASSAY_*): an instance sees only what a shell needs.
+const INHERITED = /^(PATH|HOME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+)$/;
+
+/** The instance's environment: the inheritable basics of `base`, then launch_config.env, then the injected SERVICE_* variables. */
+export function instanceEnv(base: NodeJS.ProcessEnv, req: ProvisionRequest): Record<string, string> {
+  const inherited = Object.entries(base).filter(
+    (entry): entry is [string, string] => INHERITED.test(entry[0]) && entry[1] !== undefined,
+  );
+  return { ...Object.fromEntries(inherited), ...launchEnv(req) };
 }
 
 function defaultRunnerArgv(): string[] {

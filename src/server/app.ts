@@ -133,9 +133,9 @@ export async function buildApp({
 
   await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
-  await app.register(variationRoutes(db));
+  await app.register(variationRoutes(db, config.ec2));
   await app.register(runRoutes(db, orchestrator));
-  await app.register(sweepRoutes(db, orchestrator));
+  await app.register(sweepRoutes(db, orchestrator, config.ec2));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
   await app.register(apiKeyRoutes(db, config, authenticator));
   await app.register(organizationRoutes(db));

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import { isScope, type Scope } from './auth/scopes.ts';
 import { ConfigError } from '../settings/config-error.ts';
@@ -30,6 +31,9 @@ export interface ServiceConfig {
   readonly metricsScope: Scope | undefined;
   readonly watchdogTimeoutMs: number;
   readonly watchdogIntervalMs: number;
+  /** How often managed runs left pending without a workflow get it started, and how long until they fail instead. */
+  readonly reconcileIntervalMs: number;
+  readonly reconcileGiveUpMs: number;
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
   readonly workerKeyGraceMs: number;
   readonly jwt: JwtConfig | undefined;
@@ -43,6 +47,8 @@ export interface ServiceConfig {
   readonly storage: StorageConfig;
   /** A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user; never logged. */
   readonly orchestratorKey: string | undefined;
+  /** The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against their allowlists. */
+  readonly ec2: Ec2Config | undefined;
 }
 
 export interface JwtConfig {
@@ -126,6 +132,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
     authFailureLimit: readSetting(env, 'ASSAY_AUTH_FAILURE_LIMIT'),
     metricsScope: metricsScope(env),
+    reconcileIntervalMs: readSetting(env, 'ASSAY_RECONCILE_INTERVAL_S'),
+    reconcileGiveUpMs: readSetting(env, 'ASSAY_RECONCILE_GIVE_UP_S'),
     jwt: jwtConfig(env),
     publicUrl: '',
     storage: undefined as never,
@@ -137,6 +145,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     }),
     inlineMaxBytes: readSetting(env, 'ASSAY_INLINE_MAX_BYTES'),
     orchestratorKey: orchestratorKey(env),
+    ec2: readSetting(env, 'ASSAY_COMPUTE') === 'ec2' ? ec2Config(env) : undefined,
     ...overrides,
   };
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

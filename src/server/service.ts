@@ -8,6 +8,7 @@ import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { closeHttp } from './http/close-http.ts';
 import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
+import { startRunReconciler, type RunReconciler } from './orchestration/run-reconciler.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
 import { StorageUnavailable } from './storage/object-storage.ts';
@@ -17,6 +18,8 @@ export interface Service {
   app: FastifyInstance;
   db: Db;
   watchdog: Watchdog;
+  /** Present with an orchestrator: starts workflows that provisioning committed but could not start. */
+  reconciler: RunReconciler | undefined;
   /**
    * The bootstrap admin key, only on the very first start against an empty database; it is also in the
    * mode-600 file `bootstrapKeyPath(config.dataDir)`, written before the admin committed.
@@ -81,16 +84,26 @@ export async function createService(
     app.log,
     opts.orchestrator,
   );
+  const reconciler =
+    opts.orchestrator &&
+    startRunReconciler(
+      db,
+      opts.orchestrator,
+      { intervalMs: config.reconcileIntervalMs, giveUpMs: config.reconcileGiveUpMs },
+      app.log,
+    );
   let draining: Promise<boolean> | undefined;
   const drain = (timeoutMs: number) =>
     (draining ??= closeHttp(app, timeoutMs).then(async (inTime) => {
       await watchdog.stop();
+      await reconciler?.stop();
       return inTime;
     }));
   return {
     app,
     db,
     watchdog,
+    reconciler,
     bootstrapKey,
     drain,
     async close() {

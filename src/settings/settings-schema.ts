@@ -189,6 +189,21 @@ export const SETTINGS = {
     table: 'service',
     description: 'How often the watchdog looks',
   },
+  ASSAY_RECONCILE_INTERVAL_S: {
+    kind: 'seconds',
+    default: 60,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description:
+      'How often managed runs left pending without a workflow (Temporal was down) get their workflow started',
+  },
+  ASSAY_RECONCILE_GIVE_UP_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: 'A managed run whose workflow cannot be started for this long fails `provision_failed`',
+  },
   ASSAY_WORKER_KEY_GRACE_S: {
     kind: 'seconds',
     default: 3600,
@@ -423,6 +438,15 @@ export const SETTINGS = {
     table: 'orchestration',
     description: 'Compute provider of managed runs: `local` (process groups on this machine) or `ec2`',
   },
+  ASSAY_LOCAL_COMPUTE_USERS: {
+    kind: 'text',
+    default: 'admins',
+    choices: ['admins', 'all'],
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description:
+      "Whose managed runs the `local` provider starts: `admins`, or `all` (commands run as the service's OS user)",
+  },
   ASSAY_WORKER: {
     kind: 'flag',
     default: true,
@@ -574,6 +598,41 @@ export const SETTINGS = {
     table: 'compute',
     shownDefault: 'none',
     description: 'Instance profile name or ARN of run instances',
+  },
+  EC2_ALLOWED_IMAGES: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`EC2_AMI` only',
+    description: 'Comma-separated images `launch.image` may name; `*`: any',
+  },
+  EC2_ALLOWED_INSTANCE_TYPES: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`EC2_INSTANCE_TYPE` only',
+    description: 'Instance types `launch.instance_type` may name; `*`: any',
+  },
+  EC2_ALLOWED_SUBNET_IDS: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`EC2_SUBNET_ID` only',
+    description: 'Subnets `launch.subnet_id` may name; `*`: any',
+  },
+  EC2_ALLOWED_SECURITY_GROUP_IDS: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`EC2_SECURITY_GROUP_IDS` only',
+    description: 'Security groups `launch.security_group_ids` may name; `*`: any',
+  },
+  EC2_ALLOWED_IAM_INSTANCE_PROFILES: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`EC2_IAM_INSTANCE_PROFILE` only',
+    description: 'Instance profiles `launch.iam_instance_profile` may name; `*`: any',
   },
 } as const satisfies Record<string, Setting>;
 

@@ -24,6 +24,7 @@ await Promise.all(Array.from({ length: Number(count) }, (_, i) => provider.provi
     SERVICE_VARIATION: '1', SERVICE_RUN: String(i) },
   launch: { command: 'true' },
   tags: {},
+  provisionedByAdmin: true,
 })));
 `;
 

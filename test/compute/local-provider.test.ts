@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
-import { LocalProvider } from '../../src/compute/local-provider.ts';
+import { ProvisionRefusedError, type ProvisionRequest } from '../../src/compute/compute-provider.ts';
+import { LocalProvider, type LocalProviderOptions } from '../../src/compute/local-provider.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'assay-local-provider-'));
 const stateDir = path.join(root, 'state');
@@ -19,8 +19,8 @@ const runnerArgv = [
 ];
 const started: number[] = [];
 
-function provider(graceMs = 2_000) {
-  return new LocalProvider({ stateDir, runnerArgv, graceMs });
+function provider(graceMs = 2_000, options: Partial<LocalProviderOptions> = {}) {
+  return new LocalProvider({ stateDir, runnerArgv, graceMs, ...options });
 }
 
 /** A run whose command leaves a background child (to prove the whole group dies) and then waits. */
@@ -41,6 +41,7 @@ function request(
     },
     launch: { command, env: { OUT_DIR: out, SERVICE_RUN: 'overridden?' } },
     tags: {},
+    provisionedByAdmin: true,
   };
 }
 
@@ -141,5 +142,57 @@ describe('local compute provider', () => {
     const p = new LocalProvider({ stateDir, runnerArgv: [path.join(root, 'no-such-runner')] });
     await assert.rejects(p.provision(request('run-exp-1-1-10')), /ENOENT/);
     assert.equal(await p.describe('run-exp-1-1-10'), undefined);
+  });
+
+  test("the instance sees PATH, HOME, the locale and its own variables, never the service's secrets", async () => {
+    const secrets = {
+      DATABASE_URL: 'postgres://assay:db-secret@db/assay',
+      S3_SECRET_ACCESS_KEY: 's3-secret',
+      AWS_SECRET_ACCESS_KEY: 'aws-secret',
+      ASSAY_ORCHESTRATOR_KEY: 'sk_agent_secret',
+      ASSAY_JWT_JWKS_URL: 'https://idp.example/jwks',
+    };
+    const saved = { ...process.env };
+    // The provider's default is this process's environment, as in `assay server`.
+    Object.assign(process.env, secrets, { LC_ALL: 'C.UTF-8', TZ: 'UTC' });
+    try {
+      const req = request(
+        'run-exp-1-1-11',
+        'env > "$OUT_DIR/env.tmp" && mv "$OUT_DIR/env.tmp" "$OUT_DIR/env"; echo started > "$OUT_DIR/started"',
+      );
+      await provisionStarted(provider(), req);
+      const names = (await waitForFile(path.join(req.out, 'env'))).split('\n').map((l) => l.split('=')[0]);
+      for (const name of Object.keys(secrets)) assert.ok(!names.includes(name), `${name} leaked`);
+      assert.deepEqual(
+        names.filter((n) => /^(AWS|S3|ASSAY|DATABASE|PG)/.test(n!)),
+        [],
+        'no service setting reaches the instance',
+      );
+      const text = readFileSync(path.join(req.out, 'env'), 'utf8');
+      for (const value of Object.values(secrets)) assert.ok(!text.includes(value));
+      for (const line of [`PATH=${process.env.PATH}`, 'LC_ALL=C.UTF-8', 'TZ=UTC', `OUT_DIR=${req.out}`])
+        assert.ok(text.split('\n').includes(line), `the instance has ${line}`);
+      assert.ok(text.split('\n').includes('SERVICE_RUN=7'), 'the injected variables win over launch.env');
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+  });
+
+  test("refuses a non-admin's run unless the operator lets every user run locally", async () => {
+    const req = { ...request('run-exp-1-1-12'), provisionedByAdmin: false };
+    const strict = provider();
+    assert.throws(() => strict.checkLaunch(req.launch, false), ProvisionRefusedError);
+    await assert.rejects(strict.provision(req), (error: Error) => {
+      assert.ok(error instanceof ProvisionRefusedError);
+      assert.match(error.message, /admins.*ASSAY_LOCAL_COMPUTE_USERS/);
+      return true;
+    });
+    assert.equal(await strict.describe(req.idempotencyKey), undefined, 'nothing was started');
+    const open = provider(2_000, { users: 'all' });
+    open.checkLaunch(req.launch, false);
+    const instance = await provisionStarted(open, req);
+    assert.equal(instance.state, 'running');
+    await open.terminate(req.idempotencyKey);
   });
 });

@@ -8,7 +8,7 @@ import {
   type Instance,
 } from '@aws-sdk/client-ec2';
 import { after, before, describe, test } from 'node:test';
-import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
+import { ProvisionRefusedError, type ProvisionRequest } from '../../src/compute/compute-provider.ts';
 import { ec2Config } from '../../src/compute/ec2-config.ts';
 import { Ec2Provider } from '../../src/compute/ec2-provider.ts';
 import { startMoto, type Moto } from '../support/moto.ts';
@@ -32,6 +32,7 @@ function request(key: string): ProvisionRequest {
       env: { EXTRA: 'a b' },
     },
     tags: { team: 'vision' },
+    provisionedByAdmin: false,
   };
 }
 
@@ -39,15 +40,22 @@ describe('EC2 compute provider against moto', () => {
   let moto: Moto;
   let ec2: EC2Client;
   let provider: Ec2Provider;
+  let ami: string;
 
   before(async () => {
     moto = await startMoto();
     ec2 = new EC2Client({ region, endpoint: moto.endpoint, credentials });
     const images = await ec2.send(new DescribeImagesCommand({ Owners: ['amazon'] }));
-    const ami = images.Images?.find((i) => /^ami-[0-9a-f]{8,17}$/.test(i.ImageId ?? ''))?.ImageId;
-    assert.ok(ami, 'moto offers a default AMI');
+    const found = images.Images?.find((i) => /^ami-[0-9a-f]{8,17}$/.test(i.ImageId ?? ''))?.ImageId;
+    assert.ok(found, 'moto offers a default AMI');
+    ami = found;
     provider = new Ec2Provider({
-      config: ec2Config({ EC2_REGION: region, EC2_ENDPOINT: moto.endpoint, EC2_AMI: ami }),
+      config: ec2Config({
+        EC2_REGION: region,
+        EC2_ENDPOINT: moto.endpoint,
+        EC2_AMI: ami,
+        EC2_ALLOWED_INSTANCE_TYPES: 't3.small,g5.xlarge',
+      }),
       credentials,
     });
   });
@@ -87,6 +95,15 @@ describe('EC2 compute provider against moto', () => {
 
     const described = await byId(instance.instanceId);
     assert.equal(described.InstanceType, 't3.small');
+    // IMDSv2 only, and a token that cannot cross a second hop (a container or a proxy on the instance).
+    assert.deepEqual(
+      [
+        described.MetadataOptions?.HttpTokens,
+        described.MetadataOptions?.HttpPutResponseHopLimit,
+        described.MetadataOptions?.HttpEndpoint,
+      ],
+      ['required', 1, 'enabled'],
+    );
     const tags = Object.fromEntries((described.Tags ?? []).map((t) => [t.Key, t.Value]));
     assert.deepEqual(tags, {
       team: 'vision',
@@ -157,5 +174,34 @@ describe('EC2 compute provider against moto', () => {
   test('unknown keys: nothing to describe, terminate succeeds', async () => {
     assert.equal(await provider.describe('run-never-provisioned'), undefined);
     await provider.terminate('run-never-provisioned');
+  });
+
+  test("machine fields outside the operator's allowlists are refused and start nothing", async () => {
+    const cases: [Partial<ProvisionRequest['launch']>, RegExp][] = [
+      [
+        { image: 'ami-0123456789abcdef0' },
+        /launch\.image "ami-0123456789abcdef0" is not allowed.*EC2_ALLOWED_IMAGES/,
+      ],
+      [{ instance_type: 'p4d.24xlarge' }, /launch\.instance_type "p4d\.24xlarge" is not allowed/],
+      [{ subnet_id: 'subnet-0123456789abcdef0' }, /launch\.subnet_id may not be set.*EC2_ALLOWED_SUBNET_IDS/],
+      [{ security_group_ids: ['sg-0123456789abcdef0'] }, /launch\.security_group_ids may not be set/],
+      [{ iam_instance_profile: 'admin-role' }, /launch\.iam_instance_profile may not be set/],
+    ];
+    for (const [i, [fields, message]] of cases.entries()) {
+      const req = request(`run-exp-1-2-${100 + i}`);
+      req.launch = { ...req.launch, ...fields };
+      await assert.rejects(provider.provision(req), (error: Error) => {
+        assert.ok(error instanceof ProvisionRefusedError, String(error));
+        assert.match(error.message, message);
+        return true;
+      });
+      assert.deepEqual(await instances([{ Name: 'tag:assay:workflow', Values: [req.idempotencyKey] }]), []);
+    }
+    // The operator's own default, and a listed value, pass.
+    const req = request('run-exp-1-2-110');
+    req.launch = { ...req.launch, image: ami, instance_type: 'g5.xlarge' };
+    const instance = await provider.provision(req);
+    assert.equal((await byId(instance.instanceId)).InstanceType, 'g5.xlarge');
+    await provider.terminate(req.idempotencyKey);
   });
 });

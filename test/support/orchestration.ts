@@ -86,7 +86,8 @@ export async function startOrchestration(
     '0.3',
     '--',
   ];
-  const provider = new LocalProvider({ stateDir, runnerArgv, graceMs: 2_000 });
+  // These scenarios' researchers are not admins: the machine is the tests' own, as a single-team server's is.
+  const provider = new LocalProvider({ stateDir, runnerArgv, graceMs: 2_000, users: 'all' });
   const world: Orchestration = {
     env,
     svc,

@@ -4,12 +4,16 @@ import { RUN_MOVES, type RunMove } from '../runs/run-states.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no tenant).
 
-export async function findManagedRun(
-  db: Queryable,
-  runId: string,
-): Promise<(RunRow & { launch_config: Record<string, unknown> }) | undefined> {
-  const rows = await db.query<RunRow & { launch_config: Record<string, unknown> }>(
-    `SELECT ${RUN_COLUMNS}, v.launch_config FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
+export type ManagedRunRow = RunRow & {
+  launch_config: Record<string, unknown>;
+  provisioned_by_admin: boolean;
+};
+
+export async function findManagedRun(db: Queryable, runId: string): Promise<ManagedRunRow | undefined> {
+  const rows = await db.query<ManagedRunRow>(
+    `SELECT ${RUN_COLUMNS}, v.launch_config, COALESCE(u.is_admin, false) AS provisioned_by_admin
+       FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
+       LEFT JOIN users u ON u.id = r.provisioned_by
       WHERE r.id = $1 AND r.managed`,
     [runId],
   );
@@ -81,4 +85,32 @@ export async function listRunAssets(db: Queryable, runId: string) {
     'SELECT id, kind, name, state FROM assets WHERE run_id = $1 ORDER BY created_at, id',
     [runId],
   );
+}
+
+/**
+ * Managed runs still pending with no instance recorded, whose workflow the service starts itself: neither a
+ * sweep's run (its sweep workflow starts it, within the sweep's concurrency) nor a recovery (its parent does).
+ */
+export async function listUnstartedManagedRuns(db: Queryable, limit: number): Promise<RunRow[]> {
+  return db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs r
+      WHERE r.managed AND r.state = 'pending' AND r.instance IS NULL AND r.workflow_id IS NOT NULL
+        AND r.sweep_id IS NULL AND r.recovers_run_id IS NULL
+      ORDER BY r.created_at LIMIT $1`,
+    [limit],
+  );
+}
+
+/** Fails a managed run whose workflow never started; a run that got an instance meanwhile is left alone. */
+export async function failUnstartedManagedRun(
+  db: Queryable,
+  runId: string,
+  message: string,
+): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `UPDATE runs r SET state = 'failed', ended_at = now(), failure_reason = 'provision_failed', failure_message = $2
+      WHERE r.id = $1 AND r.managed AND r.state = 'pending' AND r.instance IS NULL RETURNING ${RUN_COLUMNS}`,
+    [runId, message],
+  );
+  return rows[0];
 }

@@ -55,14 +55,20 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
-          summary: 'A managed run and its variation’s launch config',
+          summary: 'A managed run, its variation’s launch config, and whether an admin provisioned it',
           params: Params,
-          response: withErrors({ 200: Type.Object({ run: Run, launch_config: JsonObject }) }),
+          response: withErrors({
+            200: Type.Object({ run: Run, launch_config: JsonObject, provisioned_by_admin: Type.Boolean() }),
+          }),
         },
       },
       async (req) => {
         const run = await service.getManagedRun(db, req.params.run_id);
-        return { run: api(run), launch_config: run.launch_config };
+        return {
+          run: api(run),
+          launch_config: run.launch_config,
+          provisioned_by_admin: run.provisioned_by_admin,
+        };
       },
     );
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { Db } from '../db/database.ts';
 import { Nullable, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
@@ -65,7 +66,7 @@ const ExperimentParams = Type.Object({ id: Uuid });
 const SweepParams = Type.Object({ id: Uuid, sweep_id: Uuid });
 const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
 
-export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined) {
+export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, ec2: Ec2Config | undefined) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const path = '/experiments/:id/sweeps';
@@ -85,7 +86,7 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       },
       async (req, reply) => {
         const sweep = await service.createSweep(
-          { db, orchestrator, log: req.log },
+          { db, ec2, orchestrator, log: req.log },
           req.principal,
           req.params.id,
           req.body,
@@ -108,7 +109,7 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       },
       (req) =>
         service.getSweep(
-          { db, orchestrator, log: req.log },
+          { db, ec2, orchestrator, log: req.log },
           req.principal,
           req.params.id,
           req.params.sweep_id,
@@ -129,7 +130,7 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       },
       async (req, reply) => {
         const sweep = await service.cancelSweep(
-          { db, orchestrator, log: req.log },
+          { db, ec2, orchestrator, log: req.log },
           req.principal,
           req.params.id,
           req.params.sweep_id,

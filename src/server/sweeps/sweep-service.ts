@@ -15,7 +15,9 @@ import {
 } from '../../orchestrator/orchestrator.ts';
 import { insertManagedRun } from '../runs/run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
+import type { Ec2Config } from '../../compute/ec2-config.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
+import { checkLaunchPolicy } from '../variations/launch-policy.ts';
 import { insertVariation } from '../variations/variation-repository.ts';
 import { pointName, pointYaml, sweepPoints, type SweepSpecInput } from './sweep-points.ts';
 import * as repo from './sweep-repository.ts';
@@ -31,12 +33,14 @@ const MAX_TOTAL_YAML = 20_000_000;
 
 interface Deps {
   db: Db;
+  /** The EC2 settings when managed runs go to EC2 (their allowlists bound each point's launch block). */
+  ec2: Ec2Config | undefined;
   orchestrator: Orchestrator | undefined;
   log: FastifyBaseLogger;
 }
 
 /** The variations a sweep makes, each config checked exactly as POST …/variations checks one. */
-function variationsOf(input: SweepRequest, prefix: string) {
+function variationsOf(input: SweepRequest, prefix: string, ec2: Ec2Config | undefined) {
   const base = parseConfigYaml(input.base_yaml, 'base_yaml');
   const points = sweepPoints(input);
   if (input.base_yaml.length * points.length > MAX_TOTAL_YAML) {
@@ -50,7 +54,9 @@ function variationsOf(input: SweepRequest, prefix: string) {
     const configYaml = pointYaml(base, point);
     const name = pointName(prefix, point);
     try {
-      return { name, configYaml, config: splitConfigYaml(configYaml) };
+      const config = splitConfigYaml(configYaml);
+      checkLaunchPolicy(config, ec2);
+      return { name, configYaml, config };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       throw new AppError(err.statusCode, err.code, `sweep point ${i + 1} (${name}): ${err.message}`, {
@@ -66,7 +72,7 @@ function variationsOf(input: SweepRequest, prefix: string) {
  * finds the recorded sweep and starts its workflow (the start is idempotent).
  */
 export async function createSweep(
-  { db, orchestrator, log }: Deps,
+  { db, ec2, orchestrator, log }: Deps,
   principal: Principal,
   experimentId: string,
   input: SweepRequest,
@@ -80,7 +86,7 @@ export async function createSweep(
     ...(input.grid ? { grid: input.grid } : { list: input.list }),
     name_prefix: prefix,
   };
-  const variations = variationsOf(input, prefix);
+  const variations = variationsOf(input, prefix, ec2);
 
   let sweep = await repo.findSameSweep(db, principal.userId, experimentId, spec, concurrency);
   if (!sweep) {

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { Db } from '../db/database.ts';
 import { JsonObject, ShortText, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
 import * as service from './variation-service.ts';
@@ -29,7 +30,8 @@ const ConfigYaml = Type.String({
 const ExperimentParams = Type.Object({ id: Uuid });
 const VariationParams = Type.Object({ id: Uuid, n: VariationNumber });
 
-export function variationRoutes(db: Db) {
+/** `ec2`: the EC2 settings when managed runs go to EC2, whose allowlists bound the launch blocks. */
+export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const read = { scope: 'experiments:read' as const };
@@ -52,7 +54,7 @@ export function variationRoutes(db: Db) {
       },
       async (req, reply) => {
         reply.code(201);
-        return service.createVariation(db, req.principal, req.params.id, req.body);
+        return service.createVariation(db, req.principal, req.params.id, req.body, ec2);
       },
     );
 
@@ -99,7 +101,7 @@ export function variationRoutes(db: Db) {
           response: withErrors({ 200: Variation }, 409),
         },
       },
-      (req) => service.editVariation(db, req.principal, req.params.id, req.params.n, req.body),
+      (req) => service.editVariation(db, req.principal, req.params.id, req.params.n, req.body, ec2),
     );
   };
 }

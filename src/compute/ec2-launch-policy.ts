@@ -1,0 +1,54 @@
+// Which machine fields a variation's launch block may ask EC2 for: the operator's allowlists, checked when the
+// variation is created and again when its run is provisioned.
+import type { Ec2Config } from './ec2-config.ts';
+
+/** Allowed values of one launch field; `any` only when the operator wrote `*`. */
+export type Allowed = readonly string[] | 'any';
+
+export type Ec2LaunchAllowlists = {
+  readonly image: Allowed;
+  readonly instance_type: Allowed;
+  readonly subnet_id: Allowed;
+  readonly security_group_ids: Allowed;
+  readonly iam_instance_profile: Allowed;
+};
+
+/** A refused field of the launch block and why, in words a researcher can act on. */
+export type LaunchRefusal = { field: string; message: string };
+
+const SETTING: Record<keyof Ec2LaunchAllowlists, string> = {
+  image: 'EC2_ALLOWED_IMAGES',
+  instance_type: 'EC2_ALLOWED_INSTANCE_TYPES',
+  subnet_id: 'EC2_ALLOWED_SUBNET_IDS',
+  security_group_ids: 'EC2_ALLOWED_SECURITY_GROUP_IDS',
+  iam_instance_profile: 'EC2_ALLOWED_IAM_INSTANCE_PROFILES',
+};
+
+/** The first machine field of a launch block (as stored: any JSON) that the allowlists refuse; undefined: all allowed. */
+export function ec2LaunchRefusal(
+  config: Ec2Config,
+  launch: Record<string, unknown>,
+): LaunchRefusal | undefined {
+  for (const field of Object.keys(SETTING) as (keyof Ec2LaunchAllowlists)[]) {
+    const value = launch[field];
+    if (value === undefined || value === null) continue;
+    const values = field === 'security_group_ids' ? value : [value];
+    if (!Array.isArray(values) || !values.every((v): v is string => typeof v === 'string'))
+      return {
+        field: `launch.${field}`,
+        message: `launch.${field} must be ${field === 'security_group_ids' ? 'a list of strings' : 'a string'}`,
+      };
+    const allowed = config.allowed[field];
+    if (allowed === 'any') continue;
+    const refused = values.find((v) => !allowed.includes(v));
+    if (refused !== undefined)
+      return {
+        field: `launch.${field}`,
+        message:
+          allowed.length === 0
+            ? `launch.${field} may not be set on this server (its operator allows none: ${SETTING[field]})`
+            : `launch.${field} ${JSON.stringify(refused)} is not allowed on this server; allowed: ${allowed.join(', ')} (${SETTING[field]})`,
+      };
+  }
+  return undefined;
+}

@@ -1,0 +1,68 @@
+// A server whose managed runs go to EC2 refuses launch blocks outside the operator's allowlists when the variation is made.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
+import { createExperiment } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+const AMI = 'ami-0aaaaaaaaaaaaaaa1';
+
+describe('EC2 launch allowlists at variation creation', () => {
+  let t: TestService;
+  let key: string;
+  before(async () => {
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_COMPUTE: 'ec2', EC2_AMI: AMI, EC2_ALLOWED_INSTANCE_TYPES: 'g5.xlarge' },
+    });
+    key = (await t.createUser()).key;
+  });
+  after(() => t.close());
+
+  const yaml = (launch: string) => `lr: 0.1\nlaunch:\n  command: python train.py\n${launch}`;
+
+  it('refuses each machine field outside its allowlist with 422 naming the field', async () => {
+    const e = await createExperiment(t, key);
+    for (const [launch, field] of [
+      ['  image: ami-0bbbbbbbbbbbbbbb2\n', 'launch.image'],
+      ['  instance_type: p4d.24xlarge\n', 'launch.instance_type'],
+      ['  subnet_id: subnet-0123456789abcdef0\n', 'launch.subnet_id'],
+      ['  security_group_ids: [sg-0123456789abcdef0]\n', 'launch.security_group_ids'],
+      [
+        '  iam_instance_profile: arn:aws:iam::123456789012:instance-profile/admin\n',
+        'launch.iam_instance_profile',
+      ],
+      ['  image: 5\n', 'launch.image'],
+    ]) {
+      const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: yaml(launch!) });
+      assert.equal(res.status, 422, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, 'launch_not_allowed');
+      assert.equal(res.body.error.details.field, field);
+      assert.ok(res.body.error.message.startsWith(field!), res.body.error.message);
+    }
+    const listed = await t.as(key).get(`/experiments/${e.id}/variations`);
+    assert.deepEqual(listed.body.items, [], 'nothing was created');
+  });
+
+  it('accepts the defaults and listed values, and checks an edit as it checks a creation', async () => {
+    const e = await createExperiment(t, key);
+    const ok = await t.as(key).post(`/experiments/${e.id}/variations`, {
+      config_yaml: yaml(`  image: ${AMI}\n  instance_type: g5.xlarge\n`),
+    });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    const edit = await t.as(key).patch(`/experiments/${e.id}/variations/${ok.body.n}`, {
+      config_yaml: yaml('  instance_type: x2iedn.metal\n'),
+    });
+    assert.deepEqual([edit.status, edit.body.error?.details?.field], [422, 'launch.instance_type']);
+  });
+
+  it('refuses a sweep whose points leave the allowlist', async () => {
+    const e = await createExperiment(t, key);
+    const res = await t.as(key).post(`/experiments/${e.id}/sweeps`, {
+      base_yaml: yaml(''),
+      grid: { 'launch.instance_type': ['g5.xlarge', 'p5.48xlarge'] },
+    });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error.code, 'launch_not_allowed');
+  });
+});
