@@ -56,6 +56,8 @@ describe('managed runs under faults', () => {
           ASSAY_ORCHESTRATOR_KEY: world.orchestratorKey,
           // The same instances directory as the test's provider, so the test sees what the worker started.
           ASSAY_DATA_DIR: path.dirname(world.stateDir),
+          // The test's researchers are not admins; this worker starts their runs on `local` all the same.
+          ASSAY_LOCAL_COMPUTE_USERS: 'all',
         },
         stopGraceMs: 0,
       });

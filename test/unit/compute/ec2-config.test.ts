@@ -13,6 +13,14 @@ describe('ec2Config', () => {
       subnetId: undefined,
       securityGroupIds: [],
       iamInstanceProfile: undefined,
+      // Unset allowlists allow the operator's defaults only.
+      allowed: {
+        image: [],
+        instance_type: ['t3.micro'],
+        subnet_id: [],
+        security_group_ids: [],
+        iam_instance_profile: [],
+      },
     });
   });
 
