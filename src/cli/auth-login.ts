@@ -30,7 +30,7 @@ export async function authLogin(values: LoginOptions): Promise<number> {
   const prompter = new Prompter();
   try {
     process.stderr.write(`Logging in to ${serverUrl}\n`);
-    const key = await prompter.hidden('API key or access token (input hidden): ');
+    const key = await prompter.hidden('API key or access token');
     if (key === '') throw new UsageError('no key given');
     checkKey(key, 'the key');
     let organization: OrganizationSetting;
