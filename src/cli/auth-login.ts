@@ -23,8 +23,7 @@ export interface LoginOptions {
 }
 
 export async function authLogin(values: LoginOptions): Promise<number> {
-  const givenUrl =
-    values.serverUrl === undefined ? undefined : checkUrl(values.serverUrl, '--server-url');
+  const givenUrl = values.serverUrl === undefined ? undefined : checkUrl(values.serverUrl, '--server-url');
   const serverUrl = givenUrl ?? inspectSettings().settings.serverUrl;
   const paths = defaultConfigPaths();
   const prompter = new Prompter();

@@ -90,7 +90,8 @@ export async function show(id: string, values: JsonOptions): Promise<number> {
 }
 
 export async function create(values: CreateOptions): Promise<number> {
-  const fromFile = values.file === undefined ? {} : parseExperimentFile(values.file, await readTextFile(values.file));
+  const fromFile =
+    values.file === undefined ? {} : parseExperimentFile(values.file, await readTextFile(values.file));
   const spec = {
     ...fromFile,
     ...defined({

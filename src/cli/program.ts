@@ -24,7 +24,12 @@ export function buildProgram(): Command {
     // One line per error: "assay: unknown option '--bogus'", a suggestion on the same line.
     .configureOutput({
       outputError: (message, write) =>
-        write(`${message.trimEnd().replace(/^error: /, 'assay: ').replace(/\n+/g, ' ')}\n`),
+        write(
+          `${message
+            .trimEnd()
+            .replace(/^error: /, 'assay: ')
+            .replace(/\n+/g, ' ')}\n`,
+        ),
     })
     // `assay run` passes the options after its command through to it.
     .enablePositionalOptions()

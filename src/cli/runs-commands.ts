@@ -41,7 +41,12 @@ export async function create(experimentId: string, n: number, values: JsonOption
   return 0;
 }
 
-export async function cancel(experimentId: string, n: number, r: number, values: JsonOptions): Promise<number> {
+export async function cancel(
+  experimentId: string,
+  n: number,
+  r: number,
+  values: JsonOptions,
+): Promise<number> {
   const run = await openClient().client.runs.cancel(experimentId, n, r);
   if (values.json) printJson(run);
   else

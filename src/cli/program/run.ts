@@ -30,7 +30,12 @@ export function addRunCommand(program: Command): void {
     .option('--run <r>', 'an existing pending run (default: a new run)', wholeNumber)
     .option('--outputs <dir>', 'the outputs directory', 'outputs')
     .option('--heartbeat-interval <seconds>', 'seconds between heartbeats', seconds, 30)
-    .option('--grace <seconds>', 'on a cancel or a signal: seconds between SIGTERM and SIGKILL', secondsOrZero, 30)
+    .option(
+      '--grace <seconds>',
+      'on a cancel or a signal: seconds between SIGTERM and SIGKILL',
+      secondsOrZero,
+      30,
+    )
     .passThroughOptions()
     .addHelpText('after', HELP)
     .action(

@@ -25,7 +25,9 @@ export function addRunsCommands(program: Command): void {
   variation(group.command('create').description('a new pending run (of a committed experiment)')).action(
     exitWith(async (e: string, n: number, o: JsonOptions) => (await load()).create(e, n, o)),
   );
-  run(group.command('cancel').description('a pending run fails at once; a running one is asked to stop')).action(
+  run(
+    group.command('cancel').description('a pending run fails at once; a running one is asked to stop'),
+  ).action(
     exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).cancel(e, n, r, o)),
   );
   run(
