@@ -1,11 +1,8 @@
-import { parseArgs } from 'node:util';
-
 /**
  * `assay admin bootstrap-key`: on the service's host (or in its container), prints the first admin's key from
  * the data directory and deletes the file, so the key then exists only with whoever took it.
  */
-export async function bootstrapKey(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { keep: { type: 'boolean' } } });
+export async function bootstrapKey(values: { keep?: boolean }): Promise<number> {
   const { ConfigError, loadConfig } = await import('../server/config.ts');
   const { takeBootstrapKeyFile } = await import('../server/admin/bootstrap-key-file.ts');
   let dataDir: string;

@@ -1,15 +1,13 @@
-/** `assay admin create-user`: asks the running service (with an admin key) to create a user and their first key. */
-export async function createUser(opts: {
-  email?: string;
+export interface CreateUserOptions {
+  email: string;
   name?: string;
   admin?: boolean;
-  'server-url'?: string;
+  serverUrl?: string;
   json?: boolean;
-}): Promise<number> {
-  if (!opts.email) {
-    process.stderr.write('assay admin create-user: --email is required\n');
-    return 2;
-  }
+}
+
+/** `assay admin create-user`: asks the running service (with an admin key) to create a user and their first key. */
+export async function createUser(opts: CreateUserOptions): Promise<number> {
   const apiKey = process.env.SERVICE_API_KEY;
   if (!apiKey) {
     process.stderr.write(
@@ -17,7 +15,7 @@ export async function createUser(opts: {
     );
     return 2;
   }
-  const serverUrl = (opts['server-url'] ?? process.env.SERVICE_SERVER_URL ?? 'http://127.0.0.1:8080').replace(
+  const serverUrl = (opts.serverUrl ?? process.env.SERVICE_SERVER_URL ?? 'http://127.0.0.1:8080').replace(
     /\/+$/,
     '',
   );

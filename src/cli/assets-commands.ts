@@ -6,38 +6,39 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { AssetData } from '../client/resources/assets.ts';
-import { openClient, ORGANIZATION_OPTION } from './cli-client.ts';
-import { dispatch, parseCommand, positiveInt, UsageError } from './command-args.ts';
+import { openClient } from './cli-client.ts';
+import { UsageError } from './command-args.ts';
 import { componentName, contentTypeOf } from './content-type.ts';
 import { formatBytes, printFields, printJson, printTable } from './output.ts';
+import type { JsonOptions } from './program/shared-options.ts';
 import { describeProgress, ProgressLine } from './upload-progress.ts';
 
-const USAGE = `usage: assay assets <command> [--json]
+interface LinkOptions {
+  experiment?: string;
+  variation?: number;
+  run?: number;
+}
 
-  upload FILE… --kind KIND [--name NAME] [--experiment ID [--variation N --run R]] [--organization …]
-                               one asset with a component per file (KIND: report, document, paper,
-                               output, checkpoint, …; report, document and paper are indexed for search)
-  download ID [--output DIR] [--force]
-                               every component into DIR (default .), checked against its SHA-256
-  show ID
-  list [--experiment ID [--variation N --run R]] [--kind KIND] [--state pending|ready] [--limit N]
-`;
+export interface UploadOptions extends JsonOptions, LinkOptions {
+  kind: string;
+  name?: string;
+  organization?: string;
+}
 
-const JSON_OPTION = { json: { type: 'boolean' } } as const;
-const LINK_OPTIONS = {
-  experiment: { type: 'string' },
-  variation: { type: 'string' },
-  run: { type: 'string' },
-} as const;
+export interface DownloadOptions extends JsonOptions {
+  output?: string;
+  force?: boolean;
+}
 
-export function assetsCommand(args: string[]): Promise<number> {
-  return dispatch(USAGE, { upload, download, show, list }, args);
+export interface ListOptions extends JsonOptions, LinkOptions {
+  kind?: string;
+  state?: 'pending' | 'ready';
+  limit?: number;
 }
 
 /** `--experiment` alone links to the experiment; with `--variation` and `--run`, to one run. */
-function links(values: { experiment?: string; variation?: string; run?: string }) {
-  const n = positiveInt(values.variation, '--variation');
-  const r = positiveInt(values.run, '--run');
+function links(values: LinkOptions) {
+  const { variation: n, run: r } = values;
   if ((n === undefined) !== (r === undefined) || (n !== undefined && values.experiment === undefined)) {
     throw new UsageError('a run is named by --experiment, --variation and --run together');
   }
@@ -47,31 +48,18 @@ function links(values: { experiment?: string; variation?: string; run?: string }
   };
 }
 
-async function upload(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(
-    args,
-    {
-      ...JSON_OPTION,
-      ...ORGANIZATION_OPTION,
-      ...LINK_OPTIONS,
-      kind: { type: 'string' },
-      name: { type: 'string' },
-    },
-    { min: 1, max: 1000 },
-  );
-  if (values.kind === undefined)
-    throw new UsageError('--kind is required (report, document, paper, output, checkpoint, …)');
+export async function upload(paths: string[], values: UploadOptions): Promise<number> {
   const { experimentId, run } = links(values);
   const { client, organizationId } = openClient(values.organization);
   try {
-    const files = positionals.map((file) => ({
+    const files = paths.map((file) => ({
       path: file,
       name: componentName(path.basename(file)),
       contentType: contentTypeOf(file),
     }));
     const handle = client.uploadAsync({
       kind: values.kind,
-      name: values.name ?? path.basename(positionals[0]!),
+      name: values.name ?? path.basename(paths[0]!),
       experimentId: run ? undefined : experimentId,
       run,
       organizationId,
@@ -99,14 +87,9 @@ async function upload(args: string[]): Promise<number> {
   }
 }
 
-async function download(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(
-    args,
-    { ...JSON_OPTION, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
-    { min: 1, max: 1 },
-  );
+export async function download(id: string, values: DownloadOptions): Promise<number> {
   const dir = path.resolve(values.output ?? '.');
-  const { components } = await openClient().client.assets.download(positionals[0]!);
+  const { components } = await openClient().client.assets.download(id);
   const written: Array<{ name: string; path: string; size: number }> = [];
   for (const [name, c] of Object.entries(components)) {
     const target = path.resolve(dir, name);
@@ -124,7 +107,7 @@ async function download(args: string[]): Promise<number> {
     await fetchTo(c.url, c.headers, target, c.sha256);
     written.push({ name, path: target, size: c.size });
   }
-  if (values.json) printJson({ asset_id: positionals[0], files: written });
+  if (values.json) printJson({ asset_id: id, files: written });
   else for (const w of written) process.stdout.write(`${w.path} (${formatBytes(w.size)})\n`);
   return 0;
 }
@@ -156,9 +139,8 @@ async function fetchTo(
   }
 }
 
-async function show(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 1, max: 1 });
-  const asset = await openClient().client.assets.get(positionals[0]!);
+export async function show(id: string, values: JsonOptions): Promise<number> {
+  const asset = await openClient().client.assets.get(id);
   if (values.json) {
     printJson(asset);
     return 0;
@@ -185,23 +167,14 @@ async function show(args: string[]): Promise<number> {
   return 0;
 }
 
-async function list(args: string[]): Promise<number> {
-  const { values } = parseCommand(args, {
-    ...JSON_OPTION,
-    ...LINK_OPTIONS,
-    kind: { type: 'string' },
-    state: { type: 'string' },
-    limit: { type: 'string' },
-  });
-  if (values.state !== undefined && values.state !== 'pending' && values.state !== 'ready')
-    throw new UsageError('--state must be pending or ready');
+export async function list(values: ListOptions): Promise<number> {
   const { experimentId, run } = links(values);
   const page = await openClient().client.assets.list({
     experimentId,
     run,
     kind: values.kind,
     state: values.state,
-    limit: positiveInt(values.limit, '--limit'),
+    limit: values.limit,
   });
   if (values.json) {
     printJson(page.items);

@@ -9,47 +9,31 @@ import {
   writeCredentials,
   type OrganizationSetting,
 } from './auth-files.ts';
-import { parseCommand, printUsage, UsageError, wantsHelp } from './command-args.ts';
+import { UsageError } from './command-args.ts';
 import { Prompter } from './prompt.ts';
 
-const USAGE = `usage: assay auth login [--server-url URL] [--organization ID|SLUG | --personal] [--no-verify]
-
-Prompts for an API key or access token (hidden), checks it against the server, lists your organizations and
-asks for the default one (a number or a slug; Enter keeps the current one). Merges server_url and the
-organization into ~/.assay/config.yaml and replaces ~/.assay/credentials.yaml (mode 600).
-When stdin is not a terminal, each answer is read as one line of stdin.
-
-  --server-url URL          the server to log in to (stored in config.yaml)
-  --organization ID|SLUG    the default organization, without asking
-  --personal                no default organization: calls use your personal scope
-  --no-verify               store the key without calling the server (no organization list then)
-`;
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const OPTIONS = {
-  'server-url': { type: 'string' },
-  organization: { type: 'string' },
-  personal: { type: 'boolean' },
-  'no-verify': { type: 'boolean' },
-} as const;
 
-export async function authLogin(args: string[]): Promise<number> {
-  if (wantsHelp(args)) return printUsage(USAGE);
-  const { values } = parseCommand(args, OPTIONS);
-  if (values.organization !== undefined && values.personal)
-    throw new UsageError('--organization and --personal exclude each other');
-  const givenUrl =
-    values['server-url'] === undefined ? undefined : checkUrl(values['server-url'], '--server-url');
+export interface LoginOptions {
+  serverUrl?: string;
+  organization?: string;
+  personal?: boolean;
+  /** False with --no-verify. */
+  verify: boolean;
+}
+
+export async function authLogin(values: LoginOptions): Promise<number> {
+  const givenUrl = values.serverUrl === undefined ? undefined : checkUrl(values.serverUrl, '--server-url');
   const serverUrl = givenUrl ?? inspectSettings().settings.serverUrl;
   const paths = defaultConfigPaths();
   const prompter = new Prompter();
   try {
     process.stderr.write(`Logging in to ${serverUrl}\n`);
-    const key = await prompter.hidden('API key or access token (input hidden): ');
+    const key = await prompter.hidden('API key or access token');
     if (key === '') throw new UsageError('no key given');
     checkKey(key, 'the key');
     let organization: OrganizationSetting;
-    if (values['no-verify']) {
+    if (!values.verify) {
       process.stderr.write('Not verified (--no-verify).\n');
       organization = values.personal
         ? 'personal'

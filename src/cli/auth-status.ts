@@ -8,21 +8,14 @@ import {
 } from '../client/config.ts';
 import { Transport } from '../client/core/transport.ts';
 import { Me, type MeData } from '../client/resources/me.ts';
-import { parseCommand, printUsage, wantsHelp } from './command-args.ts';
 import { errorLine, printJson, printTable } from './output.ts';
 
-const USAGE = `usage: assay auth status [--verify] [--json]
+export interface StatusOptions {
+  verify?: boolean;
+  json?: boolean;
+}
 
-Prints the settings the client would use (order: environment, then ~/.assay files or SERVICE_CONFIG,
-then defaults), the API key masked, and the source of each. Exit code 2 when no API key is configured.
-
-  --verify   also ask the server who the key belongs to (exit code 1 when it refuses)
-  --json     machine-readable output
-`;
-
-export async function authStatus(args: string[]): Promise<number> {
-  if (wantsHelp(args)) return printUsage(USAGE);
-  const { values } = parseCommand(args, { verify: { type: 'boolean' }, json: { type: 'boolean' } });
+export async function authStatus(values: StatusOptions): Promise<number> {
   const { settings, sources, warnings } = inspectSettings();
   for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
   const shown: Record<SettingName, unknown> = {

@@ -4,9 +4,6 @@ import { PERSONAL } from '../client/config.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The option every scoped command takes. */
-export const ORGANIZATION_OPTION = { organization: { type: 'string' } } as const;
-
 /**
  * A client from the environment and files. `--organization` takes an id, a slug (resolved by the client through
  * /v1/me/scopes) or `personal`; `organizationId` is what to pass on scoped calls.

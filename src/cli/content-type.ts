@@ -1,29 +1,13 @@
 // Content types of uploaded files, by extension: they decide how a download is served and whether text is indexed.
 import path from 'node:path';
+import { lookup } from 'mime-types';
 
-const TYPES: Record<string, string> = {
-  '.txt': 'text/plain',
-  '.log': 'text/plain',
-  '.md': 'text/markdown',
-  '.csv': 'text/csv',
-  '.tsv': 'text/tab-separated-values',
-  '.html': 'text/html',
-  '.json': 'application/json',
-  '.jsonl': 'application/jsonl',
-  '.yaml': 'application/x-yaml',
-  '.yml': 'application/x-yaml',
-  '.pdf': 'application/pdf',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.svg': 'image/svg+xml',
-  '.gz': 'application/gzip',
-  '.zip': 'application/zip',
-};
+// What mime-db does not know but research outputs often are: JSON Lines metric logs.
+const MISSING: Record<string, string> = { jsonl: 'application/jsonl' };
 
-/** The type for a file name; application/octet-stream when the extension says nothing. */
+/** The type for a file name; application/octet-stream when the extension says nothing (checkpoints: .pt, .ckpt). */
 export function contentTypeOf(file: string): string {
-  return TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+  return lookup(file) || MISSING[path.extname(file).slice(1).toLowerCase()] || 'application/octet-stream';
 }
 
 /**

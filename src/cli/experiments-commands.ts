@@ -1,24 +1,33 @@
-// `assay experiments …`: list, show, create from a YAML file, and the state moves a researcher makes by hand.
+// `assay experiments …`: list, show, create (from flags or a YAML file), and the state moves a researcher makes by hand.
 import { parseDocument } from 'yaml';
 import type { ExperimentData, ExperimentState } from '../client/resources/experiments.ts';
-import { openClient, ORGANIZATION_OPTION } from './cli-client.ts';
-import { dispatch, parseCommand, positiveInt, readTextFile, UsageError } from './command-args.ts';
+import { openClient } from './cli-client.ts';
+import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable, type Column } from './output.ts';
+import type { JsonOptions } from './program/shared-options.ts';
 
-const USAGE = `usage: assay experiments <command> [--json]
-
-  list [--state STATE] [--query TEXT] [--limit N | --all] [--organization ID|SLUG|personal]
-  show ID                      detail: variations, run counts, parents and children
-  create --file FILE [--organization ID|SLUG|personal]
-                               a draft from YAML: name (required), description, hypothesis, parent_ids
-  commit ID                    draft → committed: variations freeze, runs become possible
-  conclude ID                  committed → concluded
-  retract ID --reason TEXT     committed | concluded → retracted
-`;
-
-const JSON_OPTION = { json: { type: 'boolean' } } as const;
-const STATES = ['draft', 'committed', 'concluded', 'retracted'];
 const FILE_KEYS = new Set(['name', 'description', 'hypothesis', 'parent_ids']);
+
+export interface ListOptions extends JsonOptions {
+  state?: ExperimentState;
+  query?: string;
+  limit?: number;
+  all?: boolean;
+  organization?: string;
+}
+
+export interface CreateOptions extends JsonOptions {
+  file?: string;
+  name?: string;
+  hypothesis?: string;
+  description?: string;
+  parent?: string[];
+  organization?: string;
+}
+
+export interface RetractOptions extends JsonOptions {
+  reason: string;
+}
 
 export const EXPERIMENT_COLUMNS: Column<ExperimentData>[] = [
   ['ID', (e) => e.id],
@@ -27,32 +36,9 @@ export const EXPERIMENT_COLUMNS: Column<ExperimentData>[] = [
   ['CREATED', (e) => e.created_at],
 ];
 
-export function experimentsCommand(args: string[]): Promise<number> {
-  return dispatch(
-    USAGE,
-    { list, show, create, commit: move('commit'), conclude: move('conclude'), retract },
-    args,
-  );
-}
-
-async function list(args: string[]): Promise<number> {
-  const { values } = parseCommand(args, {
-    ...JSON_OPTION,
-    ...ORGANIZATION_OPTION,
-    state: { type: 'string' },
-    query: { type: 'string' },
-    limit: { type: 'string' },
-    all: { type: 'boolean' },
-  });
-  if (values.state !== undefined && !STATES.includes(values.state))
-    throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
+export async function list(values: ListOptions): Promise<number> {
   const { client, organizationId } = openClient(values.organization);
-  const params = {
-    state: values.state as ExperimentState | undefined,
-    q: values.query,
-    limit: positiveInt(values.limit, '--limit'),
-    organizationId,
-  };
+  const params = { state: values.state, q: values.query, limit: values.limit, organizationId };
   let items: ExperimentData[];
   let more = false;
   if (values.all) {
@@ -71,9 +57,8 @@ async function list(args: string[]): Promise<number> {
   return 0;
 }
 
-async function show(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 1, max: 1 });
-  const detail = await openClient().client.experiments.get(positionals[0]!);
+export async function show(id: string, values: JsonOptions): Promise<number> {
+  const detail = await openClient().client.experiments.get(id);
   if (values.json) {
     printJson(detail);
     return 0;
@@ -104,41 +89,42 @@ async function show(args: string[]): Promise<number> {
   return 0;
 }
 
-async function create(args: string[]): Promise<number> {
-  const { values } = parseCommand(args, {
-    ...JSON_OPTION,
-    ...ORGANIZATION_OPTION,
-    file: { type: 'string', short: 'f' },
-  });
-  if (values.file === undefined)
-    throw new UsageError('--file is required: a YAML file with name, description, hypothesis, parent_ids');
-  const spec = parseExperimentFile(values.file, await readTextFile(values.file));
+export async function create(values: CreateOptions): Promise<number> {
+  const fromFile =
+    values.file === undefined ? {} : parseExperimentFile(values.file, await readTextFile(values.file));
+  const spec = {
+    ...fromFile,
+    ...defined({
+      name: values.name,
+      hypothesis: values.hypothesis,
+      description: values.description,
+      parentIds: values.parent,
+    }),
+  };
+  if (!spec.name) throw new UsageError('a name is required: --name NAME, or name: in the --file YAML');
   const { client, organizationId } = openClient(values.organization);
-  const experiment = await client.experiments.create({ ...spec, organizationId });
+  const experiment = await client.experiments.create({ ...spec, name: spec.name, organizationId });
   if (values.json) printJson(experiment);
   else
     process.stdout.write(`created experiment ${experiment.id} (${experiment.state}): ${experiment.name}\n`);
   return 0;
 }
 
-function move(name: 'commit' | 'conclude') {
-  return async (args: string[]): Promise<number> => {
-    const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 1, max: 1 });
-    const experiment = await openClient().client.experiments[name](positionals[0]!);
-    if (values.json) printJson(experiment);
-    else process.stdout.write(`experiment ${experiment.id} is ${experiment.state}\n`);
-    return 0;
-  };
+/** The fields given, so a flag not given leaves the file's value in place. */
+function defined<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-async function retract(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(
-    args,
-    { ...JSON_OPTION, reason: { type: 'string' } },
-    { min: 1, max: 1 },
-  );
-  if (!values.reason) throw new UsageError('--reason is required');
-  const experiment = await openClient().client.experiments.retract(positionals[0]!, values.reason);
+export async function move(name: 'commit' | 'conclude', id: string, values: JsonOptions): Promise<number> {
+  const experiment = await openClient().client.experiments[name](id);
+  if (values.json) printJson(experiment);
+  else process.stdout.write(`experiment ${experiment.id} is ${experiment.state}\n`);
+  return 0;
+}
+
+export async function retract(id: string, values: RetractOptions): Promise<number> {
+  if (!values.reason.trim()) throw new UsageError('--reason must say why');
+  const experiment = await openClient().client.experiments.retract(id, values.reason);
   if (values.json) printJson(experiment);
   else process.stdout.write(`experiment ${experiment.id} is ${experiment.state}\n`);
   return 0;
@@ -164,7 +150,6 @@ export function parseExperimentFile(file: string, source: string) {
     return spec[key];
   };
   const name = str('name');
-  if (!name) throw new UsageError(`${file}: name is required`);
   const parents = spec.parent_ids ?? [];
   if (!Array.isArray(parents) || !parents.every((p) => typeof p === 'string'))
     throw new UsageError(`${file}: parent_ids must be a list of experiment ids`);

@@ -1,4 +1,5 @@
-// Questions for `assay auth login`: hidden input on a terminal, plain lines from stdin when a script pipes answers.
+// Questions for `assay auth login`: @inquirer/password on a terminal, plain lines from stdin when a script
+// pipes answers (no terminal to hide anything from, and a prompt library would wait for keystrokes).
 import { createInterface, type Interface } from 'node:readline';
 import { Interrupted } from './command-args.ts';
 
@@ -18,13 +19,24 @@ export class Prompter {
     return this.#input.isTTY === true;
   }
 
-  /** Reads without echo (raw mode), so the key never appears on screen or in a terminal recording. */
+  /** Reads without echo, so the key never appears on screen or in a terminal recording. */
   async hidden(question: string): Promise<string> {
-    this.#output.write(question);
-    if (!this.interactive) return this.#nextPipedLine(false);
-    const answer = await readRaw(this.#input);
-    this.#output.write('\n');
-    return answer.trim();
+    if (!this.interactive) {
+      this.#output.write(`${question}: `);
+      return this.#nextPipedLine(false);
+    }
+    const { default: password } = await import('@inquirer/password');
+    try {
+      // No mask and no Ctrl-T reveal: not even the key's length shows.
+      const answer = await password(
+        { message: question, toggleMask: false },
+        { input: this.#input, output: this.#output },
+      );
+      return answer.trim();
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ExitPromptError') throw new Interrupted('interrupted');
+      throw error;
+    }
   }
 
   /** Reads one line; the terminal echoes it and handles editing (cooked mode). */
@@ -59,32 +71,4 @@ export class Prompter {
     this.#output.write(`${echo ? answer : ''}\n`);
     return answer;
   }
-}
-
-/** Collects keystrokes until Enter. Ctrl-C interrupts, Ctrl-D on an empty line ends, Backspace and Ctrl-U edit. */
-function readRaw(input: NodeJS.ReadStream): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let value = '';
-    const finish = (settle: () => void) => {
-      input.off('data', onData);
-      input.setRawMode(false);
-      input.pause();
-      settle();
-    };
-    const onData = (chunk: Buffer | string) => {
-      // Bracketed-paste markers, if the terminal sends them, are not part of the key.
-      for (const ch of String(chunk).replace(/\x1b\[20[01]~/g, '')) {
-        if (ch === '\r' || ch === '\n') return finish(() => resolve(value));
-        if (ch === '\u0003') return finish(() => reject(new Interrupted('interrupted')));
-        if (ch === '\u0004' && value === '') return finish(() => resolve(''));
-        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
-        else if (ch === '\u0015') value = '';
-        else if (ch >= ' ') value += ch;
-      }
-    };
-    input.setRawMode(true);
-    input.setEncoding('utf8');
-    input.on('data', onData);
-    input.resume();
-  });
 }

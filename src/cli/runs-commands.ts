@@ -1,32 +1,11 @@
 // `assay runs …`: the runs of a variation; `assay run` (run-command.ts) is the runner itself.
 import type { RunData } from '../client/resources/runs.ts';
 import { openClient } from './cli-client.ts';
-import { dispatch, parseCommand, positiveInt } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';
+import type { JsonOptions } from './program/shared-options.ts';
 
-const USAGE = `usage: assay runs <command> [--json]
-
-  list EXPERIMENT N            the runs of variation N
-  show EXPERIMENT N R
-  create EXPERIMENT N          a new pending run (of a committed experiment)
-  cancel EXPERIMENT N R        a pending run fails at once; a running one is asked to stop
-  provision EXPERIMENT N R     run it as a managed run: the server's orchestrator starts its workflow, which
-                               provisions an instance running it; prints the workflow and its Temporal UI URL
-`;
-
-const JSON_OPTION = { json: { type: 'boolean' } } as const;
-
-export function runsCommand(args: string[]): Promise<number> {
-  return dispatch(USAGE, { list, show, create, cancel, provision }, args);
-}
-
-function variationOf(positionals: string[]): [string, number] {
-  return [positionals[0]!, positiveInt(positionals[1], 'N')!];
-}
-
-async function list(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
-  const runs = await openClient().client.runs.list(...variationOf(positionals));
+export async function list(experimentId: string, n: number, values: JsonOptions): Promise<number> {
+  const runs = await openClient().client.runs.list(experimentId, n);
   if (values.json) {
     printJson(runs);
     return 0;
@@ -42,12 +21,8 @@ async function list(args: string[]): Promise<number> {
   return 0;
 }
 
-async function show(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
-  const run = await openClient().client.runs.get(
-    ...variationOf(positionals),
-    positiveInt(positionals[2], 'R')!,
-  );
+export async function show(experimentId: string, n: number, r: number, values: JsonOptions): Promise<number> {
+  const run = await openClient().client.runs.get(experimentId, n, r);
   if (values.json) {
     printJson(run);
     return 0;
@@ -56,9 +31,8 @@ async function show(args: string[]): Promise<number> {
   return 0;
 }
 
-async function create(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
-  const run = await openClient().client.runs.create(...variationOf(positionals));
+export async function create(experimentId: string, n: number, values: JsonOptions): Promise<number> {
+  const run = await openClient().client.runs.create(experimentId, n);
   if (values.json) printJson(run);
   else
     process.stdout.write(
@@ -67,12 +41,13 @@ async function create(args: string[]): Promise<number> {
   return 0;
 }
 
-async function cancel(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
-  const run = await openClient().client.runs.cancel(
-    ...variationOf(positionals),
-    positiveInt(positionals[2], 'R')!,
-  );
+export async function cancel(
+  experimentId: string,
+  n: number,
+  r: number,
+  values: JsonOptions,
+): Promise<number> {
+  const run = await openClient().client.runs.cancel(experimentId, n, r);
   if (values.json) printJson(run);
   else
     process.stdout.write(
@@ -83,12 +58,13 @@ async function cancel(args: string[]): Promise<number> {
   return 0;
 }
 
-async function provision(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 3, max: 3 });
-  const provisioned = await openClient().client.runs.provision(
-    ...variationOf(positionals),
-    positiveInt(positionals[2], 'R')!,
-  );
+export async function provision(
+  experimentId: string,
+  n: number,
+  r: number,
+  values: JsonOptions,
+): Promise<number> {
+  const provisioned = await openClient().client.runs.provision(experimentId, n, r);
   if (values.json) {
     printJson(provisioned);
     return 0;

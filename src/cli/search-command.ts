@@ -1,30 +1,19 @@
 // `assay search QUERY…`: full-text search over research documents and papers (websearch syntax).
-import { openClient, ORGANIZATION_OPTION } from './cli-client.ts';
-import { parseCommand, positiveInt, printUsage, wantsHelp } from './command-args.ts';
+import { openClient } from './cli-client.ts';
 import { printJson, text } from './output.ts';
+import type { JsonOptions } from './program/shared-options.ts';
 
-const USAGE = `usage: assay search QUERY… [--kind KIND] [--limit N] [--organization ID|SLUG|personal] [--json]
+export interface SearchOptions extends JsonOptions {
+  kind?: string;
+  limit?: number;
+  organization?: string;
+}
 
-Words, "quoted phrases", -exclusions and "or", over the report, document and paper assets of one scope.
-A server without search answers 503 (exit code 1).
-`;
-
-export async function searchCommand(args: string[]): Promise<number> {
-  if (wantsHelp(args)) return printUsage(USAGE);
-  const { values, positionals } = parseCommand(
-    args,
-    {
-      ...ORGANIZATION_OPTION,
-      json: { type: 'boolean' },
-      kind: { type: 'string' },
-      limit: { type: 'string' },
-    },
-    { min: 1, max: 100 },
-  );
+export async function searchCommand(words: string[], values: SearchOptions): Promise<number> {
   const { client, organizationId } = openClient(values.organization);
-  const result = await client.search.query(positionals.join(' '), {
+  const result = await client.search.query(words.join(' '), {
     kind: values.kind,
-    limit: positiveInt(values.limit, '--limit'),
+    limit: values.limit,
     organizationId,
   });
   if (values.json) {

@@ -1,39 +1,21 @@
 // `assay sweeps …`: many managed runs from one base config, as a grid or a list of changes to it.
 import type { SweepData, SweepProgress, SweepSpec } from '../client/resources/sweeps.ts';
 import { openClient } from './cli-client.ts';
-import { dispatch, parseCommand, positiveInt, readTextFile, UsageError } from './command-args.ts';
+import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';
+import type { JsonOptions } from './program/shared-options.ts';
 import { gridFromSets } from './sweep-sets.ts';
 
-const USAGE = `usage: assay sweeps <command> [--json]
-
-  create EXPERIMENT --base FILE.yaml (--grid FILE.json | --list FILE.json | --set PATH=V1,V2,… …)
-         [--concurrency N] [--name-prefix PREFIX]
-                               a draft experiment gets a variation per point, is committed, and each
-                               variation runs as a managed run, at most N (default 4) at a time;
-                               PATH is dotted (optimizer.lr); --set repeats and builds a grid; a value
-                               that parses as JSON is taken as JSON (3e-4, true, [1,2]), else as a string
-  show EXPERIMENT SWEEP_ID     the sweep, its progress and its runs
-  cancel EXPERIMENT SWEEP_ID   cancels the sweep's workflow, which cancels its runs
-`;
-
-const JSON_OPTION = { json: { type: 'boolean' } } as const;
-const CREATE_OPTIONS = {
-  ...JSON_OPTION,
-  base: { type: 'string' },
-  grid: { type: 'string' },
-  list: { type: 'string' },
-  set: { type: 'string', multiple: true },
-  concurrency: { type: 'string' },
-  'name-prefix': { type: 'string' },
-} as const;
-
-export function sweepsCommand(args: string[]): Promise<number> {
-  return dispatch(USAGE, { create, show, cancel }, args);
+export interface CreateOptions extends JsonOptions {
+  base?: string;
+  grid?: string;
+  list?: string;
+  set?: string[];
+  concurrency?: number;
+  namePrefix?: string;
 }
 
-async function create(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, CREATE_OPTIONS, { min: 1, max: 1 });
+export async function create(experimentId: string, values: CreateOptions): Promise<number> {
   if (values.base === undefined)
     throw new UsageError('--base is required: the base variation config as YAML');
   const sources = [values.grid !== undefined, values.list !== undefined, values.set !== undefined].filter(
@@ -45,13 +27,13 @@ async function create(args: string[]): Promise<number> {
     );
   const spec: SweepSpec = {
     baseYaml: await readTextFile(values.base),
-    concurrency: positiveInt(values.concurrency, '--concurrency'),
-    namePrefix: values['name-prefix'],
+    concurrency: values.concurrency,
+    namePrefix: values.namePrefix,
   };
   if (values.grid !== undefined) spec.grid = gridFile(values.grid, await readJson(values.grid));
   else if (values.list !== undefined) spec.list = listFile(values.list, await readJson(values.list));
   else spec.grid = gridFromSets(values.set!);
-  const sweep = await openClient().client.sweeps.create(positionals[0]!, spec);
+  const sweep = await openClient().client.sweeps.create(experimentId, spec);
   if (values.json) {
     printJson(sweep);
     return 0;
@@ -63,17 +45,15 @@ async function create(args: string[]): Promise<number> {
   return 0;
 }
 
-async function show(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
-  const sweep = await openClient().client.sweeps.get(positionals[0]!, positionals[1]!);
+export async function show(experimentId: string, id: string, values: JsonOptions): Promise<number> {
+  const sweep = await openClient().client.sweeps.get(experimentId, id);
   if (values.json) printJson(sweep);
   else printSweep(sweep);
   return 0;
 }
 
-async function cancel(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
-  const sweep = await openClient().client.sweeps.cancel(positionals[0]!, positionals[1]!);
+export async function cancel(experimentId: string, id: string, values: JsonOptions): Promise<number> {
+  const sweep = await openClient().client.sweeps.cancel(experimentId, id);
   if (values.json) printJson(sweep);
   else
     process.stdout.write(

@@ -1,27 +1,17 @@
 // `assay variations …`: the configs of an experiment; created from a YAML file sent as written.
 import type { VariationData } from '../client/resources/variations.ts';
 import { openClient } from './cli-client.ts';
-import { dispatch, parseCommand, positiveInt, readTextFile, UsageError } from './command-args.ts';
+import { readTextFile } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';
+import type { JsonOptions } from './program/shared-options.ts';
 
-const USAGE = `usage: assay variations <command> [--json]
-
-  list EXPERIMENT
-  show EXPERIMENT N            the variation with its YAML and the split-out launch and accelerate blocks
-  create EXPERIMENT --file FILE [--name NAME]
-                               from a YAML config (draft experiments only); top-level launch: and
-                               accelerate: blocks are split out by the server
-`;
-
-const JSON_OPTION = { json: { type: 'boolean' } } as const;
-
-export function variationsCommand(args: string[]): Promise<number> {
-  return dispatch(USAGE, { list, show, create }, args);
+export interface CreateOptions extends JsonOptions {
+  file: string;
+  name?: string;
 }
 
-async function list(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 1, max: 1 });
-  const items = await openClient().client.variations.list(positionals[0]!);
+export async function list(experimentId: string, values: JsonOptions): Promise<number> {
+  const items = await openClient().client.variations.list(experimentId);
   if (values.json) {
     printJson(items);
     return 0;
@@ -35,12 +25,8 @@ async function list(args: string[]): Promise<number> {
   return 0;
 }
 
-async function show(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, JSON_OPTION, { min: 2, max: 2 });
-  const variation = await openClient().client.variations.get(
-    positionals[0]!,
-    positiveInt(positionals[1], 'N')!,
-  );
+export async function show(experimentId: string, n: number, values: JsonOptions): Promise<number> {
+  const variation = await openClient().client.variations.get(experimentId, n);
   if (values.json) {
     printJson(variation);
     return 0;
@@ -49,16 +35,10 @@ async function show(args: string[]): Promise<number> {
   return 0;
 }
 
-async function create(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(
-    args,
-    { ...JSON_OPTION, file: { type: 'string', short: 'f' }, name: { type: 'string' } },
-    { min: 1, max: 1 },
-  );
-  if (values.file === undefined) throw new UsageError('--file is required: the variation config as YAML');
+export async function create(experimentId: string, values: CreateOptions): Promise<number> {
   const configYaml = await readTextFile(values.file);
   // The server parses it and answers 400 naming the line and column of a YAML error.
-  const variation = await openClient().client.variations.create(positionals[0]!, {
+  const variation = await openClient().client.variations.create(experimentId, {
     configYaml,
     name: values.name,
   });

@@ -6,26 +6,8 @@ import type { Env } from '../settings/env-values.ts';
 import { startWorker } from '../worker.ts';
 import { orchestratorConfig } from './orchestrator-config.ts';
 
-export const WORKER_USAGE = `usage: assay worker
-
-Runs the managed-run workflows and activities. Settings come from the environment:
-  TEMPORAL_ADDRESS (required)   host:port of the Temporal frontend
-  ASSAY_SERVICE_URL (required)  the Assay service the activities call
-  ASSAY_ORCHESTRATOR_KEY (required)  the orchestrator key the service was given (assay admin orchestrator-key)
-  TEMPORAL_NAMESPACE, ASSAY_TASK_QUEUE, ASSAY_WORKER_MAX_ACTIVITIES, ASSAY_WORKER_MAX_WORKFLOWS,
-  ASSAY_COMPUTE (local | ec2) and the EC2_* settings, ASSAY_RUNNER_SERVER_URL
-See README.md, "Managed runs".
-`;
-
-export async function workerCommand(args: string[], env: Env = process.env): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(WORKER_USAGE);
-    return 0;
-  }
-  if (args.length > 0) {
-    process.stderr.write(`assay worker: unexpected arguments ${JSON.stringify(args)}\n\n${WORKER_USAGE}`);
-    return 2;
-  }
+/** Runs the managed-run workflows and activities until SIGINT or SIGTERM; settings come from `env`. */
+export async function workerCommand(env: Env = process.env): Promise<number> {
   let settings;
   try {
     const config = orchestratorConfig(env);

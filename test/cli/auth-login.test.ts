@@ -64,7 +64,7 @@ describe('assay auth login', () => {
   it('as a person in a terminal: hidden key, the organizations listed, one picked by number; files written, key never on screen', async () => {
     const h = await home();
     const tmux = await loginInTmux(h, ['--server-url', t.url!]);
-    await tmux.waitFor(/API key or access token \(input hidden\): $/m);
+    await tmux.waitFor(/API key or access token \[input is masked\]/);
     await tmux.type(key);
     await tmux.press('Enter');
     const listed = await tmux.waitFor(
@@ -95,7 +95,7 @@ describe('assay auth login', () => {
     await writeFile(credentials, 'api_key: sk_user_old\n', { mode: 0o644 });
     const second = await mintKey();
     const tmux = await loginInTmux(h, []);
-    await tmux.waitFor(/input hidden\): $/m);
+    await tmux.waitFor(/\[input is masked\]/);
     await tmux.type('oops');
     await tmux.press('BSpace', 'BSpace', 'BSpace', 'BSpace');
     await tmux.type(second);

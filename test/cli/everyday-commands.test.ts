@@ -84,6 +84,43 @@ describe('everyday commands: experiments, variations, runs, assets, search', () 
     assert.equal((await json(['runs', 'show', experiment.id, '1', '1'])).failure_reason, 'abandoned');
   });
 
+  it('experiments create from flags: name, hypothesis, description, repeated --parent; flags override --file', async () => {
+    const spec = await file('parent.yaml', 'name: from-file\nhypothesis: the file says so\n');
+    const first = await json(['experiments', 'create', '--file', spec, '--name', 'first parent']);
+    assert.deepEqual([first.name, first.hypothesis], ['first parent', 'the file says so']);
+    const second = await json(['experiments', 'create', '--name', 'second parent']);
+    const child = await json([
+      'experiments',
+      'create',
+      '--name',
+      'warmup, longer',
+      '--hypothesis',
+      'a longer warmup lowers the loss further',
+      '--description',
+      'follows both',
+      '--parent',
+      first.id,
+      '--parent',
+      second.id,
+    ]);
+    assert.deepEqual(
+      [child.state, child.name, child.hypothesis, child.description, [...child.parent_ids].sort()],
+      [
+        'draft',
+        'warmup, longer',
+        'a longer warmup lowers the loss further',
+        'follows both',
+        [first.id, second.id].sort(),
+      ],
+    );
+    const text = await cli(['experiments', 'create', '--name', 'plain']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^created experiment \S+ \(draft\): plain$/m);
+    const nameless = await cli(['experiments', 'create', '--hypothesis', 'no name']);
+    assert.equal(nameless.code, 2);
+    assert.match(nameless.stderr, /^assay: a name is required/m);
+  });
+
   it('upload a document, find it with search, download it byte for byte', async () => {
     const notes = await file(
       'notes.md',

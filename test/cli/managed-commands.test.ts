@@ -132,9 +132,9 @@ describe('managed-run commands: runs provision, sweeps', () => {
       ],
       [
         ['sweeps', 'create', id, '--base', base, '--set', 'seed=1', '--concurrency', '0'],
-        /--concurrency must be/,
+        /option '--concurrency <n>' argument '0' is invalid/,
       ],
-      [['sweeps', 'show', id], /missing argument/],
+      [['sweeps', 'show', id], /missing required argument 'sweep'/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);

@@ -1,0 +1,46 @@
+// `assay run`: the declaration of the runner; run-command.ts and run-supervisor.ts do the work.
+import type { Command } from 'commander';
+import { seconds, secondsOrZero, wholeNumber } from '../command-args.ts';
+import type { RunOptions } from '../run-command.ts';
+import { exitWith } from './shared-options.ts';
+
+const HELP = `
+Runs COMMAND as run R of variation N (a new run when --run is not given): reads the variation's config,
+starts the run with an environment snapshot, heartbeats in the background, uploads the files that appear in
+the outputs directory as assets of kind "output", and succeeds or fails the run by how COMMAND ends.
+Without the three flags, the ids come from SERVICE_EXPERIMENT_ID, SERVICE_VARIATION and SERVICE_RUN (the
+variables of a managed worker). Options end at "--" or at the first word that is not one.
+
+COMMAND gets, besides this environment:
+  ASSAY_CONFIG_FILE     a JSON file: config_json, accelerate_config_json, launch_config and the run's ids
+  ASSAY_OUTPUTS_DIR     where to write outputs (absolute)
+  ASSAY_EXPERIMENT_ID, ASSAY_VARIATION, ASSAY_RUN
+
+Exit code: COMMAND's own (128 + n when signal n killed it); never 0 unless the run succeeded.
+1 when the run could not be set up or reported, 2 on bad usage or configuration.`;
+
+export function addRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('run any program as a run: config, heartbeats, outputs, succeed or fail')
+    .usage('[--experiment ID --variation N [--run R]] [options] -- COMMAND [ARG…]')
+    .argument('[command...]', 'the program to run and its arguments')
+    .option('--experiment <id>', 'the experiment')
+    .option('--variation <n>', 'the variation number', wholeNumber)
+    .option('--run <r>', 'an existing pending run (default: a new run)', wholeNumber)
+    .option('--outputs <dir>', 'the outputs directory', 'outputs')
+    .option('--heartbeat-interval <seconds>', 'seconds between heartbeats', seconds, 30)
+    .option(
+      '--grace <seconds>',
+      'on a cancel or a signal: seconds between SIGTERM and SIGKILL',
+      secondsOrZero,
+      30,
+    )
+    .passThroughOptions()
+    .addHelpText('after', HELP)
+    .action(
+      exitWith(async (command: string[], o: RunOptions) =>
+        (await import('../run-command.ts')).runCommand(command, o),
+      ),
+    );
+}

@@ -1,0 +1,44 @@
+// `assay runs …`: the declaration of the commands; runs-commands.ts does the work.
+import type { Command } from 'commander';
+import { wholeNumber } from '../command-args.ts';
+import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
+
+const load = () => import('../runs-commands.ts');
+
+export function addRunsCommands(program: Command): void {
+  const group = program
+    .command('runs')
+    .description('the runs of a variation: list, show, create, cancel, provision (a managed run)');
+  const variation = (c: Command) =>
+    c
+      .argument('<experiment>', 'the experiment id')
+      .argument('<n>', 'the variation number', wholeNumber)
+      .addOption(jsonOption());
+  const run = (c: Command) => variation(c).argument('<r>', 'the run number', wholeNumber);
+
+  variation(group.command('list').description('the runs of variation N')).action(
+    exitWith(async (e: string, n: number, o: JsonOptions) => (await load()).list(e, n, o)),
+  );
+  run(group.command('show').description('one run: state, times, failure, workflow, environment')).action(
+    exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).show(e, n, r, o)),
+  );
+  variation(group.command('create').description('a new pending run (of a committed experiment)')).action(
+    exitWith(async (e: string, n: number, o: JsonOptions) => (await load()).create(e, n, o)),
+  );
+  run(
+    group.command('cancel').description('a pending run fails at once; a running one is asked to stop'),
+  ).action(
+    exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).cancel(e, n, r, o)),
+  );
+  run(
+    group
+      .command('provision')
+      .summary('run it as a managed run: prints its workflow and Temporal UI URL')
+      .description(
+        "run it as a managed run: the server's orchestrator starts its workflow, which provisions an " +
+          'instance running it; prints the workflow and its Temporal UI URL',
+      ),
+  ).action(
+    exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).provision(e, n, r, o)),
+  );
+}
