@@ -125,31 +125,38 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
   /** Polls the sweep through whichever replica answers, until it is done; returns its last progress. */
   async function waitForSweep(experimentId: string, sweepId: string, timeoutMs = 240_000) {
     const deadline = Date.now() + timeoutMs;
+    let last: unknown;
     for (let i = 0; ; i++) {
       const base = replicas[i % 2]!.url;
       const answer = await call(base, 'GET', `/experiments/${experimentId}/sweeps/${sweepId}`).catch(
         () => undefined,
       );
       if (answer?.status === 200 && answer.body.progress?.done) return answer.body;
-      assert.ok(Date.now() < deadline, `sweep ${sweepId} done within ${timeoutMs} ms`);
+      if (answer?.status === 200) last = answer.body.progress;
+      assert.ok(
+        Date.now() < deadline,
+        `sweep ${sweepId} done within ${timeoutMs} ms; last progress ${JSON.stringify(last)}; ` +
+          `worker output:\n${workers.map((w) => w.output().slice(-3000)).join('\n---\n')}`,
+      );
       await sleep(250);
     }
   }
 
   async function assertEveryRunSucceededOnce(experimentId: string, sweep: any, runLog: string) {
+    assert.equal(sweep.runs.length, RUNS);
+    const failed = [];
+    for (const run of sweep.runs) {
+      const path = `/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`;
+      const detail = (await call(replicas[1].url, 'GET', path)).body;
+      if (detail.state !== 'succeeded') failed.push(detail);
+    }
+    assert.deepEqual(failed, [], 'every run succeeded');
     const lines = (await readFile(runLog, 'utf8')).trim().split('\n');
     const counts = new Map<string, number>();
     for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1);
-    assert.equal(sweep.runs.length, RUNS);
     for (const run of sweep.runs) {
       const key = `${experimentId}/${run.n}/${run.r}`;
       assert.equal(counts.get(key), 1, `the command of run ${key} ran exactly once`);
-      const detail = await call(
-        replicas[1].url,
-        'GET',
-        `/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`,
-      );
-      assert.equal(detail.body.state, 'succeeded', JSON.stringify(detail.body));
     }
     assert.equal(lines.length, RUNS, 'no command ran for anything but the sweep');
   }
@@ -174,8 +181,8 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
     const calm = await startSweep(replicas[0].url, calmLog);
     const calmDone = await waitForSweep(calm.experimentId, calm.sweep.id);
     const calmMs = Date.now() - calmStarted;
-    assert.equal(calmDone.progress.succeeded, RUNS, JSON.stringify(calmDone.progress));
     await assertEveryRunSucceededOnce(calm.experimentId, calm.sweep, calmLog);
+    assert.equal(calmDone.progress.succeeded, RUNS, JSON.stringify(calmDone.progress));
 
     // Writers on both replicas record every write the service acknowledged.
     const log: WriteLog = { acks: [], networkErrors: [], refusals: [] };
@@ -212,8 +219,8 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
     await Promise.all(writers);
     await Promise.all(clients.map((c) => c.agent.close()));
 
-    assert.equal(faultedDone.progress.succeeded, RUNS, JSON.stringify(faultedDone.progress));
     await assertEveryRunSucceededOnce(faulted.experimentId, faulted.sweep, faultLog);
+    assert.equal(faultedDone.progress.succeeded, RUNS, JSON.stringify(faultedDone.progress));
     await assertNoInstanceLeft(2 * RUNS);
 
     const db = new pg.Client({ connectionString: database.url });
