@@ -1,14 +1,11 @@
 // The saga's side effects. Each one is idempotent: Temporal may run it again after a crash or timeout, so
 // every call either converges on the same result (keyed by the workflow id or the run id) or is harmless twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { isTerminalRunState, type FailureReason } from '@assay/contract';
 import { ConflictError, NotFoundError, type RunData } from '../src/client/index.ts';
-import {
-  LaunchConfigError,
-  type ComputeProvider,
-  type LaunchConfig,
-} from '../src/compute/compute-provider.ts';
+import { LaunchConfigError, type ComputeProvider } from '../src/compute/compute-provider.ts';
 import type { OrchestratorApi } from './orchestrator-api.ts';
-import type { FailureReason, RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
+import type { RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {
   /** Holds the orchestrator key: it reaches managed runs only, through /orchestrator/*. */
@@ -17,8 +14,6 @@ export interface ActivityDeps {
   /** What instances get as SERVICE_SERVER_URL (the service as they can reach it). */
   runnerServerUrl: string;
 }
-
-const TERMINAL = new Set(['succeeded', 'failed']);
 
 function snapshot(run: RunData): RunSnapshot {
   const lastSign = run.last_heartbeat_at ?? run.started_at;
@@ -80,7 +75,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         return { provider: existing.provider, instanceId: existing.instanceId };
       }
       const { launch_config: launch, provisioned_by_admin } = await orchestrated(() => api.getRun(ref.runId));
-      if (typeof launch.command !== 'string' && !Array.isArray(launch.command)) {
+      const command = launch.command;
+      if (command === undefined) {
         throw ApplicationFailure.nonRetryable(
           'the variation has no launch.command: a managed run needs one',
           'LaunchConfigError',
@@ -88,7 +84,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       }
       try {
         // A launch the operator's policy refuses is refused before a key exists for it.
-        provider.checkLaunch(launch as LaunchConfig, provisioned_by_admin);
+        provider.checkLaunch(launch, provisioned_by_admin);
         const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
         const instance = await provider.provision({
           idempotencyKey: ref.workflowId,
@@ -99,7 +95,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
             SERVICE_VARIATION: String(ref.n),
             SERVICE_RUN: String(ref.r),
           },
-          launch: launch as LaunchConfig,
+          launch: { ...launch, command },
           tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
           provisionedByAdmin: provisioned_by_admin,
         });
@@ -169,7 +165,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         // The instance first: a runner ends its run before it exits, so a gone instance with a live run is a loss.
         const alive = (await provider.describe(input.workflowId)) !== undefined;
         const run = await readRun(input.runId);
-        if (TERMINAL.has(run.state))
+        if (isTerminalRunState(run.state))
           return { kind: 'ended', state: run.state, failureReason: run.failureReason };
         if (run.cancelRequested) return { kind: 'cancel_requested' };
         if (!alive) return { kind: 'instance_lost' };

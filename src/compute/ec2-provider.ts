@@ -1,4 +1,5 @@
 // Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent by ClientToken.
+import type { LaunchConfig } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import {
   DescribeInstancesCommand,
@@ -17,7 +18,6 @@ import {
   type ComputeProvider,
   type InstanceInfo,
   type InstanceState,
-  type LaunchConfig,
   type ProvisionRequest,
 } from './compute-provider.ts';
 import type { Ec2Config } from './ec2-config.ts';

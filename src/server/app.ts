@@ -18,6 +18,7 @@ import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
+import { openapiOptions } from './http/openapi.ts';
 import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from '../orchestrator/orchestrator.ts';
@@ -104,27 +105,7 @@ export async function buildApp({
   installErrorHandling(app);
   const metrics = installMetrics(app, config.metricsScope);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Assay API',
-        version: '0.1.0',
-        description: 'Experiments, variations, runs, sweeps, assets, search, API keys and organizations.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: 'http',
-            scheme: 'bearer',
-            description:
-              'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token',
-          },
-        },
-      },
-      security: [{ bearer: [] }],
-    },
-  });
+  await app.register(swagger, openapiOptions(config));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 

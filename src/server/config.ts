@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
-import { isScope, type Scope } from './auth/scopes.ts';
+import type { Scope } from '@assay/contract';
+import { isScope } from './auth/scopes.ts';
 import { ConfigError } from '../settings/config-error.ts';
 import type { Env } from '../settings/env-values.ts';
 import { readSetting } from '../settings/read-setting.ts';

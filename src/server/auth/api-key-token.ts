@@ -1,6 +1,7 @@
+import type { ApiKeyKind } from '@assay/contract';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
-export type KeyKind = 'user' | 'agent' | 'worker';
+export type KeyKind = ApiKeyKind;
 
 const TOKEN = /^sk_(user|agent|worker)_([0-9a-f]{32})([A-Za-z0-9_-]{43})$/;
 

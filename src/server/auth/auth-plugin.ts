@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { forbidden, unauthorized } from '../http/errors.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Principal } from './principal.ts';
-import type { Scope } from './scopes.ts';
+import type { Scope } from '@assay/contract';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

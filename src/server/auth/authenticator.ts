@@ -9,7 +9,8 @@ import { createFailureLimit } from './auth-failure-limit.ts';
 import { findKeyForAuth, touchKey, userForSubject } from './credential-repository.ts';
 import { createJwtVerifier, type JwtVerifier } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
-import { scopesOfUser, type Scope } from './scopes.ts';
+import type { Scope } from '@assay/contract';
+import { scopesOfUser } from './scopes.ts';
 
 export interface Authenticator {
   /** `address` is the caller's IP: too many failed authentications from it answer 429 for a while. */

@@ -1,6 +1,6 @@
 import type { Queryable, Tx } from '../db/database.ts';
+import { EXPERIMENT_MOVES, type ExperimentMove } from '@assay/contract';
 import { experimentVisible } from '../organizations/organization-repository.ts';
-import { EXPERIMENT_MOVES, type ExperimentMove } from './experiment-states.ts';
 
 export interface ExperimentRow {
   id: string;

@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { resolveOwnerScope } from '../organizations/tenancy.ts';
 import * as repo from './experiment-repository.ts';
-import { EXPERIMENT_MOVES, type ExperimentMove } from './experiment-states.ts';
+import { EXPERIMENT_MOVES, type ExperimentMove } from '@assay/contract';
 
 export function toApi(row: repo.ExperimentRow) {
   return {

@@ -1,37 +1,25 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import {
+  FailManagedRunBody,
+  ManagedRun,
+  ManagedRunParams,
+  NoBody,
+  RevokedWorkerKeys,
+  Run,
+  RunAssetList,
+  RunInstance,
+  WorkerKey,
+} from '@assay/contract';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { JsonObject, Uuid, withErrors } from '../http/schemas.ts';
-import { Run } from '../runs/run-routes.ts';
+import { withErrors } from '../http/schemas.ts';
 import { toApi } from '../runs/run-service.ts';
-import { ORCHESTRATOR_FAILURE_REASONS } from '../runs/run-states.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './orchestrator-service.ts';
 
 const tags = ['orchestrator'];
-const Params = Type.Object({ run_id: Uuid });
-const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
-const Text = Type.String({ minLength: 1, maxLength: 500 });
-const Instance = Type.Object(
-  { provider: Text, instance_id: Text, state: Text },
-  { additionalProperties: false },
-);
-const Fail = Type.Object(
-  {
-    reason: Type.Union(ORCHESTRATOR_FAILURE_REASONS.map((r) => Type.Literal(r))),
-    message: Type.Optional(Type.String({ maxLength: 10_000 })),
-  },
-  { additionalProperties: false },
-);
-const AssetSummary = Type.Object({
-  id: Uuid,
-  kind: Type.String(),
-  name: Type.String(),
-  state: Type.String(),
-});
 
 /**
  * What the managed-run and sweep workflows' activities call, keyed by run id, with an orchestrator key (scope
@@ -55,11 +43,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'getManagedRun',
           summary: 'A managed run, its variation’s launch config, and whether an admin provisioned it',
-          params: Params,
-          response: withErrors({
-            200: Type.Object({ run: Run, launch_config: JsonObject, provisioned_by_admin: Type.Boolean() }),
-          }),
+          params: ManagedRunParams,
+          response: withErrors({ 200: ManagedRun }),
         },
       },
       async (req) => {
@@ -78,10 +65,11 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'mintWorkerKey',
           summary: 'Mint the run’s worker key, revoking its earlier ones; the full key is returned once',
-          params: Params,
+          params: ManagedRunParams,
           body: NoBody,
-          response: withErrors({ 201: Type.Object({ id: Uuid, key: Type.String() }) }, 409),
+          response: withErrors({ 201: WorkerKey }, 409),
         },
       },
       async (req, reply) => {
@@ -103,9 +91,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'revokeWorkerKeys',
           summary: 'Revoke every worker key of the run (idempotent)',
-          params: Params,
-          response: withErrors({ 200: Type.Object({ revoked: Type.Integer() }) }),
+          params: ManagedRunParams,
+          response: withErrors({ 200: RevokedWorkerKeys }),
         },
       },
       async (req) => {
@@ -121,9 +110,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'recordInstance',
           summary: 'Record the run’s instance and its provider state',
-          params: Params,
-          body: Instance,
+          params: ManagedRunParams,
+          body: RunInstance,
           response: withErrors({ 200: Run }),
         },
       },
@@ -136,10 +126,11 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'failManagedRun',
           summary:
             'pending | running → failed with the orchestrator’s reason; an ended run is answered unchanged',
-          params: Params,
-          body: Fail,
+          params: ManagedRunParams,
+          body: FailManagedRunBody,
           response: withErrors({ 200: Run }),
         },
       },
@@ -153,8 +144,9 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'cancelManagedRun',
           summary: 'Cancel: pending → failed abandoned, running → cancel requested, ended → unchanged',
-          params: Params,
+          params: ManagedRunParams,
           body: NoBody,
           response: withErrors({ 200: Run }),
         },
@@ -168,8 +160,9 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'createRecoveryRun',
           summary: 'The run that recovers this one: 201 when created, 200 when it already exists',
-          params: Params,
+          params: ManagedRunParams,
           body: NoBody,
           response: withErrors({ 200: Run, 201: Run }, 409),
         },
@@ -187,9 +180,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'listRunAssets',
           summary: 'The run’s assets, without components',
-          params: Params,
-          response: withErrors({ 200: Type.Object({ items: Type.Array(AssetSummary) }) }),
+          params: ManagedRunParams,
+          response: withErrors({ 200: RunAssetList }),
         },
       },
       (req) => service.listRunAssets(db, req.params.run_id),

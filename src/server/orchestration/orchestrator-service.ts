@@ -4,12 +4,12 @@ import { insertKey, revokeRunWorkerKeys } from '../api-keys/api-key-repository.t
 import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { insertManagedRun, type RunRow } from '../runs/run-repository.ts';
-import { TERMINAL_STATES, type RunState } from '../runs/run-states.ts';
+import { isTerminalRunState } from '@assay/contract';
 import * as repo from './orchestrator-repository.ts';
 
 // The rules behind /orchestrator/*: every call is safe to repeat, because activities are retried.
 
-const isTerminal = (run: RunRow) => TERMINAL_STATES.includes(run.state as RunState);
+const isTerminal = (run: RunRow) => isTerminalRunState(run.state);
 
 export async function getManagedRun(db: Db, runId: string) {
   const run = await repo.findManagedRun(db, runId);
