@@ -14,10 +14,11 @@ export interface OrchestratorRun {
   provisioned_by_admin: boolean;
 }
 
-/** A freshly minted worker key: the full key is returned once, to be injected into the instance. */
-export interface WorkerKey {
+/** A one-time exchange token for the instance's runner, which trades it for the run's worker key; returned once. */
+export interface ExchangeToken {
   id: string;
-  key: string;
+  token: string;
+  expires_at: string;
 }
 
 /** The instance a run was provisioned on. */
@@ -52,9 +53,9 @@ export class OrchestratorApi {
     return this.#t.get(path`/orchestrator/runs/${runId}`);
   }
 
-  /** Mints a worker key bound to the run, for the instance's environment. */
-  mintWorkerKey(runId: string): Promise<WorkerKey> {
-    return this.#t.post(path`/orchestrator/runs/${runId}/worker-key`);
+  /** Mints a one-time exchange token bound to the run, for the instance's environment; revokes nothing. */
+  mintExchangeToken(runId: string): Promise<ExchangeToken> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/exchange-token`);
   }
 
   /** Revokes every worker key of the run and answers how many it revoked (a saga compensation). */

@@ -21,7 +21,10 @@ export type LaunchConfig = {
 export type ProvisionRequest = {
   /** The workflow id: provisioning twice with it yields the same instance. */
   idempotencyKey: string;
-  /** SERVICE_SERVER_URL, SERVICE_API_KEY, SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN. */
+  /**
+   * SERVICE_SERVER_URL, SERVICE_EXCHANGE_TOKEN (one-time: the runner trades it for its worker key at start),
+   * SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN.
+   */
   env: Record<string, string>;
   launch: LaunchConfig;
   /** Extra labels for the instance; never secrets. */

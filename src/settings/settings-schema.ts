@@ -211,6 +211,14 @@ export const SETTINGS = {
     table: 'service',
     description: 'How long a worker key keeps working after its run ended (for output uploads)',
   },
+  ASSAY_EXCHANGE_TOKEN_TTL_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description:
+      'How long the one-time token a managed instance is started with can buy its worker key (its runner trades it at start)',
+  },
   ASSAY_PUBLIC_URL: {
     kind: 'url',
     readBy: serviceOnly,

@@ -4,12 +4,13 @@ import { Type } from 'typebox';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { JsonObject, Uuid, withErrors } from '../http/schemas.ts';
+import { JsonObject, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
 import { Run } from '../runs/run-routes.ts';
 import { toApi } from '../runs/run-service.ts';
 import { ORCHESTRATOR_FAILURE_REASONS } from '../runs/run-states.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './orchestrator-service.ts';
+import * as exchanges from './worker-key-exchange-service.ts';
 
 const tags = ['orchestrator'];
 const Params = Type.Object({ run_id: Uuid });
@@ -73,27 +74,30 @@ export function orchestratorRoutes(
     );
 
     app.post(
-      `${path}/worker-key`,
+      `${path}/exchange-token`,
       {
         config: orchestrate,
         schema: {
           tags,
-          summary: 'Mint the run’s worker key, revoking its earlier ones; the full key is returned once',
+          summary:
+            'Mint a one-time exchange token for the run’s instance (its runner trades it for the worker key at POST /worker-keys/exchange); returned once, revokes nothing',
           params: Params,
           body: NoBody,
-          response: withErrors({ 201: Type.Object({ id: Uuid, key: Type.String() }) }, 409),
+          response: withErrors(
+            { 201: Type.Object({ id: Uuid, token: Type.String(), expires_at: Timestamp }) },
+            409,
+          ),
         },
       },
       async (req, reply) => {
-        const minted = await service.mintWorkerKey(
+        const minted = await exchanges.mintExchangeToken(
           db,
           req.principal,
           req.params.run_id,
-          config.apiKeyTtlDays,
+          config.exchangeTokenTtlMs,
         );
-        for (const id of minted.revoked) authenticator.forgetKey(id);
         reply.code(201);
-        return { id: minted.id, key: minted.key };
+        return { id: minted.id, token: minted.token, expires_at: minted.expires_at.toISOString() };
       },
     );
 
