@@ -20,7 +20,11 @@ export async function exchangeWorkerKey(env: NodeJS.ProcessEnv): Promise<void> {
   const token = env[EXCHANGE_TOKEN_VARIABLE]?.trim();
   if (!token) return;
   const { settings } = inspectSettings({}, { env });
-  const transport = new Transport({ serverUrl: settings.serverUrl, apiKey: token, timeout: settings.timeout });
+  const transport = new Transport({
+    serverUrl: settings.serverUrl,
+    apiKey: token,
+    timeout: settings.timeout,
+  });
   const deadline = Date.now() + PATIENCE_MS;
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
     try {

@@ -332,11 +332,8 @@ describe('logs never contain a key or a presigned URL signature', () => {
         ).token as string;
       const token = await exchangeToken(orchestratorKey);
       const late = await exchangeToken(embedded.token);
-      const second = expect(
-        await call('POST', '/worker-keys/exchange', { key: token }),
-        201,
-        'exchange',
-      ).key as string;
+      const second = expect(await call('POST', '/worker-keys/exchange', { key: token }), 201, 'exchange')
+        .key as string;
       expect(await call('POST', '/worker-keys/exchange', { key: token }), 401, 'spent exchange token');
       expect(await call('POST', '/worker-keys/exchange', { key: late }), 401, 'voided exchange token');
       expect(await call('GET', `${runPath}/config`, { key: token }), 401, 'exchange token as a key');

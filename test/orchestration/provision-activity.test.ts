@@ -87,7 +87,8 @@ describe('provisionInstance retried or overlapping for one workflow id', () => {
     assert.equal((await read(runPath)).state, 'running');
   }
 
-  const orchestratorApi = () => new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 });
+  const orchestratorApi = () =>
+    new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 });
 
   it('the retry finds the live instance, records it, and mints nothing: the runner keeps reporting', async () => {
     const { ref, runPath } = await managedRun('sleep 30');

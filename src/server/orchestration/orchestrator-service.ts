@@ -2,13 +2,10 @@ import { revokeRunWorkerKeys } from '../api-keys/api-key-repository.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { insertManagedRun, type RunRow } from '../runs/run-repository.ts';
-import { TERMINAL_STATES, type RunState } from '../runs/run-states.ts';
 import * as repo from './orchestrator-repository.ts';
 import { voidRunExchanges } from './worker-key-exchange-repository.ts';
 
 // The rules behind /orchestrator/*: every call is safe to repeat, because activities are retried.
-
-const isTerminal = (run: RunRow) => TERMINAL_STATES.includes(run.state as RunState);
 
 export async function getManagedRun(db: Db, runId: string) {
   const run = await repo.findManagedRun(db, runId);

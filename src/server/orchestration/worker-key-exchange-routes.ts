@@ -23,10 +23,7 @@ export function workerKeyExchangeRoutes(db: Db, config: ServiceConfig) {
           description:
             'The token works once and only for minutes: a second exchange, an expired token, or one whose run has ended answers 401. Any other credential answers 403.',
           body: NoBody,
-          response: withErrors(
-            { 201: Type.Object({ id: Uuid, key: Type.String(), run_id: Uuid }) },
-            409,
-          ),
+          response: withErrors({ 201: Type.Object({ id: Uuid, key: Type.String(), run_id: Uuid }) }, 409),
         },
       },
       async (req, reply) => {
