@@ -216,8 +216,7 @@ export const SETTINGS = {
     default: 900,
     readBy: serviceOnly,
     table: 'orchestration',
-    description:
-      'How long the one-time token a managed instance is started with can buy its worker key (its runner trades it at start)',
+    description: 'How long a managed instance’s one-time exchange token can buy its worker key',
   },
   ASSAY_PUBLIC_URL: {
     kind: 'url',
