@@ -49,10 +49,11 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     readRun,
 
     /**
-     * Mints the run's worker key and starts its instance with it, in one activity so that the key's secret
-     * never leaves this process: an activity's result is stored in the workflow history, which operators
-     * read in the Temporal UI. An instance found for the workflow id is returned as is, so a retry after a
-     * crash never starts a second one (and never rotates the key of the one that runs).
+     * Starts the run's instance with a one-time exchange token, which its runner trades for the worker key at
+     * start: no worker key exists in this process, the workflow history (an activity's result, which operators
+     * read in the Temporal UI) or the instance's launch data. An instance found for the workflow id is returned
+     * as is, so a retry after a crash never starts a second one. Attempts that overlap may each mint a token;
+     * minting revokes nothing, so the token the instance got works whichever attempt wrote it.
      */
     async provisionInstance(ref: {
       runId: string;
@@ -61,7 +62,6 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       n: number;
       r: number;
     }) {
-      // Looked up before any key is minted: minting revokes the run's earlier keys, the live instance's among them.
       const existing = await provider.describe(ref.workflowId);
       if (existing) {
         // The attempt that started it may have died before recording it.
@@ -83,14 +83,14 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         );
       }
       try {
-        // A launch the operator's policy refuses is refused before a key exists for it.
+        // A launch the operator's policy refuses is refused before a token exists for it.
         provider.checkLaunch(launch, provisioned_by_admin);
-        const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
+        const exchange = await orchestrated(() => api.mintExchangeToken(ref.runId));
         const instance = await provider.provision({
           idempotencyKey: ref.workflowId,
           env: {
             SERVICE_SERVER_URL: runnerServerUrl,
-            SERVICE_API_KEY: key.key,
+            SERVICE_EXCHANGE_TOKEN: exchange.token,
             SERVICE_EXPERIMENT_ID: ref.experimentId,
             SERVICE_VARIATION: String(ref.n),
             SERVICE_RUN: String(ref.r),

@@ -1,10 +1,10 @@
 // The service's /orchestrator/* routes, for the Temporal activities only: not part of the public client.
 import type {
+  ExchangeToken,
   ManagedRun,
   OrchestratorFailureReason,
   RunAssetSummary,
   RunInstance,
-  WorkerKey,
 } from '@assay/contract';
 import { path } from '../src/client/core/path.ts';
 import { Transport } from '../src/client/core/transport.ts';
@@ -28,9 +28,9 @@ export class OrchestratorApi {
     return this.#t.get(path`/orchestrator/runs/${runId}`);
   }
 
-  /** Mints a worker key bound to the run, for the instance's environment. */
-  mintWorkerKey(runId: string): Promise<WorkerKey> {
-    return this.#t.post(path`/orchestrator/runs/${runId}/worker-key`);
+  /** Mints a one-time exchange token bound to the run, for the instance's environment; revokes nothing. */
+  mintExchangeToken(runId: string): Promise<ExchangeToken> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/exchange-token`);
   }
 
   /** Revokes every worker key of the run and answers how many it revoked (a saga compensation). */

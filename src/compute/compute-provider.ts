@@ -8,7 +8,10 @@ export type InstanceState = 'pending' | 'running' | 'stopped' | 'terminated' | '
 export type ProvisionRequest = {
   /** The workflow id: provisioning twice with it yields the same instance. */
   idempotencyKey: string;
-  /** SERVICE_SERVER_URL, SERVICE_API_KEY, SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN. */
+  /**
+   * SERVICE_SERVER_URL, SERVICE_EXCHANGE_TOKEN (one-time: the runner trades it for its worker key at start),
+   * SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN.
+   */
   env: Record<string, string>;
   /** The variation's launch block (the contract's LaunchConfig), its command known to be there. */
   launch: RunnableLaunchConfig;

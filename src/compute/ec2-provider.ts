@@ -158,9 +158,9 @@ export function runTags(req: ProvisionRequest): Tag[] {
   };
   // Our tags win: the workflow tag is how the instance is found again.
   const merged = { ...req.tags, ...own };
-  const secret = req.env.SERVICE_API_KEY;
+  const secrets = [req.env.SERVICE_EXCHANGE_TOKEN, req.env.SERVICE_API_KEY].filter((s) => !!s);
   return Object.entries(merged)
-    .filter(([, value]) => secret === undefined || !value.includes(secret))
+    .filter(([, value]) => !secrets.some((secret) => value.includes(secret)))
     .map(([Key, Value]) => ({ Key, Value }));
 }
 

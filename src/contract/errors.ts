@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'too_many_auth_failures',
   'scope_escalation',
   'worker_key_restricted',
+  'exchange_token_required',
   'orchestrator_key_restricted',
   'not_organization_owner',
   'run_not_allowed',

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Uuid, ItemList, OneOf } from './common.ts';
+import { Uuid, ItemList, OneOf, Timestamp } from './common.ts';
 import { RunAssetSummary } from './assets.ts';
 import { LaunchConfig } from './launch.ts';
 import { ORCHESTRATOR_FAILURE_REASONS, Run } from './runs.ts';
@@ -18,9 +18,16 @@ export const ManagedRun = Type.Object({
 });
 export type ManagedRun = Static<typeof ManagedRun>;
 
-/** A freshly minted worker key: the full key is returned once, to be injected into the instance. */
-export const WorkerKey = Type.Object({ id: Uuid, key: Type.String() });
-export type WorkerKey = Static<typeof WorkerKey>;
+/**
+ * A one-time exchange token for a run's instance: its runner trades it for the run's worker key
+ * (POST /worker-keys/exchange), so no worker key ever sits in user data or in Temporal's history.
+ */
+export const ExchangeToken = Type.Object({ id: Uuid, token: Type.String(), expires_at: Timestamp });
+export type ExchangeToken = Static<typeof ExchangeToken>;
+
+/** The worker key an exchange token bought: the full key is returned once. */
+export const ExchangedWorkerKey = Type.Object({ id: Uuid, key: Type.String(), run_id: Uuid });
+export type ExchangedWorkerKey = Static<typeof ExchangedWorkerKey>;
 
 export const RevokedWorkerKeys = Type.Object({ revoked: Type.Integer() });
 

@@ -23,6 +23,7 @@ import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from '../orchestrator/orchestrator.ts';
 import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
+import { workerKeyExchangeRoutes } from './orchestration/worker-key-exchange-routes.ts';
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
 import { runRoutes } from './runs/run-routes.ts';
@@ -119,6 +120,7 @@ export async function buildApp({
   await app.register(sweepRoutes(db, orchestrator, config.ec2));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
   await app.register(apiKeyRoutes(db, config, authenticator));
+  await app.register(workerKeyExchangeRoutes(db, config));
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));
   await app.register(adminRoutes(db, config, authenticator));

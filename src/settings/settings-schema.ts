@@ -212,6 +212,13 @@ export const SETTINGS = {
     table: 'service',
     description: 'How long a worker key keeps working after its run ended (for output uploads)',
   },
+  ASSAY_EXCHANGE_TOKEN_TTL_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: 'How long a managed instance’s one-time exchange token can buy its worker key',
+  },
   ASSAY_PUBLIC_URL: {
     kind: 'url',
     readBy: serviceOnly,

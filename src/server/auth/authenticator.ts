@@ -57,6 +57,10 @@ export function createAuthenticator(
   async function fromApiKey(token: string): Promise<Principal> {
     const parsed = parseToken(token);
     if (!parsed) throw unauthorized('malformed API key');
+    if (parsed.kind === 'exchange')
+      throw unauthorized(
+        'an exchange token is no API key: it only buys a worker key, at POST /worker-keys/exchange',
+      );
     keyLookups.inc();
     const key = await findKeyForAuth(db, parsed.id, config.workerKeyGraceMs);
     if (!key || key.kind !== parsed.kind || !secretMatches(parsed.secret, key.secret_hash))

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  ExchangeToken,
   FailManagedRunBody,
   ManagedRun,
   ManagedRunParams,
@@ -9,7 +10,6 @@ import {
   Run,
   RunAssetList,
   RunInstance,
-  WorkerKey,
 } from '@assay/contract';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ServiceConfig } from '../config.ts';
@@ -18,6 +18,7 @@ import { withErrors } from '../http/schemas.ts';
 import { toApi } from '../runs/run-service.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './orchestrator-service.ts';
+import * as exchanges from './worker-key-exchange-service.ts';
 
 const tags = ['orchestrator'];
 
@@ -60,28 +61,28 @@ export function orchestratorRoutes(
     );
 
     app.post(
-      `${path}/worker-key`,
+      `${path}/exchange-token`,
       {
         config: orchestrate,
         schema: {
           tags,
-          operationId: 'mintWorkerKey',
-          summary: 'Mint the run’s worker key, revoking its earlier ones; the full key is returned once',
+          operationId: 'mintExchangeToken',
+          summary:
+            'Mint a one-time exchange token for the run’s instance (its runner trades it for the worker key at POST /worker-keys/exchange); returned once, revokes nothing',
           params: ManagedRunParams,
           body: NoBody,
-          response: withErrors({ 201: WorkerKey }, 409),
+          response: withErrors({ 201: ExchangeToken }, 409),
         },
       },
       async (req, reply) => {
-        const minted = await service.mintWorkerKey(
+        const minted = await exchanges.mintExchangeToken(
           db,
           req.principal,
           req.params.run_id,
-          config.apiKeyTtlDays,
+          config.exchangeTokenTtlMs,
         );
-        for (const id of minted.revoked) authenticator.forgetKey(id);
         reply.code(201);
-        return { id: minted.id, key: minted.key };
+        return { id: minted.id, token: minted.token, expires_at: minted.expires_at.toISOString() };
       },
     );
 
