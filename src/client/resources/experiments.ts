@@ -21,9 +21,21 @@ export interface ExperimentData {
   retraction_reason: string | null;
 }
 
+export interface RunCounts {
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** An experiment as lists return it: with its runs counted by state. */
+export interface ExperimentSummary extends ExperimentData {
+  run_counts: RunCounts;
+}
+
 export interface ExperimentDetail extends ExperimentData {
   variations: Array<{ n: number; name: string; created_at: string }>;
-  run_counts: { pending: number; running: number; succeeded: number; failed: number };
+  run_counts: RunCounts;
   parents: Array<{ id: string; name: string; state: ExperimentState }>;
   children: Array<{ id: string; name: string; state: ExperimentState }>;
 }
@@ -87,7 +99,7 @@ export class Experiments {
   }
 
   /** One page of experiments of a scope, newest first; pass `next_cursor` back as `cursor` for the next. */
-  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentData>> {
+  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentSummary>> {
     const organization_id = await this.#org.forCall(params.organizationId);
     return this.#t.get(
       `/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`,
@@ -95,7 +107,7 @@ export class Experiments {
   }
 
   /** Every experiment of a scope, page by page. */
-  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentData> {
+  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentSummary> {
     let cursor: string | undefined;
     do {
       const page = await this.list({ ...params, cursor });

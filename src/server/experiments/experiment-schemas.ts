@@ -34,24 +34,32 @@ export const Experiment = Type.Object(
 
 const Relative = Type.Object({ id: Uuid, name: Type.String(), state: State });
 
+const RunCounts = Type.Object({
+  pending: Type.Integer(),
+  running: Type.Integer(),
+  succeeded: Type.Integer(),
+  failed: Type.Integer(),
+});
+
 export const ExperimentDetail = Type.Object(
   {
     ...Experiment.properties,
     variations: Type.Array(Type.Object({ n: Type.Integer(), name: Type.String(), created_at: Timestamp })),
-    run_counts: Type.Object({
-      pending: Type.Integer(),
-      running: Type.Integer(),
-      succeeded: Type.Integer(),
-      failed: Type.Integer(),
-    }),
+    run_counts: RunCounts,
     parents: Type.Array(Relative),
     children: Type.Array(Relative),
   },
   { $id: 'ExperimentDetail' },
 );
 
+/** A list item: the experiment and its runs counted by state. */
+export const ExperimentSummary = Type.Object(
+  { ...Experiment.properties, run_counts: RunCounts },
+  { $id: 'ExperimentSummary' },
+);
+
 export const ExperimentList = Type.Object({
-  items: Type.Array(Experiment),
+  items: Type.Array(ExperimentSummary),
   next_cursor: Nullable(Type.String()),
 });
 
