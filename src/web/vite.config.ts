@@ -10,7 +10,9 @@ export default defineConfig({
   root: import.meta.dirname,
   base: '/ui/',
   // esbuild compiles the JSX; no Babel plugin is needed for React's automatic runtime.
-  esbuild: { jsx: 'automatic' },
+  // keepNames: the client's errors name themselves after their class (ValidationError, …), which minifying
+  // would otherwise turn into two letters on screen.
+  esbuild: { jsx: 'automatic', keepNames: true },
   logLevel: 'warn',
   build: {
     outDir: webOutDir,
