@@ -75,7 +75,7 @@ export function ExperimentsPage() {
             : 'No experiments in this scope yet. Create one with New experiment.'}
         </Empty>
       ) : (
-        <ExperimentTable items={list.data.items} />
+        <ExperimentTable items={list.data.items} stale={list.isPlaceholderData} />
       )}
       <nav className="pager" aria-label="Pages">
         <button
@@ -98,9 +98,10 @@ export function ExperimentsPage() {
   );
 }
 
-function ExperimentTable({ items }: { items: ExperimentSummary[] }) {
+/** `stale`: the previous filter's rows, shown dimmed while the new ones load. */
+function ExperimentTable({ items, stale }: { items: ExperimentSummary[]; stale: boolean }) {
   return (
-    <div className="table-scroll">
+    <div className={stale ? 'table-scroll stale' : 'table-scroll'} aria-busy={stale}>
       <table className="experiments">
         <thead>
           <tr>
