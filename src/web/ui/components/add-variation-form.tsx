@@ -66,8 +66,8 @@ export function AddVariationForm({ experimentId }: { experimentId: string }) {
         />
       </label>
       <p id="yaml-hint" className="hint">
-        Top-level <code>launch:</code> (the command a managed run executes) and <code>accelerate:</code> blocks are
-        split out of the rest.
+        Top-level <code>launch:</code> (the command a managed run executes) and <code>accelerate:</code>{' '}
+        blocks are split out of the rest.
       </p>
       {create.isError && <ErrorState error={create.error} title="The variation was not added" />}
       {at && <YamlExcerpt yaml={yaml} line={at.line} column={at.column} />}

@@ -6,7 +6,11 @@ import { useExperimentRefresh } from '../experiment-refresh.ts';
 import { useClient } from '../session.tsx';
 import { ErrorState } from './status.tsx';
 
-const LABELS: Record<ExperimentMove, string> = { commit: 'Commit', conclude: 'Conclude', retract: 'Retract…' };
+const LABELS: Record<ExperimentMove, string> = {
+  commit: 'Commit',
+  conclude: 'Conclude',
+  retract: 'Retract…',
+};
 const HINTS: Record<ExperimentMove, string> = {
   commit: 'Freezes the variations; runs become possible.',
   conclude: 'No new runs after this.',

@@ -28,7 +28,11 @@ export function RunsTable({ runs }: { runs: RunData[] }) {
         </thead>
         <tbody>
           {runs.map((run) => (
-            <RunRow key={run.id} run={run} recovers={run.recovers_run_id ? byId.get(run.recovers_run_id) : undefined} />
+            <RunRow
+              key={run.id}
+              run={run}
+              recovers={run.recovers_run_id ? byId.get(run.recovers_run_id) : undefined}
+            />
           ))}
         </tbody>
       </table>
@@ -60,7 +64,11 @@ function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined
         {run.recovers_run_id && (
           <div className="muted">
             recovers{' '}
-            {recovers ? <Link href={runPath(recovers)}>{`${recovers.n}.${recovers.r}`}</Link> : 'an earlier run'}
+            {recovers ? (
+              <Link href={runPath(recovers)}>{`${recovers.n}.${recovers.r}`}</Link>
+            ) : (
+              'an earlier run'
+            )}
           </div>
         )}
       </td>
@@ -82,29 +90,31 @@ function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined
           (run.workflow_id ?? '—')
         )}
       </td>
-      <td className="row-actions">
-        {run.state === 'pending' && !run.managed && (
-          <button
-            type="button"
-            onClick={() => provision.mutate()}
-            disabled={provision.isPending}
-            aria-label={`Provision ${label}`}
-          >
-            Provision
-          </button>
-        )}
-        {active && !run.cancel_requested && (
-          <button
-            type="button"
-            onClick={() => cancel.mutate()}
-            disabled={cancel.isPending}
-            aria-label={`Cancel ${label}`}
-          >
-            Cancel
-          </button>
-        )}
-        {provision.isError && <ErrorState error={provision.error} />}
-        {cancel.isError && <ErrorState error={cancel.error} />}
+      <td>
+        <div className="row-actions">
+          {run.state === 'pending' && !run.managed && (
+            <button
+              type="button"
+              onClick={() => provision.mutate()}
+              disabled={provision.isPending}
+              aria-label={`Provision ${label}`}
+            >
+              Provision
+            </button>
+          )}
+          {active && !run.cancel_requested && (
+            <button
+              type="button"
+              onClick={() => cancel.mutate()}
+              disabled={cancel.isPending}
+              aria-label={`Cancel ${label}`}
+            >
+              Cancel
+            </button>
+          )}
+          {provision.isError && <ErrorState error={provision.error} />}
+          {cancel.isError && <ErrorState error={cancel.error} />}
+        </div>
       </td>
     </tr>
   );

@@ -58,32 +58,32 @@ export function ExperimentPage() {
 function ExperimentFacts({ experiment }: { experiment: ExperimentDetail }) {
   return (
     <dl className="facts">
-        <dt>Hypothesis</dt>
-        <dd className="prose">{experiment.hypothesis || '—'}</dd>
-        <dt>Description</dt>
-        <dd className="prose">{experiment.description || '—'}</dd>
-        {experiment.retraction_reason && (
-          <>
-            <dt>Retracted because</dt>
-            <dd className="prose">{experiment.retraction_reason}</dd>
-          </>
-        )}
-        <dt>Created</dt>
-        <dd>{formatTime(experiment.created_at)}</dd>
-        {experiment.committed_at && (
-          <>
-            <dt>Committed</dt>
-            <dd>{formatTime(experiment.committed_at)}</dd>
-          </>
-        )}
-        <dt>Parents</dt>
-        <dd>
-          <RelativeLinks items={experiment.parents} none="none" />
-        </dd>
-        <dt>Children</dt>
-        <dd>
-          <RelativeLinks items={experiment.children} none="none" />
-        </dd>
+      <dt>Hypothesis</dt>
+      <dd className="prose">{experiment.hypothesis || '—'}</dd>
+      <dt>Description</dt>
+      <dd className="prose">{experiment.description || '—'}</dd>
+      {experiment.retraction_reason && (
+        <>
+          <dt>Retracted because</dt>
+          <dd className="prose">{experiment.retraction_reason}</dd>
+        </>
+      )}
+      <dt>Created</dt>
+      <dd>{formatTime(experiment.created_at)}</dd>
+      {experiment.committed_at && (
+        <>
+          <dt>Committed</dt>
+          <dd>{formatTime(experiment.committed_at)}</dd>
+        </>
+      )}
+      <dt>Parents</dt>
+      <dd>
+        <RelativeLinks items={experiment.parents} none="none" />
+      </dd>
+      <dt>Children</dt>
+      <dd>
+        <RelativeLinks items={experiment.children} none="none" />
+      </dd>
     </dl>
   );
 }
@@ -94,7 +94,8 @@ function RelativeLinks({ items, none }: { items: ExperimentDetail['parents']; no
     <ul className="inline-list">
       {items.map((r) => (
         <li key={r.id}>
-          <Link href={`/experiments/${encodeURIComponent(r.id)}`}>{r.name}</Link> <StateBadge state={r.state} />
+          <Link href={`/experiments/${encodeURIComponent(r.id)}`}>{r.name}</Link>{' '}
+          <StateBadge state={r.state} />
         </li>
       ))}
     </ul>

@@ -69,7 +69,7 @@ export function ExperimentsPage() {
       ) : list.isError ? (
         <ErrorState error={list.error} title="Could not list experiments" />
       ) : list.data.items.length === 0 ? (
-        <Empty command='assay experiments create --file experiment.yaml'>
+        <Empty command="assay experiments create --file experiment.yaml">
           {filters.state || filters.q
             ? 'No experiment matches these filters.'
             : 'No experiments in this scope yet. Create one with New experiment.'}
@@ -78,11 +78,7 @@ export function ExperimentsPage() {
         <ExperimentTable items={list.data.items} stale={list.isPlaceholderData} />
       )}
       <nav className="pager" aria-label="Pages">
-        <button
-          type="button"
-          disabled={cursors.length < 2}
-          onClick={() => setCursors((c) => c.slice(0, -1))}
-        >
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>
           Previous page
         </button>
         <span>Page {cursors.length}</span>

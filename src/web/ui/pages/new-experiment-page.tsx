@@ -13,8 +13,7 @@ export function NewExperimentPage() {
   const [hypothesis, setHypothesis] = useState('');
   const [description, setDescription] = useState('');
   const create = useMutation({
-    mutationFn: () =>
-      client.experiments.create({ name, hypothesis, description, organizationId: scope }),
+    mutationFn: () => client.experiments.create({ name, hypothesis, description, organizationId: scope }),
     onSuccess: (created) => {
       void queryClient.invalidateQueries({ queryKey: ['experiments'] });
       navigate(`/experiments/${encodeURIComponent(created.id)}`);

@@ -72,9 +72,7 @@ export function RunPage() {
         <dd>
           {recoveredBy.length === 0
             ? '—'
-            : recoveredBy.map((x) => (
-                <Link key={x.id} href={runPath(x)}>{`run ${x.n}.${x.r} `}</Link>
-              ))}
+            : recoveredBy.map((x) => <Link key={x.id} href={runPath(x)}>{`run ${x.n}.${x.r} `}</Link>)}
         </dd>
         <dt>Cancel requested</dt>
         <dd>{run.cancel_requested ? 'yes' : 'no'}</dd>
@@ -99,7 +97,8 @@ function Timeline({ run }: { run: RunData }) {
     <ol className="timeline">
       {steps.map(([label, at]) => (
         <li key={label} className={at ? 'done' : 'todo'}>
-          <span className="timeline-label">{label}</span> <time dateTime={at ?? undefined}>{formatTime(at)}</time>
+          <span className="timeline-label">{label}</span>{' '}
+          <time dateTime={at ?? undefined}>{formatTime(at)}</time>
         </li>
       ))}
       <li className="muted">Duration: {formatDuration(run.started_at, run.ended_at)}</li>

@@ -41,10 +41,10 @@ export function SignInPage() {
           aria-describedby="credential-hint"
         />
         <p id="credential-hint" className="hint">
-          Paste an API key (<code>sk_user_…</code>) or your identity provider&apos;s access token. It is kept in
-          this tab only and forgotten when you close it or sign out. On a fresh installation, the first
-          admin&apos;s key is printed by <code>npx assay admin bootstrap-key</code> on the service&apos;s host;
-          another user&apos;s key comes from <code>assay admin create-user</code>.
+          Paste an API key (<code>sk_user_…</code>) or your identity provider&apos;s access token. It is kept
+          in this tab only and forgotten when you close it or sign out. On a fresh installation, the first
+          admin&apos;s key is printed by <code>npx assay admin bootstrap-key</code> on the service&apos;s
+          host; another user&apos;s key comes from <code>assay admin create-user</code>.
         </p>
         <button type="submit" disabled={busy || credential.trim() === ''}>
           {busy ? 'Signing in…' : 'Sign in'}
