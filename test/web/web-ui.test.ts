@@ -86,7 +86,7 @@ describe('web UI in Chromium', () => {
       .getByText('Personal (default)')
       .waitFor({ state: 'attached' });
     await page.getByText('No experiments in this scope yet').waitFor();
-    await page.getByText('assay experiments create --file experiment.yaml').waitFor();
+    await page.getByText('assay experiments create --name').waitFor();
     await screenshot(page, 'experiments-empty');
     const storage = await page.evaluate<{ session: string[]; local: number; cookie: string }>(
       '({ session: Object.keys(sessionStorage), local: localStorage.length, cookie: document.cookie })',

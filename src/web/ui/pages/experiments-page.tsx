@@ -69,7 +69,7 @@ export function ExperimentsPage() {
       ) : list.isError ? (
         <ErrorState error={list.error} title="Could not list experiments" />
       ) : list.data.items.length === 0 ? (
-        <Empty command="assay experiments create --file experiment.yaml">
+        <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
           {filters.state || filters.q
             ? 'No experiment matches these filters.'
             : 'No experiments in this scope yet. Create one with New experiment.'}
