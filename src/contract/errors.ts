@@ -72,6 +72,7 @@ export const ERROR_CODES = [
   'search_unavailable',
   'database_unavailable',
   'storage_unavailable',
+  'web_ui_not_built',
   'internal_error',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -62,16 +62,18 @@ export type Experiment = Static<typeof Experiment>;
 
 const Relative = Type.Object({ id: Uuid, name: Type.String(), state: ExperimentStateSchema });
 
+const RunCounts = Type.Object({
+  pending: Type.Integer(),
+  running: Type.Integer(),
+  succeeded: Type.Integer(),
+  failed: Type.Integer(),
+});
+
 export const ExperimentDetail = Type.Object(
   {
     ...Experiment.properties,
     variations: Type.Array(Type.Object({ n: Type.Integer(), name: Type.String(), created_at: Timestamp })),
-    run_counts: Type.Object({
-      pending: Type.Integer(),
-      running: Type.Integer(),
-      succeeded: Type.Integer(),
-      failed: Type.Integer(),
-    }),
+    run_counts: RunCounts,
     parents: Type.Array(Relative),
     children: Type.Array(Relative),
   },
@@ -79,7 +81,15 @@ export const ExperimentDetail = Type.Object(
 );
 export type ExperimentDetail = Static<typeof ExperimentDetail>;
 
-export const ExperimentList = Page(Experiment);
+/** A list item: the experiment and its runs counted by state. */
+export const ExperimentSummary = Type.Object(
+  { ...Experiment.properties, run_counts: RunCounts },
+  { $id: 'ExperimentSummary' },
+);
+export type ExperimentSummary = Static<typeof ExperimentSummary>;
+export type RunCounts = Static<typeof RunCounts>;
+
+export const ExperimentList = Page(ExperimentSummary);
 
 export const CreateExperimentBody = Type.Object(
   {

@@ -29,6 +29,7 @@ import { organizationRoutes } from './organizations/organization-routes.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
+import { builtWebDir, webRoutes } from './web/web-routes.ts';
 
 export interface AppDeps {
   config: ServiceConfig;
@@ -38,6 +39,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Starts and signals managed-run and sweep workflows; without one, provision and sweeps answer 503. */
   orchestrator?: Orchestrator;
+  /** The built web UI served under /ui/; defaults to dist/web. */
+  webDir?: string;
 }
 
 const KEY_IN_PATH = /sk_(user|agent|worker)_[^/]*/g;
@@ -76,6 +79,7 @@ export async function buildApp({
   storage,
   logger,
   orchestrator,
+  webDir = builtWebDir(),
 }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
@@ -126,6 +130,7 @@ export async function buildApp({
   await app.register(adminRoutes(db, config, authenticator));
   await app.register(assetRoutes({ db, storage, config }));
   await app.register(searchRoutes(db, config.searchEnabled));
+  await app.register(webRoutes({ dir: webDir, storage: config.storage }));
   if (storage instanceof LocalStorage)
     await app.register(
       localStorageRoutes(storage, { assertWritable: (key) => assertAcceptsUpload(db, key) }),

@@ -1,6 +1,7 @@
 import type {
   Experiment,
   ExperimentDetail,
+  ExperimentSummary,
   ExperimentState,
   LineageDirection,
   LineageResponse,
@@ -13,9 +14,11 @@ import type { Transport } from '../core/transport.ts';
 export type {
   ExperimentDetail,
   ExperimentState,
+  ExperimentSummary,
   LineageDirection,
   LineageResponse,
   Page,
+  RunCounts,
 } from '@assay/contract';
 
 /** An experiment as the service answers it (the contract's Experiment). */
@@ -61,7 +64,7 @@ export class Experiments {
   }
 
   /** One page of experiments of a scope, newest first; pass `next_cursor` back as `cursor` for the next. */
-  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentData>> {
+  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentSummary>> {
     const organization_id = await this.#org.forCall(params.organizationId);
     return this.#t.get(
       `/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`,
@@ -69,7 +72,7 @@ export class Experiments {
   }
 
   /** Every experiment of a scope, page by page. */
-  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentData> {
+  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentSummary> {
     let cursor: string | undefined;
     do {
       const page = await this.list({ ...params, cursor });
