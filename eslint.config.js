@@ -43,6 +43,12 @@ export const importZones = [
     message: 'The orchestrator glue is a lower layer than the service: the service passes in what it needs.',
   },
   {
+    target: './src/web',
+    from: '.',
+    except: ['./src/web', './src/client', './src/contract', './node_modules'],
+    message: 'The web UI talks to the service through the client library and the contract only.',
+  },
+  {
     target: './workflows',
     from: '.',
     except: ['./workflows', './src/contract', './activities', './node_modules'],
@@ -55,13 +61,13 @@ export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.assay-data/**', '.venv/**', 'test/fixtures/lint/**'] },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts', '**/*.js'],
+    files: ['**/*.ts', '**/*.tsx', '**/*.js'],
     plugins: { 'import-x': importX },
     settings: {
       // Without these, import-x reads no .ts module and so would never see a cycle through one.
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'] })],
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js'] })],
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones: importZones, basePath: import.meta.dirname }],
@@ -70,7 +76,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': [

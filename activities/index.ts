@@ -1,14 +1,11 @@
 // The saga's side effects. Each one is idempotent: Temporal may run it again after a crash or timeout, so
 // every call either converges on the same result (keyed by the workflow id or the run id) or is harmless twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { isTerminalRunState, type FailureReason } from '@assay/contract';
 import { ConflictError, NotFoundError, type RunData } from '../src/client/index.ts';
-import {
-  LaunchConfigError,
-  type ComputeProvider,
-  type LaunchConfig,
-} from '../src/compute/compute-provider.ts';
+import { LaunchConfigError, type ComputeProvider } from '../src/compute/compute-provider.ts';
 import type { OrchestratorApi } from './orchestrator-api.ts';
-import type { FailureReason, RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
+import type { RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {
   /** Holds the orchestrator key: it reaches managed runs only, through /orchestrator/*. */
@@ -17,8 +14,6 @@ export interface ActivityDeps {
   /** What instances get as SERVICE_SERVER_URL (the service as they can reach it). */
   runnerServerUrl: string;
 }
-
-const TERMINAL = new Set(['succeeded', 'failed']);
 
 function snapshot(run: RunData): RunSnapshot {
   const lastSign = run.last_heartbeat_at ?? run.started_at;
@@ -54,10 +49,11 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     readRun,
 
     /**
-     * Mints the run's worker key and starts its instance with it, in one activity so that the key's secret
-     * never leaves this process: an activity's result is stored in the workflow history, which operators
-     * read in the Temporal UI. An instance found for the workflow id is returned as is, so a retry after a
-     * crash never starts a second one (and never rotates the key of the one that runs).
+     * Starts the run's instance with a one-time exchange token, which its runner trades for the worker key at
+     * start: no worker key exists in this process, the workflow history (an activity's result, which operators
+     * read in the Temporal UI) or the instance's launch data. An instance found for the workflow id is returned
+     * as is, so a retry after a crash never starts a second one. Attempts that overlap may each mint a token;
+     * minting revokes nothing, so the token the instance got works whichever attempt wrote it.
      */
     async provisionInstance(ref: {
       runId: string;
@@ -66,7 +62,6 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       n: number;
       r: number;
     }) {
-      // Looked up before any key is minted: minting revokes the run's earlier keys, the live instance's among them.
       const existing = await provider.describe(ref.workflowId);
       if (existing) {
         // The attempt that started it may have died before recording it.
@@ -80,26 +75,27 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         return { provider: existing.provider, instanceId: existing.instanceId };
       }
       const { launch_config: launch, provisioned_by_admin } = await orchestrated(() => api.getRun(ref.runId));
-      if (typeof launch.command !== 'string' && !Array.isArray(launch.command)) {
+      const command = launch.command;
+      if (command === undefined) {
         throw ApplicationFailure.nonRetryable(
           'the variation has no launch.command: a managed run needs one',
           'LaunchConfigError',
         );
       }
       try {
-        // A launch the operator's policy refuses is refused before a key exists for it.
-        provider.checkLaunch(launch as LaunchConfig, provisioned_by_admin);
-        const key = await orchestrated(() => api.mintWorkerKey(ref.runId));
+        // A launch the operator's policy refuses is refused before a token exists for it.
+        provider.checkLaunch(launch, provisioned_by_admin);
+        const exchange = await orchestrated(() => api.mintExchangeToken(ref.runId));
         const instance = await provider.provision({
           idempotencyKey: ref.workflowId,
           env: {
             SERVICE_SERVER_URL: runnerServerUrl,
-            SERVICE_API_KEY: key.key,
+            SERVICE_EXCHANGE_TOKEN: exchange.token,
             SERVICE_EXPERIMENT_ID: ref.experimentId,
             SERVICE_VARIATION: String(ref.n),
             SERVICE_RUN: String(ref.r),
           },
-          launch: launch as LaunchConfig,
+          launch: { ...launch, command },
           tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
           provisionedByAdmin: provisioned_by_admin,
         });
@@ -169,7 +165,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         // The instance first: a runner ends its run before it exits, so a gone instance with a live run is a loss.
         const alive = (await provider.describe(input.workflowId)) !== undefined;
         const run = await readRun(input.runId);
-        if (TERMINAL.has(run.state))
+        if (isTerminalRunState(run.state))
           return { kind: 'ended', state: run.state, failureReason: run.failureReason };
         if (run.cancelRequested) return { kind: 'cancel_requested' };
         if (!alive) return { kind: 'instance_lost' };

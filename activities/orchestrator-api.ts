@@ -1,38 +1,14 @@
 // The service's /orchestrator/* routes, for the Temporal activities only: not part of the public client.
+import type {
+  ExchangeToken,
+  ManagedRun,
+  OrchestratorFailureReason,
+  RunAssetSummary,
+  RunInstance,
+} from '@assay/contract';
 import { path } from '../src/client/core/path.ts';
 import { Transport } from '../src/client/core/transport.ts';
 import type { RunData } from '../src/client/index.ts';
-
-/** Why the orchestrator fails a run: the runner's reasons plus the two only it detects. */
-export type OrchestratorFailureReason = 'provision_failed' | 'heartbeat_timeout' | 'abandoned' | 'crash';
-
-/** A managed run as its workflow needs it: the run and its variation's launch block. */
-export interface OrchestratorRun {
-  run: RunData;
-  launch_config: Record<string, unknown>;
-  /** Whether the user who provisioned the run is an admin (some compute providers serve admins only). */
-  provisioned_by_admin: boolean;
-}
-
-/** A freshly minted worker key: the full key is returned once, to be injected into the instance. */
-export interface WorkerKey {
-  id: string;
-  key: string;
-}
-
-/** The instance a run was provisioned on. */
-export interface RunInstance {
-  provider: string;
-  instance_id: string;
-  state: string;
-}
-
-export interface RunAssetSummary {
-  id: string;
-  kind: string;
-  name: string;
-  state: 'pending' | 'ready';
-}
 
 /**
  * The calls the managed-run and sweep workflows' activities make, every one keyed by run id. Only the
@@ -48,13 +24,13 @@ export class OrchestratorApi {
   }
 
   /** The run and the launch config its instance is provisioned from. */
-  getRun(runId: string): Promise<OrchestratorRun> {
+  getRun(runId: string): Promise<ManagedRun> {
     return this.#t.get(path`/orchestrator/runs/${runId}`);
   }
 
-  /** Mints a worker key bound to the run, for the instance's environment. */
-  mintWorkerKey(runId: string): Promise<WorkerKey> {
-    return this.#t.post(path`/orchestrator/runs/${runId}/worker-key`);
+  /** Mints a one-time exchange token bound to the run, for the instance's environment; revokes nothing. */
+  mintExchangeToken(runId: string): Promise<ExchangeToken> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/exchange-token`);
   }
 
   /** Revokes every worker key of the run and answers how many it revoked (a saga compensation). */

@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup-test-tools.sh
+bash scripts/setup-browser.sh
 bash scripts/ensure-postgres.sh
+# The service serves the built UI; this rebuilds it only when its sources changed.
+node scripts/build-web.ts
 
 # Files run in parallel, each with its own database and ports; `node` here is the project's Node 24.
 tap="$(mktemp)"

@@ -14,7 +14,8 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { runChangedSignal } from './definitions.ts';
-import type { FailureReason, ManagedRunInput, ManagedRunResult, RunSnapshot } from './saga-types.ts';
+import { isTerminalRunState, type FailureReason } from '@assay/contract';
+import type { ManagedRunInput, ManagedRunResult, RunSnapshot } from './saga-types.ts';
 
 // Short, idempotent service calls: local activities, ≈7× cheaper a step than regular ones.
 // They retry without end: a service that is down for a while delays the saga but loses nothing.
@@ -40,8 +41,6 @@ const cleanup = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
-
-const TERMINAL = ['succeeded', 'failed'];
 
 function describeError(error: unknown): string {
   const cause = (error as { cause?: { message?: string } }).cause;
@@ -93,7 +92,7 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
       await cleanup.terminateInstance(workflowId);
       await service.revokeWorkerKeys(runId);
       let run = await service.readRun(runId);
-      if (!TERMINAL.includes(run.state))
+      if (!isTerminalRunState(run.state))
         run = await service.failRun(runId, 'abandoned', 'the managed run ended before its runner did');
       return {
         runId,
@@ -143,7 +142,7 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
         );
         return await conclude(false);
       }
-      if (TERMINAL.includes(start.run.state)) return await conclude(true);
+      if (isTerminalRunState(start.run.state)) return await conclude(true);
     }
     let slices = input.watching?.slicesDone ?? 0;
     for (;;) {
@@ -167,13 +166,13 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
           await fail('heartbeat_timeout', `no heartbeat for ${Math.round(seen.silentForMs / 1000)} s`);
           return await conclude(false);
         case 'cancel_requested': {
-          const stop = await waitFor((run) => TERMINAL.includes(run.state), settings.cancelGraceMs, false);
-          if (!TERMINAL.includes(stop.run.state))
+          const stop = await waitFor((run) => isTerminalRunState(run.state), settings.cancelGraceMs, false);
+          if (!isTerminalRunState(stop.run.state))
             await fail(
               'abandoned',
               `cancelled; the runner did not stop within ${settings.cancelGraceMs / 1000} s`,
             );
-          return await conclude(TERMINAL.includes(stop.run.state));
+          return await conclude(isTerminalRunState(stop.run.state));
         }
         case 'instance_lost':
           await fail('crash', 'the instance was lost before the run ended');
@@ -186,9 +185,9 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
       // Cancelled from the Temporal UI or by a cancelled sweep: ask the runner to stop, give it the grace, then end it.
       await CancellationScope.nonCancellable(async () => {
         const asked = await service.requestCancel(runId);
-        if (!TERMINAL.includes(asked.state)) {
-          const stop = await waitFor((run) => TERMINAL.includes(run.state), settings.cancelGraceMs, false);
-          if (!TERMINAL.includes(stop.run.state))
+        if (!isTerminalRunState(asked.state)) {
+          const stop = await waitFor((run) => isTerminalRunState(run.state), settings.cancelGraceMs, false);
+          if (!isTerminalRunState(stop.run.state))
             await fail('abandoned', 'cancelled; the runner did not stop in time');
         }
         await conclude(false);

@@ -1,5 +1,9 @@
 // The shapes that cross the workflow boundary: inputs, results and activity answers. Types only, so the
-// service, the worker and the workflow bundle share them without sharing code.
+// service, the worker and the workflow bundle share them without sharing code. Run states and failure reasons
+// are the wire contract's.
+import type { FailureReason, RunState, SweepProgress } from '@assay/contract';
+
+export type { SweepProgress };
 
 /** Timing of a managed run's saga, fixed when its workflow starts so that replays see the same values. */
 export interface SagaSettings {
@@ -13,7 +17,8 @@ export interface SagaSettings {
   outputsTimeoutMs: number;
 }
 
-export interface RunRef {
+/** A managed run as the workflows address it; the workflow id is derived, never chosen by callers. */
+export interface ManagedRunRef {
   runId: string;
   experimentId: string;
   n: number;
@@ -21,16 +26,13 @@ export interface RunRef {
   workflowId: string;
 }
 
-export interface ManagedRunInput extends RunRef {
+export interface ManagedRunInput extends ManagedRunRef {
   settings: SagaSettings;
   /** Instance losses this run may still recover from; the settings' maximum when absent. */
   recoveriesLeft?: number;
   /** Set when the workflow continued as new while watching: provisioning and start are behind it. */
   watching?: { slicesDone: number };
 }
-
-export type RunState = 'pending' | 'running' | 'succeeded' | 'failed';
-export type FailureReason = 'abandoned' | 'crash' | 'heartbeat_timeout' | 'provision_failed';
 
 export interface RunSnapshot {
   state: RunState;
@@ -63,15 +65,6 @@ export interface SweepInput {
   sweepId: string;
   experimentId: string;
   concurrency: number;
-  runs: RunRef[];
+  runs: ManagedRunRef[];
   settings: SagaSettings;
-}
-
-export interface SweepProgress {
-  total: number;
-  pending: number;
-  running: number;
-  succeeded: number;
-  failed: number;
-  done: boolean;
 }

@@ -10,9 +10,11 @@ import {
 import type { Activities } from '../activities/index.ts';
 import { progressQuery } from './definitions.ts';
 import { managedRun } from './managed-run.ts';
-import type { ManagedRunResult, RunRef, SweepInput, SweepProgress } from './saga-types.ts';
+import type { RunState, SweepProgress } from '@assay/contract';
+import type { ManagedRunResult, ManagedRunRef, SweepInput } from './saga-types.ts';
 
-type Slot = 'pending' | 'running' | 'succeeded' | 'failed';
+// Each run's slot in the progress count: its state, a recovered run counting as its last recovery's.
+type Slot = RunState;
 
 const service = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -42,7 +44,7 @@ export async function variationSweep(input: SweepInput): Promise<SweepProgress> 
   };
   setHandler(progressQuery, progress);
 
-  const queue: RunRef[] = [...input.runs];
+  const queue: ManagedRunRef[] = [...input.runs];
   async function lane() {
     for (let run = queue.shift(); run; run = queue.shift()) {
       slots.set(run.runId, 'running');

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import type { PresignedAsset, PresignedRequest } from '../../src/client/resources/assets.ts';
+import type { PresignedAsset, PresignedRequest } from '@assay/contract';
 
 export interface BenchFile {
   path: string;

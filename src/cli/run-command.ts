@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { Client } from '../client/client.ts';
 import { positiveInt, UsageError } from './command-args.ts';
+import { exchangeWorkerKey } from './run-key-exchange.ts';
 import { supervise } from './run-supervisor.ts';
 
 export interface RunOptions {
@@ -21,6 +22,7 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     graceMs: values.grace * 1000,
     outputsDir: path.resolve(values.outputs),
   };
+  await exchangeWorkerKey(process.env);
   const client = new Client();
   try {
     const run =

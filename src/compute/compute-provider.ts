@@ -1,29 +1,20 @@
 // One interface for every place a managed run can execute; the saga only ever sees this.
+import type { LaunchConfig, RunnableLaunchConfig } from '@assay/contract';
 
 export type ComputeKind = 'local' | 'ec2';
 
 export type InstanceState = 'pending' | 'running' | 'stopped' | 'terminated' | 'unknown';
 
-/** The variation's `launch_config`: what to run and, for a cloud provider, on what. */
-export type LaunchConfig = {
-  /** A shell command line (run by `sh -c`) or an argv. */
-  command: string | string[];
-  /** Machine image (the EC2 AMI); overrides the provider's setting. */
-  image?: string;
-  instance_type?: string;
-  subnet_id?: string;
-  security_group_ids?: string[];
-  iam_instance_profile?: string;
-  /** Extra variables for the command; the injected SERVICE_* variables always win. */
-  env?: Record<string, string>;
-};
-
 export type ProvisionRequest = {
   /** The workflow id: provisioning twice with it yields the same instance. */
   idempotencyKey: string;
-  /** SERVICE_SERVER_URL, SERVICE_API_KEY, SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN. */
+  /**
+   * SERVICE_SERVER_URL, SERVICE_EXCHANGE_TOKEN (one-time: the runner trades it for its worker key at start),
+   * SERVICE_EXPERIMENT_ID, SERVICE_VARIATION, SERVICE_RUN.
+   */
   env: Record<string, string>;
-  launch: LaunchConfig;
+  /** The variation's launch block (the contract's LaunchConfig), its command known to be there. */
+  launch: RunnableLaunchConfig;
   /** Extra labels for the instance; never secrets. */
   tags: Record<string, string>;
   /** Whether the user who provisioned the run is an admin: the `local` provider may serve admins only. */

@@ -1,4 +1,5 @@
 // The EC2 provider's settings, read once from the environment; launch_config may override the machine fields per variation.
+import { LAUNCH_PATTERNS } from '@assay/contract';
 import { ConfigError } from '../settings/config-error.ts';
 import type { Env } from '../settings/env-values.ts';
 import { readSetting } from '../settings/read-setting.ts';
@@ -19,7 +20,8 @@ export type Ec2Config = {
   readonly allowed: Ec2LaunchAllowlists;
 };
 
-const SECURITY_GROUP_ID = /^sg-[0-9a-f]{8,17}$/;
+// The machine fields share their shapes with a variation's launch block, which may override them.
+const SECURITY_GROUP_ID = new RegExp(LAUNCH_PATTERNS.securityGroupId);
 
 /** Validates and freezes the EC2 settings; a bad value throws ConfigError naming its variable. */
 export function ec2Config(env: Env): Ec2Config {

@@ -1,4 +1,5 @@
 // Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent by ClientToken.
+import type { LaunchConfig } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import {
   DescribeInstancesCommand,
@@ -17,7 +18,6 @@ import {
   type ComputeProvider,
   type InstanceInfo,
   type InstanceState,
-  type LaunchConfig,
   type ProvisionRequest,
 } from './compute-provider.ts';
 import type { Ec2Config } from './ec2-config.ts';
@@ -158,9 +158,9 @@ export function runTags(req: ProvisionRequest): Tag[] {
   };
   // Our tags win: the workflow tag is how the instance is found again.
   const merged = { ...req.tags, ...own };
-  const secret = req.env.SERVICE_API_KEY;
+  const secrets = [req.env.SERVICE_EXCHANGE_TOKEN, req.env.SERVICE_API_KEY].filter((s) => !!s);
   return Object.entries(merged)
-    .filter(([, value]) => secret === undefined || !value.includes(secret))
+    .filter(([, value]) => !secrets.some((secret) => value.includes(secret)))
     .map(([Key, Value]) => ({ Key, Value }));
 }
 

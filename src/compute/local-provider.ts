@@ -1,4 +1,5 @@
 // The embedded default: an "instance" is a detached process group running the runner (`assay run -- …`).
+import type { LaunchConfig } from '@assay/contract';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, open } from 'node:fs/promises';
@@ -9,7 +10,6 @@ import {
   ProvisionRefusedError,
   type ComputeProvider,
   type InstanceInfo,
-  type LaunchConfig,
   type ProvisionRequest,
 } from './compute-provider.ts';
 import type { LocalComputeUsers } from './local-config.ts';

@@ -1,14 +1,11 @@
 // What the HTTP service needs from the orchestrator (Temporal), as one small interface: routes depend on it,
 // `src/orchestrator/temporal-orchestrator.ts` implements it, and a service without one answers 503.
 
-/** A managed run as the workflows address it; the workflow id is derived, never chosen by callers. */
-export interface ManagedRunRef {
-  runId: string;
-  experimentId: string;
-  n: number;
-  r: number;
-  workflowId: string;
-}
+import type { SweepProgress } from '@assay/contract';
+import type { ManagedRunRef } from '../../workflows/saga-types.ts';
+
+// One definition of the run a workflow carries: the workflows' own input shape.
+export type { ManagedRunRef, SweepProgress };
 
 export interface SweepStart {
   sweepId: string;
@@ -17,10 +14,6 @@ export interface SweepStart {
   concurrency: number;
   runs: ManagedRunRef[];
 }
-
-// One definition of the progress shape: the sweep workflow's query answers it.
-export type { SweepProgress } from '../../workflows/saga-types.ts';
-import type { SweepProgress } from '../../workflows/saga-types.ts';
 
 export interface Orchestrator {
   /** Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). */

@@ -18,15 +18,18 @@ import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
+import { openapiOptions } from './http/openapi.ts';
 import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from '../orchestrator/orchestrator.ts';
 import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
+import { workerKeyExchangeRoutes } from './orchestration/worker-key-exchange-routes.ts';
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
+import { builtWebDir, webRoutes } from './web/web-routes.ts';
 
 export interface AppDeps {
   config: ServiceConfig;
@@ -36,6 +39,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Starts and signals managed-run and sweep workflows; without one, provision and sweeps answer 503. */
   orchestrator?: Orchestrator;
+  /** The built web UI served under /ui/; defaults to dist/web. */
+  webDir?: string;
 }
 
 const KEY_IN_PATH = /sk_(user|agent|worker)_[^/]*/g;
@@ -74,6 +79,7 @@ export async function buildApp({
   storage,
   logger,
   orchestrator,
+  webDir = builtWebDir(),
 }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config.logLevel),
@@ -104,27 +110,7 @@ export async function buildApp({
   installErrorHandling(app);
   const metrics = installMetrics(app, config.metricsScope);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Assay API',
-        version: '0.1.0',
-        description: 'Experiments, variations, runs, sweeps, assets, search, API keys and organizations.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: 'http',
-            scheme: 'bearer',
-            description:
-              'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token',
-          },
-        },
-      },
-      security: [{ bearer: [] }],
-    },
-  });
+  await app.register(swagger, openapiOptions(config));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
@@ -138,11 +124,13 @@ export async function buildApp({
   await app.register(sweepRoutes(db, orchestrator, config.ec2));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
   await app.register(apiKeyRoutes(db, config, authenticator));
+  await app.register(workerKeyExchangeRoutes(db, config));
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));
   await app.register(adminRoutes(db, config, authenticator));
   await app.register(assetRoutes({ db, storage, config }));
   await app.register(searchRoutes(db, config.searchEnabled));
+  await app.register(webRoutes({ dir: webDir, storage: config.storage }));
   if (storage instanceof LocalStorage)
     await app.register(
       localStorageRoutes(storage, { assertWritable: (key) => assertAcceptsUpload(db, key) }),

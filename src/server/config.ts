@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
-import { isScope, type Scope } from './auth/scopes.ts';
+import type { Scope } from '@assay/contract';
+import { isScope } from './auth/scopes.ts';
 import { ConfigError } from '../settings/config-error.ts';
 import type { Env } from '../settings/env-values.ts';
 import { readSetting } from '../settings/read-setting.ts';
@@ -36,6 +37,8 @@ export interface ServiceConfig {
   readonly reconcileGiveUpMs: number;
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
   readonly workerKeyGraceMs: number;
+  /** How long a managed instance's one-time exchange token can buy its worker key. */
+  readonly exchangeTokenTtlMs: number;
   readonly jwt: JwtConfig | undefined;
   /** The service's own base URL as clients reach it; local-storage upload URLs point here. */
   readonly publicUrl: string;
@@ -130,6 +133,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     watchdogTimeoutMs: readSetting(env, 'ASSAY_WATCHDOG_TIMEOUT_S'),
     watchdogIntervalMs: readSetting(env, 'ASSAY_WATCHDOG_INTERVAL_S'),
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
+    exchangeTokenTtlMs: readSetting(env, 'ASSAY_EXCHANGE_TOKEN_TTL_S'),
     authFailureLimit: readSetting(env, 'ASSAY_AUTH_FAILURE_LIMIT'),
     metricsScope: metricsScope(env),
     reconcileIntervalMs: readSetting(env, 'ASSAY_RECONCILE_INTERVAL_S'),

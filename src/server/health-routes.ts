@@ -1,3 +1,4 @@
+import { ErrorResponse, ProbeStatus } from '@assay/contract';
 import type { FastifyInstance } from 'fastify';
 import { ping, type Db } from './db/database.ts';
 import { StorageUnavailable, type ObjectStorage } from './storage/object-storage.ts';
@@ -9,14 +10,33 @@ import { StorageUnavailable, type ObjectStorage } from './storage/object-storage
 export function healthRoutes(db: Db, storage: ObjectStorage) {
   return async (app: FastifyInstance) => {
     const config = { public: true };
-    app.get('/healthz', { config, schema: { tags: ['operations'], summary: 'Liveness' } }, async () => ({
-      status: 'ok',
-    }));
+    app.get(
+      '/healthz',
+      {
+        config,
+        schema: {
+          tags: ['operations'],
+          operationId: 'checkLiveness',
+          summary: 'Liveness',
+          security: [],
+          response: { 200: ProbeStatus },
+        },
+      },
+      async () => ({
+        status: 'ok',
+      }),
+    );
     app.get(
       '/readyz',
       {
         config,
-        schema: { tags: ['operations'], summary: 'Readiness: the database and the object store answer' },
+        schema: {
+          tags: ['operations'],
+          operationId: 'checkReadiness',
+          summary: 'Readiness: the database and the object store answer',
+          security: [],
+          response: { 200: ProbeStatus, 503: ErrorResponse },
+        },
       },
       async (req, reply) => {
         try {

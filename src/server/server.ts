@@ -1,6 +1,8 @@
 import { prepareOrchestration } from '../orchestrator/embedded.ts';
 import { orchestratorConfig, type OrchestratorConfig } from '../orchestrator/orchestrator-config.ts';
+import type { DestinationStream } from 'pino';
 import { bootstrapKeyPath } from './admin/bootstrap-key-file.ts';
+import { loggerOptions } from './app.ts';
 import { loadConfig, type ServiceConfig } from './config.ts';
 import { mintEmbeddedOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { createService } from './service.ts';
@@ -10,14 +12,19 @@ export async function runServer(
   config: ServiceConfig = loadConfig(),
   orchestration: OrchestratorConfig = orchestratorConfig(process.env),
 ): Promise<void> {
-  const startupLog = (await import('pino')).default({ level: config.logLevel });
+  // A person at a terminal reads lines; anything else (containers, log shippers) gets JSON.
+  const stream = process.stdout.isTTY ? await terminalLogStream() : undefined;
+  const startupLog = (await import('pino')).default({ level: config.logLevel }, stream);
   const orchestrating = await prepareOrchestration(orchestration, {
     dataDir: config.dataDir,
     env: process.env,
     log: startupLog,
   });
   if (orchestrating.temporalUiUrl) process.stdout.write(`Temporal UI: ${orchestrating.temporalUiUrl}\n`);
-  const service = await createService(config, { orchestrator: orchestrating.orchestrator });
+  const service = await createService(config, {
+    orchestrator: orchestrating.orchestrator,
+    logger: stream ? { ...loggerOptions(config.logLevel), stream } : undefined,
+  });
   if (service.bootstrapKey) announceBootstrapKey(service.bootstrapKey, config.dataDir);
   const address = await service.app.listen({ host: config.host, port: config.port });
   await orchestrating.startWorker({
@@ -29,10 +36,12 @@ export async function runServer(
       address,
       database: service.db.driver,
       docs: `${address}/docs`,
+      ui: `${config.publicUrl}/ui/`,
       temporalUi: orchestrating.temporalUiUrl,
     },
     `Assay listening on ${address}`,
   );
+  if (process.stdout.isTTY) announceWebUi(config.publicUrl, service.bootstrapKey !== undefined);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -75,4 +84,18 @@ function announceBootstrapKey(key: string, dataDir: string): void {
       ? `bootstrap admin key: ${key}\n(also in ${file} until \`assay admin bootstrap-key\` takes it)\n`
       : `bootstrap admin key written to ${file}; take it with \`assay admin bootstrap-key\`\n`,
   );
+}
+
+/** Synchronous, so the log lines and the plain lines written around them reach the terminal in order. */
+async function terminalLogStream(): Promise<DestinationStream> {
+  const pretty = (await import('pino-pretty')).default;
+  return pretty({ sync: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
+}
+
+/** The last lines a first start shows: where the UI is and what to sign in with. */
+function announceWebUi(publicUrl: string, bootstrapped: boolean): void {
+  const credential = bootstrapped
+    ? 'the bootstrap admin key printed above'
+    : "an API key (on a fresh data directory, `npx assay admin bootstrap-key` prints the first admin's)";
+  process.stdout.write(`\nWeb UI: open ${publicUrl}/ui/ and sign in with ${credential}.\n`);
 }

@@ -1,6 +1,7 @@
 // Every environment variable the service, the worker, the compute providers and the orchestrator read: the one
 // place that says its type, default and meaning. Loaders read through `readSetting`, and the docs' settings
 // tables are generated from this table (scripts/settings-docs.ts), so adding a setting is one entry here.
+import { LAUNCH_PATTERNS } from '@assay/contract';
 
 /** Who reads a setting: `assay server` (service), `assay worker` (worker), a compute provider, the orchestrator. */
 export type Component = 'service' | 'worker' | 'compute' | 'orchestrator';
@@ -210,6 +211,13 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'service',
     description: 'How long a worker key keeps working after its run ended (for output uploads)',
+  },
+  ASSAY_EXCHANGE_TOKEN_TTL_S: {
+    kind: 'seconds',
+    default: 900,
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description: 'How long a managed instance’s one-time exchange token can buy its worker key',
   },
   ASSAY_PUBLIC_URL: {
     kind: 'url',
@@ -562,7 +570,7 @@ export const SETTINGS = {
   },
   EC2_AMI: {
     kind: 'text',
-    pattern: /^ami-[0-9a-f]{8,17}$/,
+    pattern: new RegExp(LAUNCH_PATTERNS.image),
     readBy: ec2,
     table: 'compute',
     shownDefault: '`launch_config.image`',
@@ -571,14 +579,14 @@ export const SETTINGS = {
   EC2_INSTANCE_TYPE: {
     kind: 'text',
     default: 't3.micro',
-    pattern: /^[a-z][a-z0-9-]*\.[a-z0-9]+$/,
+    pattern: new RegExp(LAUNCH_PATTERNS.instanceType),
     readBy: ec2,
     table: 'compute',
     description: 'Instance type when `launch_config.instance_type` is not given',
   },
   EC2_SUBNET_ID: {
     kind: 'text',
-    pattern: /^subnet-[0-9a-f]{8,17}$/,
+    pattern: new RegExp(LAUNCH_PATTERNS.subnetId),
     readBy: ec2,
     table: 'compute',
     shownDefault: 'default VPC',
@@ -593,7 +601,7 @@ export const SETTINGS = {
   },
   EC2_IAM_INSTANCE_PROFILE: {
     kind: 'text',
-    pattern: /^(arn:aws[a-z-]*:iam::\d{12}:instance-profile\/[\w+=,.@/-]{1,128}|[\w+=,.@-]{1,128})$/,
+    pattern: new RegExp(LAUNCH_PATTERNS.iamInstanceProfile),
     readBy: ec2,
     table: 'compute',
     shownDefault: 'none',

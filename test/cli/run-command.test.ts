@@ -5,9 +5,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '../../src/client/index.ts';
 import { spawnCli, runCli, tempHome, waitFor, repoRoot, type CliResult } from '../support/cli.ts';
+import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { downloadedDigests, sha256 } from '../support/upload-files.ts';
+import { mintExchangeToken } from '../support/worker-key-exchange.ts';
 
 const CHILD = path.join(repoRoot, 'test/cli/fixtures/child.sh');
 const OUTPUTS = ['checkpoints/weights.bin', 'config-seen.json', 'result.txt'];
@@ -211,5 +214,57 @@ describe('assay run: a bash script as the command, against the real service', ()
     });
     assert.equal(noKey.code, 2);
     assert.match(noKey.stderr, /no API key/);
+  });
+});
+
+describe('assay run on a managed instance: the exchange token bought its worker key', () => {
+  let t: TestService;
+  let home: string;
+  let orchestratorKey: string;
+
+  before(async () => {
+    t = await startTestService({ listen: true, orchestrator: new FakeOrchestrator() });
+    home = await tempHome();
+    orchestratorKey = (await mintEmbeddedOrchestratorKey(t.service.db)).token;
+  });
+  after(async () => {
+    await t.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('trades SERVICE_EXCHANGE_TOKEN once: the run succeeds on the worker key, which COMMAND gets; the token again exits 1', async () => {
+    const owner = (await t.createUser()).key;
+    const experimentId = (await committedExperiment(t, owner)).id;
+    const run = await createRun(t, owner, experimentId);
+    assert.equal((await t.as(owner).post(`${run.path}/provision`)).status, 202);
+    const token = await mintExchangeToken(t, orchestratorKey, run.id);
+    const cwd = path.join(home, 'managed');
+    mkdirSync(cwd, { recursive: true });
+    // What the command sees: a worker key in SERVICE_API_KEY, and no exchange token any more.
+    const probe =
+      'case "$SERVICE_API_KEY" in sk_worker_*) k=worker;; *) k=other;; esac; echo "$k ${SERVICE_EXCHANGE_TOKEN:-gone}" > seen.txt';
+    const env = {
+      SERVICE_SERVER_URL: t.url,
+      SERVICE_EXCHANGE_TOKEN: token,
+      SERVICE_EXPERIMENT_ID: experimentId,
+      SERVICE_VARIATION: '1',
+      SERVICE_RUN: String(run.r),
+    };
+    const done = await runCli(['run', '--outputs', path.join(cwd, 'outputs'), '--', 'sh', '-c', probe], {
+      home,
+      cwd,
+      env,
+    });
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal((await t.as(owner).get(run.path)).body.state, 'succeeded');
+    assert.equal(await readFile(path.join(cwd, 'seen.txt'), 'utf8'), 'worker gone\n');
+    const keys = (await t.as(owner).get('/api-keys')).body.items.filter(
+      (k: { run_id: string | null }) => k.run_id === run.id,
+    );
+    assert.equal(keys.length, 1, 'the run’s one worker key');
+
+    const again = await runCli(['run', '--', 'true'], { home, cwd, env });
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /exchange token already used/);
   });
 });

@@ -159,14 +159,16 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
     return (await client.runs.provision(run.experiment_id, run.n, run.r)).run;
   }
 
-  it('gives the orchestrator its run, a worker key it can revoke, the instance, failure and recovery', async () => {
+  it('gives the orchestrator its run, an exchange token for a worker key it can revoke, the instance, failure and recovery', async () => {
     const run = await managedRun();
     const got = await orchApi.getRun(run.id);
     assert.deepEqual([got.run.id, got.launch_config], [run.id, { command: 'python train.py' }]);
 
-    const workerKey = await orchApi.mintWorkerKey(run.id);
-    assert.match(workerKey.key, /^sk_worker_/);
-    const worker = new Client({ serverUrl: t.url, apiKey: workerKey.key });
+    const exchangeToken = await orchApi.mintExchangeToken(run.id);
+    assert.match(exchangeToken.token, /^sk_exchange_/);
+    const workerKey = await t.request('POST', '/worker-keys/exchange', { key: exchangeToken.token });
+    assert.match(workerKey.body.key, /^sk_worker_/);
+    const worker = new Client({ serverUrl: t.url, apiKey: workerKey.body.key });
     const config = await worker.runs.config(run.experiment_id, run.n, run.r);
     assert.deepEqual(config.config_json, { optimizer: { name: 'adamw', lr: 3e-4 }, seed: 0 });
     assert.deepEqual(await orchApi.revokeWorkerKeys(run.id), { revoked: 1 });

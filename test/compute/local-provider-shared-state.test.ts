@@ -20,7 +20,7 @@ const [stateDir, prefix, count] = process.argv.slice(1);
 const provider = new LocalProvider({ stateDir, runnerArgv: ['true'], graceMs: 0 });
 await Promise.all(Array.from({ length: Number(count) }, (_, i) => provider.provision({
   idempotencyKey: prefix + '-' + i,
-  env: { SERVICE_SERVER_URL: 'http://127.0.0.1:1', SERVICE_API_KEY: 'k', SERVICE_EXPERIMENT_ID: 'e',
+  env: { SERVICE_SERVER_URL: 'http://127.0.0.1:1', SERVICE_EXCHANGE_TOKEN: 'k', SERVICE_EXPERIMENT_ID: 'e',
     SERVICE_VARIATION: '1', SERVICE_RUN: String(i) },
   launch: { command: 'true' },
   tags: {},

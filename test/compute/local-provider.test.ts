@@ -34,7 +34,7 @@ function request(
     idempotencyKey: key,
     env: {
       SERVICE_SERVER_URL: 'http://127.0.0.1:1',
-      SERVICE_API_KEY: 'sk-never-logged',
+      SERVICE_EXCHANGE_TOKEN: 'sk-never-logged',
       SERVICE_EXPERIMENT_ID: 'exp-1',
       SERVICE_VARIATION: '1',
       SERVICE_RUN: '7',

@@ -130,15 +130,27 @@ describe('first start in a terminal', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('prints the bootstrap admin key, which signs in, and keeps the file for `assay admin bootstrap-key`', async () => {
+  it('prints readable lines, the bootstrap admin key (which signs in) and where the web UI is; keeps the key file', async () => {
     const port = await freePort();
     const env = { ASSAY_DATA_DIR: dataDir, PORT: String(port), ASSAY_ORCHESTRATOR: 'off' };
     const vars = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
     const cli = [process.execPath, path.join(repoRoot, 'bin/assay.js'), 'server'].map(shellQuote);
     session = await TmuxSession.start(`assay-tty-${process.pid}`, `env ${[...vars, ...cli].join(' ')}`);
-    const screen = await session.waitFor(/Assay listening on/, 90_000);
+    const screen = await session.waitFor(/Web UI: open \S+ and sign in/, 90_000);
     const key = /bootstrap admin key: (sk_user_\S+)/.exec(screen)?.[1];
     assert.ok(key, screen);
+    // Lines for a person: pino-pretty's, not JSON, ending with where the UI is and what to sign in with.
+    assert.match(screen, /INFO.*Assay listening on/, screen);
+    assert.doesNotMatch(screen, /\{"level":/, screen);
+    assert.match(
+      screen,
+      new RegExp(
+        `Web UI: open http://127\\.0\\.0\\.1:${port}/ui/ and sign in with the bootstrap admin key printed above`,
+      ),
+    );
+    const page = await fetch(`http://127.0.0.1:${port}/ui/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
     const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(me.status, 200);
     assert.equal(await takeBootstrapKey(env), key);

@@ -324,17 +324,19 @@ describe('logs never contain a key or a presigned URL signature', () => {
       secrets.addToken(embedded.token, 'an embedded orchestrator key');
       for (const key of [orchestratorKey, embedded.token])
         expect(await call('GET', `/orchestrator/runs/${run.id}`, { key }), 200, 'orchestrator read');
-      const first = expect(
-        await call('POST', `/orchestrator/runs/${run.id}/worker-key`, { key: orchestratorKey }),
-        201,
-        'worker key',
-      ).key as string;
-      const second = expect(
-        await call('POST', `/orchestrator/runs/${run.id}/worker-key`, { key: embedded.token }),
-        201,
-        'worker key again',
-      ).key as string;
-      expect(await call('GET', `${runPath}/config`, { key: first }), 401, 'rotated-out worker key');
+      const exchangeToken = async (key: string) =>
+        expect(
+          await call('POST', `/orchestrator/runs/${run.id}/exchange-token`, { key }),
+          201,
+          'exchange token',
+        ).token as string;
+      const token = await exchangeToken(orchestratorKey);
+      const late = await exchangeToken(embedded.token);
+      const second = expect(await call('POST', '/worker-keys/exchange', { key: token }), 201, 'exchange')
+        .key as string;
+      expect(await call('POST', '/worker-keys/exchange', { key: token }), 401, 'spent exchange token');
+      expect(await call('POST', '/worker-keys/exchange', { key: late }), 401, 'voided exchange token');
+      expect(await call('GET', `${runPath}/config`, { key: token }), 401, 'exchange token as a key');
       expect(await call('GET', `${runPath}/config`, { key: second }), 200, 'worker key');
       expect(await call('POST', `${runPath}/start`, { key: second }), 200, 'start');
       expect(

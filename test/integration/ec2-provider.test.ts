@@ -1,4 +1,5 @@
-// The EC2 provider against a real moto_server EC2 endpoint: tags, user data, idempotency, and nothing left running.
+// The EC2 provider against a real moto_server EC2 endpoint: tags, user data, idempotency, and nothing left running;
+// and the provisioning activity on it: the user data holds a one-time exchange token, never a worker key.
 import assert from 'node:assert/strict';
 import {
   DescribeImagesCommand,
@@ -8,10 +9,18 @@ import {
   type Instance,
 } from '@aws-sdk/client-ec2';
 import { after, before, describe, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { stringify } from 'yaml';
+import { createActivities } from '../../activities/index.ts';
+import { OrchestratorApi } from '../../activities/orchestrator-api.ts';
 import { ProvisionRefusedError, type ProvisionRequest } from '../../src/compute/compute-provider.ts';
 import { ec2Config } from '../../src/compute/ec2-config.ts';
 import { Ec2Provider } from '../../src/compute/ec2-provider.ts';
+import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { startMoto, type Moto } from '../support/moto.ts';
+import { startTestService } from '../support/service.ts';
+import { exchange } from '../support/worker-key-exchange.ts';
 
 const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 const region = 'us-east-1';
@@ -21,7 +30,7 @@ function request(key: string): ProvisionRequest {
     idempotencyKey: key,
     env: {
       SERVICE_SERVER_URL: 'https://assay.example',
-      SERVICE_API_KEY: 'sk-secret',
+      SERVICE_EXCHANGE_TOKEN: 'sk-secret',
       SERVICE_EXPERIMENT_ID: 'exp-1',
       SERVICE_VARIATION: '2',
       SERVICE_RUN: '3',
@@ -121,7 +130,7 @@ describe('EC2 compute provider against moto', () => {
     assert.match(script, /^#!\/bin\/bash\n/);
     for (const line of [
       "export SERVICE_SERVER_URL='https://assay.example'",
-      "export SERVICE_API_KEY='sk-secret'",
+      "export SERVICE_EXCHANGE_TOKEN='sk-secret'",
       "export SERVICE_EXPERIMENT_ID='exp-1'",
       "export SERVICE_VARIATION='2'",
       "export SERVICE_RUN='3'",
@@ -203,5 +212,58 @@ describe('EC2 compute provider against moto', () => {
     const instance = await provider.provision(req);
     assert.equal((await byId(instance.instanceId)).InstanceType, 'g5.xlarge');
     await provider.terminate(req.idempotencyKey);
+  });
+  test('the provisioning activity puts a one-time exchange token in the user data, never a worker key', async () => {
+    const t = await startTestService({ listen: true, orchestrator: new FakeOrchestrator() });
+    try {
+      const api = t.as(t.adminKey);
+      const experiment = await api.post('/experiments', { name: 'ec2', organization_id: 'personal' });
+      const id = experiment.body.id as string;
+      const config_yaml = stringify({ launch: { command: 'python train.py', instance_type: 't3.small' } });
+      assert.equal((await api.post(`/experiments/${id}/variations`, { config_yaml })).status, 201);
+      assert.equal((await api.post(`/experiments/${id}/commit`)).status, 200);
+      const run = await api.post(`/experiments/${id}/variations/1/runs`);
+      const runPath = `/experiments/${id}/variations/1/runs/${run.body.r}`;
+      const provisioned = await api.post(`${runPath}/provision`);
+      assert.equal(provisioned.status, 202, JSON.stringify(provisioned.body));
+      const ref = {
+        runId: run.body.id as string,
+        workflowId: provisioned.body.workflow_id as string,
+        experimentId: id,
+        n: 1,
+        r: run.body.r as number,
+      };
+      const orchestratorKey = (await mintEmbeddedOrchestratorKey(t.service.db)).token;
+      const activities = createActivities({
+        api: new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 }),
+        provider,
+        runnerServerUrl: t.url!,
+      });
+      const instance = (await new MockActivityEnvironment().run(activities.provisionInstance, ref)) as {
+        instanceId: string;
+      };
+
+      const attribute = await ec2.send(
+        new DescribeInstanceAttributeCommand({ InstanceId: instance.instanceId, Attribute: 'userData' }),
+      );
+      const script = Buffer.from(attribute.UserData!.Value!, 'base64').toString('utf8');
+      assert.doesNotMatch(script, /sk_worker_/, 'no worker key in the user data');
+      assert.doesNotMatch(script, /SERVICE_API_KEY/);
+      const token = /^export SERVICE_EXCHANGE_TOKEN='(sk_exchange_[0-9a-f]{32}[A-Za-z0-9_-]{43})'$/m.exec(
+        script,
+      )?.[1];
+      assert.ok(token, `the user data carries an exchange token\n---\n${script}`);
+      const tags = JSON.stringify((await byId(instance.instanceId)).Tags);
+      assert.ok(!tags.includes(token), 'nor do the tags');
+
+      // What the runner does at start, then what anyone who reads the user data later could try.
+      const traded = await exchange(t, token);
+      assert.equal(traded.status, 201, JSON.stringify(traded.body));
+      assert.equal((await t.as(traded.body.key).get(`${runPath}/config`)).status, 200);
+      assert.equal((await exchange(t, token)).status, 401, 'the token in the user data is spent');
+      await provider.terminate(ref.workflowId);
+    } finally {
+      await t.close();
+    }
   });
 });

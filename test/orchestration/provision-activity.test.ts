@@ -1,5 +1,5 @@
-// The provisioning activity retried for the same workflow id: the live instance keeps its worker key, and an
-// instance the first attempt started but could not record is recorded by the retry.
+// The provisioning activity retried, or run twice at once, for the same workflow id: the live instance keeps its
+// worker key, and an instance the first attempt started but could not record is recorded by the retry.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { startTestService, type TestService } from '../support/service.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
-describe('provisionInstance retried for one workflow id', () => {
+describe('provisionInstance retried or overlapping for one workflow id', () => {
   let t: TestService;
   let dataDir: string;
   let provider: LocalProvider;
@@ -69,33 +69,13 @@ describe('provisionInstance retried for one workflow id', () => {
     return (await t.as(t.adminKey).get(runPath)).body;
   }
 
-  it('the retry finds the live instance, records it, and mints no key: the runner keeps reporting', async () => {
-    const { ref, runPath } = await managedRun('sleep 30');
-    // The first attempt starts the instance, then dies before it can record it.
-    const crashing = new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 });
-    crashing.recordInstance = () => Promise.reject(new Error('worker died'));
-    const first = createActivities({ api: crashing, provider, runnerServerUrl: t.url! });
-    await assert.rejects(new MockActivityEnvironment().run(first.provisionInstance, ref), /worker died/);
-    assert.equal((await read(runPath)).instance, null);
+  /** The run's worker keys as its owner lists them (the instance's runner bought one with its exchange token). */
+  async function workerKeys(runId: string) {
+    return (await t.as(t.adminKey).get('/api-keys')).body.items.filter((k: any) => k.run_id === runId);
+  }
 
-    const api = new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 });
-    const retry = createActivities({ api, provider, runnerServerUrl: t.url! });
-    const instance = (await new MockActivityEnvironment().run(retry.provisionInstance, ref)) as {
-      instanceId: string;
-    };
-    const again = await new MockActivityEnvironment().run(retry.provisionInstance, ref);
-    assert.deepEqual(again, instance, 'one instance for the workflow id');
-    assert.equal((await read(runPath)).instance?.instance_id, instance.instanceId, 'the retry recorded it');
-
-    const keys = (await t.as(t.adminKey).get('/api-keys')).body.items.filter(
-      (k: any) => k.run_id === ref.runId,
-    );
-    assert.deepEqual(
-      keys.map((k: any) => k.revoked_at),
-      [null],
-      'one worker key, still valid',
-    );
-    // The instance's runner authenticates with that key: it starts the run and keeps heartbeating.
+  /** Waits for three heartbeats: the instance's runner authenticates with its key and keeps reporting. */
+  async function keepsReporting(runPath: string) {
     const deadline = Date.now() + 20_000;
     const beats = new Set<string>();
     while (beats.size < 3) {
@@ -105,6 +85,79 @@ describe('provisionInstance retried for one workflow id', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.equal((await read(runPath)).state, 'running');
+  }
+
+  const orchestratorApi = () =>
+    new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 });
+
+  it('the retry finds the live instance, records it, and mints nothing: the runner keeps reporting', async () => {
+    const { ref, runPath } = await managedRun('sleep 30');
+    // The first attempt starts the instance, then dies before it can record it.
+    const crashing = orchestratorApi();
+    crashing.recordInstance = () => Promise.reject(new Error('worker died'));
+    const first = createActivities({ api: crashing, provider, runnerServerUrl: t.url! });
+    await assert.rejects(new MockActivityEnvironment().run(first.provisionInstance, ref), /worker died/);
+    assert.equal((await read(runPath)).instance, null);
+
+    const api = orchestratorApi();
+    let minted = 0;
+    const mint = api.mintExchangeToken.bind(api);
+    api.mintExchangeToken = (runId) => (minted++, mint(runId));
+    const retry = createActivities({ api, provider, runnerServerUrl: t.url! });
+    const instance = (await new MockActivityEnvironment().run(retry.provisionInstance, ref)) as {
+      instanceId: string;
+    };
+    const again = await new MockActivityEnvironment().run(retry.provisionInstance, ref);
+    assert.deepEqual(again, instance, 'one instance for the workflow id');
+    assert.equal(minted, 0, 'the retries minted no exchange token');
+    assert.equal((await read(runPath)).instance?.instance_id, instance.instanceId, 'the retry recorded it');
+
+    await keepsReporting(runPath);
+    assert.deepEqual(
+      (await workerKeys(ref.runId)).map((k: any) => k.revoked_at),
+      [null],
+      'one worker key, bought by the instance, still valid',
+    );
+    await provider.terminate(ref.workflowId);
+  });
+
+  it('two attempts at once: each mints a token, one instance starts, and its key survives the other', async () => {
+    const { ref, runPath } = await managedRun('sleep 30');
+    // Attempt A mints its token and waits until B has minted too, then starts the instance with its own token;
+    // B finds that instance. Minting B's token must leave whatever A's instance does alone.
+    const bMinted = Promise.withResolvers<void>();
+    const apiA = orchestratorApi();
+    const mintA = apiA.mintExchangeToken.bind(apiA);
+    apiA.mintExchangeToken = async (runId) => {
+      const token = await mintA(runId);
+      await bMinted.promise;
+      return token;
+    };
+    const apiB = orchestratorApi();
+    const mintB = apiB.mintExchangeToken.bind(apiB);
+    apiB.mintExchangeToken = async (runId) => {
+      const token = await mintB(runId);
+      bMinted.resolve();
+      // B starts its provision only once A's instance exists, so B's token is the one left unused.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return token;
+    };
+    const [a, b] = await Promise.all(
+      [apiA, apiB].map((api) =>
+        new MockActivityEnvironment().run(
+          createActivities({ api, provider, runnerServerUrl: t.url! }).provisionInstance,
+          ref,
+        ),
+      ),
+    );
+    assert.deepEqual(a, b, 'one instance for the workflow id');
+    assert.equal((await read(runPath)).instance?.instance_id, (a as { instanceId: string }).instanceId);
+    await keepsReporting(runPath);
+    assert.deepEqual(
+      (await workerKeys(ref.runId)).map((k: any) => k.revoked_at),
+      [null],
+      'one worker key, still valid',
+    );
     await provider.terminate(ref.workflowId);
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { addVariation, createExperiment } from '../support/fixtures.ts';
+import {
+  addVariation,
+  committedExperiment,
+  createExperiment,
+  createRun,
+  runningRun,
+} from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 describe('experiments', () => {
@@ -134,6 +140,20 @@ describe('experiments', () => {
     const bad = await t.as(other).get('/experiments?cursor=not-a-cursor');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_cursor');
+  });
+
+  it('counts each listed experiment’s runs by state', async () => {
+    const owner = (await t.createUser()).key;
+    const busy = await committedExperiment(t, owner);
+    await createRun(t, owner, busy.id);
+    await createRun(t, owner, busy.id);
+    await runningRun(t, owner, busy.id);
+    const idle = await createExperiment(t, owner);
+    const listed = await t.as(owner).get('/experiments');
+    assert.equal(listed.status, 200);
+    const counts = new Map(listed.body.items.map((e: any) => [e.id, e.run_counts]));
+    assert.deepEqual(counts.get(busy.id), { pending: 2, running: 1, succeeded: 0, failed: 0 });
+    assert.deepEqual(counts.get(idle.id), { pending: 0, running: 0, succeeded: 0, failed: 0 });
   });
 
   it('walks lineage to a depth, both ways, and stays finite on diamonds', async () => {

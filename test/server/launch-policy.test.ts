@@ -32,7 +32,6 @@ describe('EC2 launch allowlists at variation creation', () => {
         '  iam_instance_profile: arn:aws:iam::123456789012:instance-profile/admin\n',
         'launch.iam_instance_profile',
       ],
-      ['  image: 5\n', 'launch.image'],
     ]) {
       const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: yaml(launch!) });
       assert.equal(res.status, 422, JSON.stringify(res.body));
@@ -40,6 +39,15 @@ describe('EC2 launch allowlists at variation creation', () => {
       assert.equal(res.body.error.details.field, field);
       assert.ok(res.body.error.message.startsWith(field!), res.body.error.message);
     }
+    // A value of the wrong shape is the contract's LaunchConfig refusing it, before any allowlist is asked.
+    const shape = await t
+      .as(key)
+      .post(`/experiments/${e.id}/variations`, { config_yaml: yaml('  image: 5\n') });
+    assert.equal(shape.status, 400, JSON.stringify(shape.body));
+    assert.deepEqual(
+      [shape.body.error.code, shape.body.error.details.field],
+      ['invalid_config', 'launch.image'],
+    );
     const listed = await t.as(key).get(`/experiments/${e.id}/variations`);
     assert.deepEqual(listed.body.items, [], 'nothing was created');
   });

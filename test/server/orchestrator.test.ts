@@ -9,6 +9,7 @@ import { ORCHESTRATOR_USER_ID } from '../../src/server/orchestration/orchestrato
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { exchange, mintExchangeToken, workerKeyThroughExchange } from '../support/worker-key-exchange.ts';
 
 describe('orchestrator keys and the /orchestrator/* endpoints', () => {
   let t: TestService;
@@ -129,9 +130,10 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
   it('lets an admin list orchestrator keys and revoke one, with the worker keys it minted', async () => {
     const embedded = await mintEmbeddedOrchestratorKey(t.service.db);
     const run = await managedRun();
-    const workerKey = await t.as(embedded.token).post(`${run.url}/worker-key`);
-    assert.equal(workerKey.status, 201, JSON.stringify(workerKey.body));
-    assert.equal((await t.as(workerKey.body.key).get(run.path)).status, 200);
+    // The worker key bought with a token this key minted is in its lineage.
+    const workerKey = await workerKeyThroughExchange(t, embedded.token, run.id);
+    const unused = await mintExchangeToken(t, embedded.token, (await managedRun()).id);
+    assert.equal((await t.as(workerKey.key).get(run.path)).status, 200);
     const embeddedId = parseToken(embedded.token)!.id;
     assert.equal((await t.as(owner.key).get('/admin/orchestrator-keys')).status, 403);
     const listed = await t.as(t.adminKey).get('/admin/orchestrator-keys');
@@ -145,7 +147,8 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.deepEqual([revoked.status, revoked.body.id], [200, embeddedId]);
     assert.notEqual(revoked.body.revoked_at, null);
     assert.equal((await t.as(embedded.token).get(run.url)).status, 401);
-    assert.equal((await t.as(workerKey.body.key).get(run.path)).status, 401, 'its worker keys go with it');
+    assert.equal((await t.as(workerKey.key).get(run.path)).status, 401, 'its worker keys go with it');
+    assert.equal((await exchange(t, unused)).status, 401, 'and its exchange tokens buy nothing');
     assert.equal((await orch().get(run.url)).status, 200, 'the configured key stays');
   });
 
@@ -159,8 +162,7 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
       const user = await a.createUser();
       const run = await createRun(a, user.key, (await committedExperiment(a, user.key)).id);
       assert.equal((await a.as(user.key).post(`${run.path}/provision`)).status, 202);
-      const workerKey = await a.as(keyA).post(`/orchestrator/runs/${run.id}/worker-key`);
-      assert.equal(workerKey.status, 201, JSON.stringify(workerKey.body));
+      const workerKey = await workerKeyThroughExchange(a, keyA, run.id);
       const leftover = await mintEmbeddedOrchestratorKey(a.service.db);
       assert.equal((await a.as(leftover.token).get(`/orchestrator/runs/${run.id}`)).status, 200);
       // The same database, a fresh process: what a restart with ASSAY_ORCHESTRATOR_KEY changed to B looks like.
@@ -174,7 +176,7 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
         assert.equal((await b.as(keyA).get(url)).status, 401, 'the old key');
         assert.equal((await b.as(leftover.token).get(url)).status, 401, 'a dead embedded worker’s key');
         assert.equal((await b.as(keyB).get(url)).status, 200, 'the new key');
-        assert.equal((await b.as(workerKey.body.key).get(run.path)).status, 200, 'the run in flight goes on');
+        assert.equal((await b.as(workerKey.key).get(run.path)).status, 200, 'the run in flight goes on');
       } finally {
         await b.close();
       }
@@ -189,7 +191,7 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
       const url = `/orchestrator/runs/${id}`;
       const answers = await Promise.all([
         orch().get(url),
-        orch().post(`${url}/worker-key`),
+        orch().post(`${url}/exchange-token`),
         orch().delete(`${url}/worker-keys`),
         orch().put(`${url}/instance`, { provider: 'local', instance_id: 'i-1', state: 'running' }),
         orch().post(`${url}/fail`, { reason: 'crash' }),
@@ -207,47 +209,13 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.deepEqual([untouched.body.state, untouched.body.instance], ['pending', null]);
   });
 
-  it('mints worker keys: a new one revokes the old, reaches its own run only, and ends with the run', async () => {
-    const run = await managedRun();
-    const other = await managedRun();
-    const first = await orch().post(`${run.url}/worker-key`);
-    assert.equal(first.status, 201, JSON.stringify(first.body));
-    assert.match(first.body.key, /^sk_worker_/);
-    assert.equal(
-      (await t.as(first.body.key).get(`${run.path}/config`)).status,
-      200,
-      'the first key works (and is now cached)',
-    );
-    const second = await orch().post(`${run.url}/worker-key`);
-    assert.equal(second.status, 201);
-    assert.notEqual(second.body.id, first.body.id);
-    assert.equal((await t.as(first.body.key).get(run.path)).status, 401, 'the old key is refused at once');
-
-    const worker = t.as(second.body.key);
-    const keys = await t.as(owner.key).get('/api-keys');
-    const listed = keys.body.items.find((k: { id: string }) => k.id === second.body.id);
-    assert.deepEqual([listed.kind, listed.run_id], ['worker', run.id], "owned by the run's provisioner");
-    assert.deepEqual(listed.scopes, ['runs:read', 'runs:write', 'assets:read', 'assets:write']);
-    assert.equal(listed.description, `managed run ${run.workflowId}`);
-    assert.ok(listed.expires_at, 'a worker key expires as other keys do');
-    assert.equal((await worker.get(`${run.path}/config`)).status, 200);
-    const started = await worker.post(`${run.path}/start`, { environment: { host: 'instance-1' } });
-    assert.deepEqual([started.status, started.body.state], [200, 'running']);
-    assert.equal((await worker.get(other.path)).status, 404);
-    assert.equal((await worker.post(`${other.path}/start`, {})).status, 404);
-
-    assert.equal((await worker.post(`${run.path}/succeed`)).status, 200);
-    const ended = await orch().post(`${run.url}/worker-key`);
-    assert.deepEqual([ended.status, ended.body.error.code], [409, 'run_ended']);
-  });
-
   it('revokes every worker key of a run at once, idempotently', async () => {
     const run = await managedRun();
-    const minted = await orch().post(`${run.url}/worker-key`);
-    assert.equal((await t.as(minted.body.key).get(run.path)).status, 200);
+    const minted = await workerKeyThroughExchange(t, orchestratorKey, run.id);
+    assert.equal((await t.as(minted.key).get(run.path)).status, 200);
     const revoked = await orch().delete(`${run.url}/worker-keys`);
     assert.deepEqual([revoked.status, revoked.body], [200, { revoked: 1 }]);
-    assert.equal((await t.as(minted.body.key).get(run.path)).status, 401);
+    assert.equal((await t.as(minted.key).get(run.path)).status, 401);
     assert.deepEqual((await orch().delete(`${run.url}/worker-keys`)).body, { revoked: 0 });
   });
 
@@ -326,9 +294,9 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     const again = await orch().post(`${run.url}/recovery`);
     assert.deepEqual([again.status, again.body.id], [200, recovery.id]);
     // The recovery run's worker key belongs to the user who provisioned the original.
-    const key = await orch().post(`/orchestrator/runs/${recovery.id}/worker-key`);
+    const key = await workerKeyThroughExchange(t, orchestratorKey, recovery.id);
     const ownersKeys = (await t.as(owner.key).get('/api-keys')).body.items as { id: string }[];
-    assert.ok(ownersKeys.some((k) => k.id === key.body.id));
+    assert.ok(ownersKeys.some((k) => k.id === key.id));
     const seen = await t.as(owner.key).get(`/experiments/${experimentId}/variations/1/runs/${recovery.r}`);
     assert.deepEqual([seen.status, seen.body.recovers_run_id], [200, run.id]);
 

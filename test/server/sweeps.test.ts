@@ -195,6 +195,12 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
       ],
       ['__proto__ in a path', { grid: { '__proto__.polluted': [1] } }, 400, 'invalid_sweep'],
       ['a launch block that is no mapping', { grid: { launch: [1] } }, 400, 'invalid_config'],
+      [
+        'a launch setting the contract does not know',
+        { grid: { 'launch.gpus': [1] } },
+        400,
+        'invalid_config',
+      ],
       ['a value with a NUL character', { grid: { seed: ['a\u0000b'] } }, 400, 'invalid_config'],
       [
         'a name prefix that is too long',

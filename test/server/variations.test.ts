@@ -67,6 +67,52 @@ describe('variations', () => {
     assert.equal((await addVariation(t, key, e.id)).n, 1);
   });
 
+  it('refuses a launch block the contract does not allow with 400 naming the field, and writes nothing', async () => {
+    const e = await createExperiment(t, key);
+    const cases: [string, string][] = [
+      ['launch:\n  command: python train.py\n  instance_type: large\n', 'launch.instance_type'],
+      ['launch:\n  command: python train.py\n  instance-type: g5.xlarge\n', 'launch.instance-type'],
+      ['launch:\n  command: 42\n', 'launch.command'],
+      ['launch:\n  command: "   "\n', 'launch.command'],
+      ['launch:\n  command: []\n', 'launch.command'],
+      ['launch:\n  command: run\n  env:\n    LR: 0.1\n', 'launch.env.LR'],
+      ['launch:\n  command: run\n  env:\n    "BAD NAME": x\n', 'launch.env.BAD NAME'],
+      ['launch:\n  command: run\n  security_group_ids: [default]\n', 'launch.security_group_ids.0'],
+      ['launch:\n  command: run\n  max_runtime_s: 0\n', 'launch.max_runtime_s'],
+    ];
+    for (const [yaml, field] of cases) {
+      const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: yaml });
+      assert.equal(res.status, 400, `${field}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error.code, 'invalid_config');
+      assert.equal(res.body.error.details.field, field);
+      assert.ok(res.body.error.message.includes(field), res.body.error.message);
+    }
+    assert.equal((await t.as(key).get(`/experiments/${e.id}/variations`)).body.items.length, 0);
+
+    // An edit is checked the same way; a full, valid block is stored as written.
+    const created = await addVariation(t, key, e.id);
+    const edit = await t
+      .as(key)
+      .patch(`/experiments/${e.id}/variations/${created.n}`, { config_yaml: 'launch:\n  image: ubuntu\n' });
+    assert.equal(edit.status, 400);
+    assert.equal(edit.body.error.details.field, 'launch.image');
+    const launch = {
+      command: ['python', 'train.py'],
+      image: 'ami-0123456789abcdef0',
+      instance_type: 'g5.xlarge',
+      subnet_id: 'subnet-0123abcd',
+      security_group_ids: ['sg-0123abcd'],
+      iam_instance_profile: 'assay-runner',
+      env: { WANDB_MODE: 'offline' },
+      max_runtime_s: 3600,
+    };
+    const full = await t.as(key).patch(`/experiments/${e.id}/variations/${created.n}`, {
+      config_yaml: `launch: ${JSON.stringify(launch)}\n`,
+    });
+    assert.equal(full.status, 200, JSON.stringify(full.body));
+    assert.deepEqual(full.body.launch_config, launch);
+  });
+
   it('edits while draft and freezes after commit (409), for creation too', async () => {
     const e = await createExperiment(t, key);
     await addVariation(t, key, e.id, 'lr: 1\n');

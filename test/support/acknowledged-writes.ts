@@ -1,7 +1,6 @@
+import type { RunState } from '@assay/contract';
 import type pg from 'pg';
 import { NetworkError, sleep, type LoadClient } from './load-client.ts';
-
-type RunState = 'pending' | 'running' | 'succeeded' | 'failed';
 
 /** One write the service acknowledged with a 2xx, with what it wrote: the database must hold it afterwards. */
 export type Ack =

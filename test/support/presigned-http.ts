@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PresignedRequest } from '../../src/server/storage/object-storage.ts';
+import type { PresignedRequest } from '@assay/contract';
 
 export interface HttpAnswer {
   status: number;

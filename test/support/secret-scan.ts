@@ -3,7 +3,7 @@
  * signatures, configured credentials) and finds them, or anything shaped like them, in log lines.
  */
 
-const API_KEY = /sk_(?:user|agent|worker)_[0-9a-f]{32}[A-Za-z0-9_-]{43}/;
+const API_KEY = /sk_(?:user|agent|worker|exchange)_[0-9a-f]{32}[A-Za-z0-9_-]{43}/;
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/;
 /** Shapes that are a leak wherever they appear, whoever minted them. */
 const SHAPES: [string, RegExp][] = [

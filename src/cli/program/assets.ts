@@ -1,4 +1,5 @@
 // `assay assets …`: the declaration of the commands; assets-commands.ts does the work.
+import { ASSET_STATES } from '@assay/contract';
 import { Option, type Command } from 'commander';
 import { wholeNumber } from '../command-args.ts';
 import type { DownloadOptions, ListOptions, UploadOptions } from '../assets-commands.ts';
@@ -49,7 +50,7 @@ export function addAssetsCommands(program: Command): void {
 
   linkOptions(group.command('list').description('one page of assets, newest first'))
     .option('--kind <kind>', 'only this kind')
-    .addOption(new Option('--state <state>', 'only pending or ready assets').choices(['pending', 'ready']))
+    .addOption(new Option('--state <state>', 'only pending or ready assets').choices([...ASSET_STATES]))
     .option('--limit <n>', 'at most N', wholeNumber)
     .addOption(jsonOption())
     .action(exitWith(async (o: ListOptions) => (await load()).list(o)));

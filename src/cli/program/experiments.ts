@@ -1,11 +1,11 @@
 // `assay experiments …`: the declaration of the commands; experiments-commands.ts does the work.
 import { Option, type Command } from 'commander';
-import type { ExperimentState } from '../../client/resources/experiments.ts';
+import { EXPERIMENT_STATES } from '@assay/contract';
 import type { CreateOptions, ListOptions, RetractOptions } from '../experiments-commands.ts';
 import { collect, wholeNumber } from '../command-args.ts';
 import { exitWith, jsonOption, organizationOption, type JsonOptions } from './shared-options.ts';
 
-const STATES = ['draft', 'committed', 'concluded', 'retracted'] satisfies ExperimentState[];
+const STATES = [...EXPERIMENT_STATES];
 const load = () => import('../experiments-commands.ts');
 
 export function addExperimentsCommands(program: Command): void {

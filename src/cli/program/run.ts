@@ -9,7 +9,9 @@ Runs COMMAND as run R of variation N (a new run when --run is not given): reads 
 starts the run with an environment snapshot, heartbeats in the background, uploads the files that appear in
 the outputs directory as assets of kind "output", and succeeds or fails the run by how COMMAND ends.
 Without the three flags, the ids come from SERVICE_EXPERIMENT_ID, SERVICE_VARIATION and SERVICE_RUN (the
-variables of a managed worker). Options end at "--" or at the first word that is not one.
+variables of a managed worker). A managed worker's SERVICE_EXCHANGE_TOKEN is traded for its run's worker key
+first (it works once); the key then takes SERVICE_API_KEY's place. Options end at "--" or at the first word
+that is not one.
 
 COMMAND gets, besides this environment:
   ASSAY_CONFIG_FILE     a JSON file: config_json, accelerate_config_json, launch_config and the run's ids

@@ -28,7 +28,9 @@ export class Transport {
     this.serverUrl = options.serverUrl.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeout * 1000;
-    this.#fetch = options.fetch ?? fetch;
+    // Called as a method (this.#fetch(…)), the global fetch would get the Transport as `this`, which browsers
+    // refuse ("Illegal invocation"); the arrow keeps the global receiver.
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {

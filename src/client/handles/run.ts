@@ -1,5 +1,6 @@
 import type { ClientCore } from '../core/client-core.ts';
 import { path } from '../core/path.ts';
+import type { RunHeartbeat, RunnerFailureReason } from '@assay/contract';
 import type { Checkpoint, RunConfig, RunData } from '../resources/runs.ts';
 
 /**
@@ -54,7 +55,7 @@ export class Run {
   }
 
   /** Tells the server the run is alive; answers whether a cancel was requested (then stop and fail 'abandoned'). */
-  async heartbeat(): Promise<{ state: string; cancel_requested: boolean; last_heartbeat_at: string | null }> {
+  async heartbeat(): Promise<RunHeartbeat> {
     this.#data = undefined;
     return this.#core.transport.post(`${this.#path}/heartbeat`);
   }
@@ -66,7 +67,7 @@ export class Run {
   }
 
   /** running → failed: 'abandoned' on a cancel, 'crash' on an unrecoverable error. */
-  fail(reason: 'abandoned' | 'crash', message?: string): Promise<RunData> {
+  fail(reason: RunnerFailureReason, message?: string): Promise<RunData> {
     return this.#move('fail', { reason, message });
   }
 

@@ -1,22 +1,12 @@
+import type { ApiKey, ApiKeyKind, CreatedApiKey, Scope } from '@assay/contract';
 import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
+import type { RunRef } from './assets.ts';
 
-export interface ApiKeyData {
-  id: string;
-  kind: 'user' | 'agent' | 'worker';
-  description: string;
-  scopes: string[];
-  run_id: string | null;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+export type { ApiKeyKind, CreatedApiKey, Scope } from '@assay/contract';
 
-export interface CreatedApiKey extends ApiKeyData {
-  /** The full key: returned once, store it now. */
-  key: string;
-}
+/** A key as the service lists it, never with its secret (the contract's ApiKey). */
+export type ApiKeyData = ApiKey;
 
 /** The API-keys namespace: mint restricted keys, list them, revoke them. */
 export class ApiKeys {
@@ -29,10 +19,10 @@ export class ApiKeys {
   /** Mints a key holding at most the caller's scopes; a worker key is bound to one run. */
   create(params: {
     description: string;
-    scopes: string[];
-    kind?: 'user' | 'agent' | 'worker';
+    scopes: Scope[];
+    kind?: ApiKeyKind;
     expiresInDays?: number;
-    run?: { experimentId: string; n: number; r: number };
+    run?: RunRef;
   }): Promise<CreatedApiKey> {
     const run = params.run && { experiment_id: params.run.experimentId, n: params.run.n, r: params.run.r };
     return this.#t.post('/api-keys', {

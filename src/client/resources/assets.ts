@@ -1,55 +1,24 @@
+import type { Asset, AssetDownload, AssetState, PresignedAsset } from '@assay/contract';
 import type { OrganizationChoice, OrganizationDefault } from '../core/organization.ts';
 import { path, query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 import type { Page } from './experiments.ts';
 
-export interface ComponentInfo {
-  size: number;
-  content_type: string;
-  sha256: string | null;
-}
+export type {
+  AssetState,
+  ComponentInfo,
+  MultipartTarget,
+  PresignedAsset,
+  PresignedRequest,
+  UploadTarget,
+} from '@assay/contract';
 
-export interface AssetData {
-  id: string;
-  kind: string;
-  name: string;
-  state: 'pending' | 'ready';
-  inline: boolean;
-  components: Record<string, ComponentInfo>;
-  metadata: Record<string, unknown>;
-  experiment_id: string | null;
-  run_id: string | null;
-  organization_id: string | null;
-  created_at: string;
-  finalized_at: string | null;
-}
+/** An asset as the service answers it (the contract's Asset). */
+export type AssetData = Asset;
+/** Presigned download URLs of a ready asset's components. */
+export type DownloadData = AssetDownload;
 
-export interface PresignedRequest {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  expires_at: string;
-}
-
-export interface MultipartTarget {
-  multipart: true;
-  upload_id: string;
-  part_size: number;
-  parts: Array<PresignedRequest & { part_number: number; size: number }>;
-}
-
-export type UploadTarget = PresignedRequest | MultipartTarget;
-
-export interface PresignedAsset extends AssetData {
-  /** Where to PUT each component's bytes, keyed by component name. */
-  uploads: Record<string, UploadTarget>;
-}
-
-export interface DownloadData {
-  asset_id: string;
-  components: Record<string, ComponentInfo & PresignedRequest>;
-}
-
+/** A run as the client addresses it in a call: experiment id, variation number and run number. */
 export interface RunRef {
   experimentId: string;
   n: number;
@@ -143,7 +112,7 @@ export class Assets {
       experimentId?: string;
       run?: RunRef;
       kind?: string;
-      state?: 'pending' | 'ready';
+      state?: AssetState;
       limit?: number;
       cursor?: string;
     } = {},

@@ -1,51 +1,28 @@
+import type {
+  Experiment,
+  ExperimentDetail,
+  ExperimentSummary,
+  ExperimentState,
+  LineageDirection,
+  LineageResponse,
+  Page,
+} from '@assay/contract';
 import type { OrganizationDefault, OrganizationChoice } from '../core/organization.ts';
 import { path, query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export type ExperimentState = 'draft' | 'committed' | 'concluded' | 'retracted';
+export type {
+  ExperimentDetail,
+  ExperimentState,
+  ExperimentSummary,
+  LineageDirection,
+  LineageResponse,
+  Page,
+  RunCounts,
+} from '@assay/contract';
 
-export interface ExperimentData {
-  id: string;
-  name: string;
-  description: string;
-  hypothesis: string;
-  state: ExperimentState;
-  organization_id: string | null;
-  owner_user_id: string;
-  parent_ids: string[];
-  created_at: string;
-  updated_at: string;
-  committed_at: string | null;
-  concluded_at: string | null;
-  retracted_at: string | null;
-  retraction_reason: string | null;
-}
-
-export interface ExperimentDetail extends ExperimentData {
-  variations: Array<{ n: number; name: string; created_at: string }>;
-  run_counts: { pending: number; running: number; succeeded: number; failed: number };
-  parents: Array<{ id: string; name: string; state: ExperimentState }>;
-  children: Array<{ id: string; name: string; state: ExperimentState }>;
-}
-
-export interface LineageResponse {
-  root_id: string;
-  direction: string;
-  depth: number;
-  nodes: Array<{
-    id: string;
-    name: string;
-    state: ExperimentState;
-    relation: 'self' | 'ancestor' | 'descendant';
-    depth: number;
-  }>;
-  edges: Array<{ parent_id: string; child_id: string }>;
-}
-
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+/** An experiment as the service answers it (the contract's Experiment). */
+export type ExperimentData = Experiment;
 
 export interface CreateExperimentParams {
   name: string;
@@ -87,7 +64,7 @@ export class Experiments {
   }
 
   /** One page of experiments of a scope, newest first; pass `next_cursor` back as `cursor` for the next. */
-  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentData>> {
+  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentSummary>> {
     const organization_id = await this.#org.forCall(params.organizationId);
     return this.#t.get(
       `/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`,
@@ -95,7 +72,7 @@ export class Experiments {
   }
 
   /** Every experiment of a scope, page by page. */
-  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentData> {
+  async *iterate(params: Omit<ListExperimentsParams, 'cursor'> = {}): AsyncGenerator<ExperimentSummary> {
     let cursor: string | undefined;
     do {
       const page = await this.list({ ...params, cursor });
@@ -135,7 +112,7 @@ export class Experiments {
   /** Walks ancestors and/or descendants to a depth. */
   lineage(
     id: string,
-    params: { direction?: 'ancestors' | 'descendants' | 'both'; depth?: number } = {},
+    params: { direction?: LineageDirection; depth?: number } = {},
   ): Promise<LineageResponse> {
     return this.#t.get(path`/experiments/${id}/lineage` + query(params));
   }

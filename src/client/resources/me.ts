@@ -1,27 +1,12 @@
+import type { Me as MeShape, MyScopes, Organization } from '@assay/contract';
 import type { Transport } from '../core/transport.ts';
 
-export interface MeData {
-  id: string;
-  email: string | null;
-  name: string | null;
-  is_admin: boolean;
-  default_organization_id: string | null;
-  auth: { via: string; key_id: string | null; scopes: string[]; run_id: string | null };
-}
-
-export interface OrganizationScope {
-  id: string;
-  slug: string;
-  name: string;
-  role: 'owner' | 'member';
-  created_at: string;
-}
-
-export interface ScopesData {
-  personal: { user_id: string };
-  default_organization_id: string | null;
-  organizations: OrganizationScope[];
-}
+/** The caller and the credential in use (the contract's Me). */
+export type MeData = MeShape;
+/** An organization the caller belongs to, with their role in it. */
+export type OrganizationScope = Organization;
+/** The caller's personal scope and organization memberships (the contract's MyScopes). */
+export type ScopesData = MyScopes;
 
 /** The caller: who the key belongs to, and the organizations they can act in. */
 export class Me {

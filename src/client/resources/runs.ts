@@ -1,55 +1,13 @@
+import type { Checkpoint, Provisioned, Run, RunConfig } from '@assay/contract';
 import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
-import type { AssetData, DownloadData } from './assets.ts';
 
-export type RunState = 'pending' | 'running' | 'succeeded' | 'failed';
+export type { Checkpoint, FailureReason, RunConfig, RunHeartbeat, RunState } from '@assay/contract';
 
-export interface RunData {
-  id: string;
-  experiment_id: string;
-  n: number;
-  r: number;
-  state: RunState;
-  failure_reason: 'abandoned' | 'crash' | 'heartbeat_timeout' | 'provision_failed' | null;
-  failure_message: string | null;
-  environment: Record<string, unknown> | null;
-  config_read_at: string | null;
-  started_at: string | null;
-  last_heartbeat_at: string | null;
-  ended_at: string | null;
-  managed: boolean;
-  instance: Record<string, unknown> | null;
-  workflow_id: string | null;
-  /** Where the run's workflow is seen in the Temporal UI; null for self-managed runs or when no UI is known. */
-  workflow_url: string | null;
-  /** The run this one was created to recover (a recovery run of a managed run that failed), else null. */
-  recovers_run_id: string | null;
-  cancel_requested: boolean;
-  created_at: string;
-}
-
-export interface RunConfig {
-  experiment_id: string;
-  n: number;
-  r: number;
-  config_json: Record<string, unknown>;
-  accelerate_config_json: Record<string, unknown>;
-  launch_config: Record<string, unknown>;
-  config_read_at: string;
-}
-
+/** A run as the service answers it (the contract's Run). */
+export type RunData = Run;
 /** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
-export interface ProvisionData {
-  workflow_id: string;
-  /** The workflow in the Temporal UI, when the server knows the UI's address. */
-  workflow_url: string | null;
-  run: RunData;
-}
-
-export interface Checkpoint {
-  asset: AssetData;
-  download: DownloadData;
-}
+export type ProvisionData = Provisioned;
 
 /**
  * The runs namespace: create and read runs. The lifecycle moves (start, heartbeat, succeed, fail) live on

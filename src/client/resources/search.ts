@@ -1,23 +1,9 @@
+import type { SearchResponse } from '@assay/contract';
 import type { OrganizationChoice, OrganizationDefault } from '../core/organization.ts';
 import { query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export interface SearchHit {
-  asset_id: string;
-  kind: string;
-  name: string;
-  experiment_id: string | null;
-  run_id: string | null;
-  created_at: string;
-  rank: number;
-  /** Matches wrapped in <mark></mark>; the text itself is not HTML-escaped. */
-  snippet: string;
-}
-
-export interface SearchResponse {
-  query: string;
-  items: SearchHit[];
-}
+export type { SearchHit, SearchResponse } from '@assay/contract';
 
 /** Full-text search over research documents and papers. A server without search raises ServerError (503). */
 export class Search {

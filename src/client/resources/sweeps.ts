@@ -1,6 +1,11 @@
+import type { Sweep } from '@assay/contract';
 import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
-import type { RunState } from './runs.ts';
+
+export type { SweepProgress, SweepRun } from '@assay/contract';
+
+/** A sweep as the service answers it: its runs' states and the workflow's progress (null when unknown). */
+export type SweepData = Sweep;
 
 /**
  * What to sweep: a base variation config and the changes to it. Each key of `grid` and `list` is a dotted
@@ -16,38 +21,6 @@ export interface SweepSpec {
   concurrency?: number;
   /** Prefix of the generated variation names. */
   namePrefix?: string;
-}
-
-/** The sweep workflow's own count of its runs; `done` once every run has ended. */
-export interface SweepProgress {
-  total: number;
-  pending: number;
-  running: number;
-  succeeded: number;
-  failed: number;
-  done: boolean;
-}
-
-/** One managed run of a sweep, on a variation of its own. */
-export interface SweepRun {
-  n: number;
-  r: number;
-  variation_name: string;
-  workflow_id: string;
-  state: RunState;
-}
-
-export interface SweepData {
-  id: string;
-  experiment_id: string;
-  workflow_id: string;
-  /** The sweep workflow in the Temporal UI, when the server knows the UI's address. */
-  workflow_url: string | null;
-  concurrency: number;
-  created_at: string;
-  runs: SweepRun[];
-  /** null when the server cannot ask the sweep workflow (it is gone, or the orchestrator is unreachable). */
-  progress: SweepProgress | null;
 }
 
 /**

@@ -1,16 +1,11 @@
+import type { Variation } from '@assay/contract';
 import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export interface VariationData {
-  experiment_id: string;
-  n: number;
-  name: string;
-  config_yaml: string;
-  config_json: Record<string, unknown>;
-  accelerate_config_json: Record<string, unknown>;
-  launch_config: Record<string, unknown>;
-  created_at: string;
-}
+export type { LaunchConfig } from '@assay/contract';
+
+/** A variation as the service answers it (the contract's Variation); `launch_config` is a LaunchConfig. */
+export type VariationData = Variation;
 
 /** The variations namespace: configs of an experiment, numbered n = 1, 2, … */
 export class Variations {

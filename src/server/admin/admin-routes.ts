@@ -1,21 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { ApiKey, ApiKeyList, ApiKeyParams, CreatedUser, CreateUserBody } from '@assay/contract';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { ApiKey, CreatedApiKey } from '../api-keys/api-key-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { Nullable, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { withErrors } from '../http/schemas.ts';
 import { listOrchestratorKeys, revokeOrchestratorKey } from './orchestrator-key-admin.ts';
 import { createUserWithKey } from './user-accounts.ts';
-
-const User = Type.Object({
-  id: Uuid,
-  email: Type.String(),
-  name: Nullable(Type.String()),
-  is_admin: Type.Boolean(),
-  created_at: Timestamp,
-});
 
 /**
  * What an operator needs where there is no identity provider (creating users, each with a first key), and the
@@ -30,16 +21,10 @@ export function adminRoutes(db: Db, config: ServiceConfig, authenticator: Authen
         config: { scope: 'admin' },
         schema: {
           tags: ['admin'],
+          operationId: 'createUser',
           summary: 'Create a user and mint their first key (admin scope)',
-          body: Type.Object(
-            {
-              email: Type.String({ format: 'email', maxLength: 320 }),
-              name: Type.Optional(Type.String({ maxLength: 200 })),
-              admin: Type.Optional(Type.Boolean()),
-            },
-            { additionalProperties: false },
-          ),
-          response: withErrors({ 201: Type.Object({ user: User, api_key: CreatedApiKey }) }, 409),
+          body: CreateUserBody,
+          response: withErrors({ 201: CreatedUser }, 409),
         },
       },
       async (req, reply) => {
@@ -58,8 +43,9 @@ export function adminRoutes(db: Db, config: ServiceConfig, authenticator: Authen
         config: { scope: 'admin' },
         schema: {
           tags: ['admin'],
+          operationId: 'listOrchestratorKeys',
           summary: "The orchestrator user's keys, revoked ones included (admin scope)",
-          response: withErrors({ 200: Type.Object({ items: Type.Array(ApiKey) }) }),
+          response: withErrors({ 200: ApiKeyList }),
         },
       },
       () => listOrchestratorKeys(db),
@@ -70,8 +56,9 @@ export function adminRoutes(db: Db, config: ServiceConfig, authenticator: Authen
         config: { scope: 'admin' },
         schema: {
           tags: ['admin'],
+          operationId: 'revokeOrchestratorKey',
           summary: 'Revoke an orchestrator key and the worker keys it minted (admin scope)',
-          params: Type.Object({ id: Uuid }),
+          params: ApiKeyParams,
           response: withErrors({ 200: ApiKey }),
         },
       },

@@ -1,57 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { ApiKey, ApiKeyList, ApiKeyParams, CreateApiKeyBody, CreatedApiKey } from '@assay/contract';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { SCOPES } from '../auth/scopes.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { Nullable, NullableTimestamp, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { withErrors } from '../http/schemas.ts';
 import * as service from './api-key-service.ts';
 
 const tags = ['api-keys'];
-const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)));
-
-export const ApiKey = Type.Object(
-  {
-    id: Uuid,
-    kind: Type.Union([Type.Literal('user'), Type.Literal('agent'), Type.Literal('worker')]),
-    description: Type.String(),
-    scopes: Type.Array(Type.String()),
-    run_id: Nullable(Uuid),
-    created_at: Timestamp,
-    expires_at: NullableTimestamp,
-    last_used_at: NullableTimestamp,
-    revoked_at: NullableTimestamp,
-  },
-  { $id: 'ApiKey' },
-);
-
-export const CreatedApiKey = Type.Object({
-  ...ApiKey.properties,
-  key: Type.String({ description: 'the full key; shown only in this answer' }),
-});
-
-const MintBody = Type.Object(
-  {
-    description: Type.String({ maxLength: 500 }),
-    scopes: Type.Array(Scope, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
-    kind: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('agent'), Type.Literal('worker')])),
-    expires_in_days: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 3650, description: "never past the minting key's own expiry" }),
-    ),
-    run: Type.Optional(
-      Type.Object(
-        {
-          experiment_id: Uuid,
-          n: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
-          r: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authenticator) {
   return async (base: FastifyInstance) => {
@@ -64,9 +20,10 @@ export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authe
         config: mint,
         schema: {
           tags,
+          operationId: 'createApiKey',
           summary:
             'Mint a key (needs an access token or the api_keys:write scope); the full key is returned once',
-          body: MintBody,
+          body: CreateApiKeyBody,
           response: withErrors({ 201: CreatedApiKey }),
         },
       },
@@ -81,8 +38,9 @@ export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authe
         config: mint,
         schema: {
           tags,
+          operationId: 'listApiKeys',
           summary: "The caller's keys (never their secrets)",
-          response: withErrors({ 200: Type.Object({ items: Type.Array(ApiKey) }) }),
+          response: withErrors({ 200: ApiKeyList }),
         },
       },
       (req) => service.listKeys(db, req.principal),
@@ -93,8 +51,9 @@ export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authe
         config: mint,
         schema: {
           tags,
+          operationId: 'revokeApiKey',
           summary: 'Revoke a key at once, and every key minted from it',
-          params: Type.Object({ id: Uuid }),
+          params: ApiKeyParams,
           response: withErrors({ 200: ApiKey }),
         },
       },

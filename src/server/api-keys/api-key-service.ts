@@ -1,3 +1,4 @@
+import type { CreateApiKeyBody } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
 import { WORKER_SCOPES } from '../auth/scopes.ts';
 import type { Db } from '../db/database.ts';
@@ -20,13 +21,8 @@ export function toApi(row: repo.ApiKeyRow) {
   };
 }
 
-export interface MintRequest {
-  description: string;
-  scopes: string[];
-  kind?: 'user' | 'agent' | 'worker';
-  expires_in_days?: number;
-  run?: { experiment_id: string; n: number; r: number };
-}
+/** What a caller asks for when minting (the contract's CreateApiKeyBody), scopes checked here, not by type. */
+export type MintRequest = Omit<CreateApiKeyBody, 'scopes'> & { scopes: string[] };
 
 /** Mints a key for the caller's own user; it never holds a scope the caller lacks (least privilege). */
 export async function mintKey(db: Db, principal: Principal, input: MintRequest, defaultTtlDays: number) {

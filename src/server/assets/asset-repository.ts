@@ -1,3 +1,4 @@
+import type { AssetState } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable, Tx } from '../db/database.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
@@ -20,7 +21,7 @@ export interface AssetRow {
   run_id: string | null;
   kind: string;
   name: string;
-  state: 'pending' | 'ready';
+  state: AssetState;
   metadata: Record<string, unknown>;
   inline: boolean;
   created_at: Date;

@@ -1,3 +1,4 @@
+import { SEARCHABLE_ASSET_KINDS } from '@assay/contract';
 import type { Readable } from 'node:stream';
 import { pdfTextInWorker, type PdfTextLimits } from './pdf-text.ts';
 
@@ -51,4 +52,4 @@ export async function extractText(
 }
 
 /** Kinds whose text is indexed: research documents and papers. */
-export const SEARCHABLE_KINDS: readonly string[] = ['report', 'document', 'paper'];
+export const SEARCHABLE_KINDS: readonly string[] = SEARCHABLE_ASSET_KINDS;

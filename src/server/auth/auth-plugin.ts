@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { forbidden, unauthorized } from '../http/errors.ts';
+import { parseToken } from './api-key-token.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Principal } from './principal.ts';
-import type { Scope } from './scopes.ts';
+import type { Scope } from '@assay/contract';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -12,9 +13,13 @@ declare module 'fastify' {
     scope?: Scope | readonly Scope[];
     /** Routes a worker key may call at all: its run's and its assets' (their services keep it to that run). */
     workerKeys?: boolean;
+    /** The one route that takes a one-time exchange token (`sk_exchange_…`) as its bearer, and nothing else. */
+    exchangeToken?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
+    /** The bearer of an `exchangeToken` route, verified and spent by the route itself (a single-use write). */
+    exchangeToken: string;
   }
 }
 
@@ -23,6 +28,7 @@ const BEARER = /^Bearer +([\x21-\x7e]{1,8192})$/i;
 /** Authenticates before the body is parsed, so an anonymous caller learns nothing from validation errors. */
 export function installAuth(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('exchangeToken', '');
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
     // Unknown routes fall through to the 404 handler; the docs UI serves only static, public pages.
@@ -35,6 +41,18 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
         header
           ? 'Authorization header must be "Bearer <token>"'
           : 'missing Authorization: Bearer <token> header',
+      );
+    }
+    if (config.exchangeToken) {
+      if (parseToken(match[1]!)?.kind === 'exchange') {
+        request.exchangeToken = match[1]!;
+        return;
+      }
+      // A real key is still checked (a bad one answers 401 and counts as a failure), then refused.
+      await authenticator.authenticate(match[1]!, request.ip);
+      throw forbidden(
+        'exchange_token_required',
+        'this endpoint takes a managed run’s one-time exchange token (sk_exchange_…), not an API key',
       );
     }
     request.principal = await authenticator.authenticate(match[1]!, request.ip);

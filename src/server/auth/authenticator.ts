@@ -9,7 +9,8 @@ import { createFailureLimit } from './auth-failure-limit.ts';
 import { findKeyForAuth, touchKey, userForSubject } from './credential-repository.ts';
 import { createJwtVerifier, type JwtVerifier } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
-import { scopesOfUser, type Scope } from './scopes.ts';
+import type { Scope } from '@assay/contract';
+import { scopesOfUser } from './scopes.ts';
 
 export interface Authenticator {
   /** `address` is the caller's IP: too many failed authentications from it answer 429 for a while. */
@@ -56,6 +57,10 @@ export function createAuthenticator(
   async function fromApiKey(token: string): Promise<Principal> {
     const parsed = parseToken(token);
     if (!parsed) throw unauthorized('malformed API key');
+    if (parsed.kind === 'exchange')
+      throw unauthorized(
+        'an exchange token is no API key: it only buys a worker key, at POST /worker-keys/exchange',
+      );
     keyLookups.inc();
     const key = await findKeyForAuth(db, parsed.id, config.workerKeyGraceMs);
     if (!key || key.kind !== parsed.kind || !secretMatches(parsed.secret, key.secret_hash))

@@ -1,10 +1,11 @@
+import type { ApiKeyKind } from '@assay/contract';
 import type { Queryable } from '../db/database.ts';
 import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
 
 export interface StoredKey {
   id: string;
   user_id: string;
-  kind: 'user' | 'agent' | 'worker';
+  kind: ApiKeyKind;
   scopes: string[];
   secret_hash: Uint8Array;
   run_id: string | null;

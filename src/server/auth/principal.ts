@@ -1,4 +1,4 @@
-import type { Scope } from './scopes.ts';
+import type { Scope } from '@assay/contract';
 
 /** Who is calling, resolved from the bearer token; every query is scoped by `userId` (and `runId` for workers). */
 export interface Principal {

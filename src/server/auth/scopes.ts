@@ -1,21 +1,5 @@
+import { SCOPES, type Scope } from '@assay/contract';
 import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
-
-/** What a key may do. A key never holds a scope its owner lacks, and a minted key never exceeds its minter. */
-export const SCOPES = [
-  'experiments:read',
-  'experiments:write',
-  'runs:read',
-  'runs:write',
-  'assets:read',
-  'assets:write',
-  'search:read',
-  'api_keys:write',
-  'organizations:write',
-  'admin',
-  'orchestrate',
-] as const;
-
-export type Scope = (typeof SCOPES)[number];
 
 /** Every scope but `admin` and `orchestrate`: what an ordinary user (and their identity-provider token) holds. */
 export const USER_SCOPES: readonly Scope[] = SCOPES.filter((s) => s !== 'admin' && s !== 'orchestrate');

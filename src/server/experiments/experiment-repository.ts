@@ -1,6 +1,6 @@
 import type { Queryable, Tx } from '../db/database.ts';
+import { EXPERIMENT_MOVES, type ExperimentMove } from '@assay/contract';
 import { experimentVisible } from '../organizations/organization-repository.ts';
-import { EXPERIMENT_MOVES, type ExperimentMove } from './experiment-states.ts';
 
 export interface ExperimentRow {
   id: string;
@@ -136,6 +136,26 @@ export async function applyMove(
     [userId, id, to, from, reason],
   );
   return rows[0];
+}
+
+/** Runs by state of each of the experiments (all four states present, zero when none). */
+export async function countRunsByStateOf(
+  db: Queryable,
+  experimentIds: string[],
+): Promise<Map<string, Record<string, number>>> {
+  const rows = await db.query<{ experiment_id: string; state: string; count: number }>(
+    `SELECT experiment_id, state, count(*)::int AS count FROM runs
+      WHERE experiment_id = ANY($1::uuid[]) GROUP BY experiment_id, state`,
+    [experimentIds],
+  );
+  const counts = new Map(
+    experimentIds.map((id) => [
+      id,
+      { pending: 0, running: 0, succeeded: 0, failed: 0 } as Record<string, number>,
+    ]),
+  );
+  for (const row of rows) counts.get(row.experiment_id)![row.state] = row.count;
+  return counts;
 }
 
 export async function countRunsByState(db: Queryable, experimentId: string): Promise<Record<string, number>> {

@@ -1,9 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
-import * as s from './experiment-schemas.ts';
+import * as s from '@assay/contract';
 import * as service from './experiment-service.ts';
 import { walkLineage } from './lineage.ts';
 
@@ -21,8 +20,9 @@ export function experimentRoutes(db: Db) {
         config: write,
         schema: {
           tags,
+          operationId: 'createExperiment',
           summary: 'Create an experiment (draft)',
-          body: s.CreateExperiment,
+          body: s.CreateExperimentBody,
           response: withErrors({ 201: s.Experiment }),
         },
       },
@@ -38,6 +38,7 @@ export function experimentRoutes(db: Db) {
         config: read,
         schema: {
           tags,
+          operationId: 'listExperiments',
           summary: 'List experiments of one scope, newest first',
           querystring: s.ListExperimentsQuery,
           response: withErrors({ 200: s.ExperimentList }),
@@ -52,6 +53,7 @@ export function experimentRoutes(db: Db) {
         config: read,
         schema: {
           tags,
+          operationId: 'getExperiment',
           summary: 'Experiment detail',
           params: s.ExperimentParams,
           response: withErrors({ 200: s.ExperimentDetail }),
@@ -66,16 +68,16 @@ export function experimentRoutes(db: Db) {
         config: write,
         schema: {
           tags,
+          operationId: 'updateExperiment',
           summary: 'Edit a draft experiment',
           params: s.ExperimentParams,
-          body: s.EditExperiment,
+          body: s.EditExperimentBody,
           response: withErrors({ 200: s.Experiment }, 409),
         },
       },
       (req) => service.editExperiment(db, req.principal, req.params.id, req.body),
     );
 
-    const empty = Type.Optional(Type.Object({}, { additionalProperties: false }));
     for (const move of ['commit', 'conclude'] as const) {
       app.post(
         `/experiments/:id/${move}`,
@@ -83,9 +85,10 @@ export function experimentRoutes(db: Db) {
           config: write,
           schema: {
             tags,
+            operationId: `${move}Experiment`,
             summary: `${move[0]!.toUpperCase()}${move.slice(1)} the experiment`,
             params: s.ExperimentParams,
-            body: empty,
+            body: s.NoBody,
             response: withErrors({ 200: s.Experiment }, 409),
           },
         },
@@ -99,9 +102,10 @@ export function experimentRoutes(db: Db) {
         config: write,
         schema: {
           tags,
+          operationId: 'retractExperiment',
           summary: 'Retract a committed or concluded experiment',
           params: s.ExperimentParams,
-          body: s.Retract,
+          body: s.RetractBody,
           response: withErrors({ 200: s.Experiment }, 409),
         },
       },
@@ -114,6 +118,7 @@ export function experimentRoutes(db: Db) {
         config: read,
         schema: {
           tags,
+          operationId: 'getExperimentLineage',
           summary: 'Walk ancestors and descendants',
           params: s.ExperimentParams,
           querystring: s.LineageQuery,

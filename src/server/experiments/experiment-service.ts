@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { resolveOwnerScope } from '../organizations/tenancy.ts';
 import * as repo from './experiment-repository.ts';
-import { EXPERIMENT_MOVES, type ExperimentMove } from './experiment-states.ts';
+import { EXPERIMENT_MOVES, type ExperimentMove } from '@assay/contract';
 
 export function toApi(row: repo.ExperimentRow) {
   return {
@@ -79,8 +79,12 @@ export async function listExperiments(
     limit: limit + 1,
   });
   const page = rows.slice(0, limit);
+  const runCounts = await repo.countRunsByStateOf(
+    db,
+    page.map((row) => row.id),
+  );
   return {
-    items: page.map(toApi),
+    items: page.map((row) => ({ ...toApi(row), run_counts: runCounts.get(row.id)! })),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
 }

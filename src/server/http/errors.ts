@@ -1,15 +1,17 @@
+import type { ErrorCode } from '@assay/contract';
+
 /** The one error type of the service: an HTTP status and a stable snake_case code the client can branch on. */
 export class AppError extends Error {
   override name = 'AppError';
   readonly statusCode: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details: unknown;
   /** Response headers the answer must carry, such as Retry-After on a 429. */
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     statusCode: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     details?: unknown,
     headers: Record<string, string> = {},
@@ -22,15 +24,15 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, details?: unknown) =>
+export const badRequest = (code: ErrorCode, message: string, details?: unknown) =>
   new AppError(400, code, message, details);
 export const unauthorized = (message = 'missing or invalid credentials') =>
   new AppError(401, 'unauthenticated', message);
-export const forbidden = (code: string, message: string) => new AppError(403, code, message);
+export const forbidden = (code: ErrorCode, message: string) => new AppError(403, code, message);
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
-export const conflict = (code: string, message: string, details?: unknown) =>
+export const conflict = (code: ErrorCode, message: string, details?: unknown) =>
   new AppError(409, code, message, details);
-export const tooManyRequests = (code: string, message: string, retryAfterSeconds: number) =>
+export const tooManyRequests = (code: ErrorCode, message: string, retryAfterSeconds: number) =>
   new AppError(
     429,
     code,
@@ -38,5 +40,5 @@ export const tooManyRequests = (code: string, message: string, retryAfterSeconds
     { retry_after_s: retryAfterSeconds },
     { 'retry-after': String(retryAfterSeconds) },
   );
-export const unavailable = (code: string, message: string, details?: unknown) =>
+export const unavailable = (code: ErrorCode, message: string, details?: unknown) =>
   new AppError(503, code, message, details);

@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { Scope } from '../auth/scopes.ts';
+import type { Scope } from '@assay/contract';
 
 /**
  * Prometheus metrics at /metrics: process metrics and a request histogram labelled by route pattern (never

@@ -1,23 +1,6 @@
 import type { RouteOptions } from 'fastify';
-import { Type, type TSchema } from 'typebox';
-
-/** Shared wire shapes: ids are UUID text, timestamps RFC 3339 text, nullable where a moment may not have come. */
-export const Uuid = Type.String({ format: 'uuid' });
-export const Timestamp = Type.String({ format: 'date-time' });
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-export const JsonObject = Type.Record(Type.String(), Type.Unknown());
-
-/** `personal` (the client's PERSONAL) or an organization id. */
-export const OrganizationRef = Type.Union([Type.Literal('personal'), Uuid]);
-
-export const ErrorResponse = Type.Object({
-  error: Type.Object({
-    code: Type.String({ description: 'stable snake_case code' }),
-    message: Type.String(),
-    details: Type.Optional(Type.Unknown()),
-  }),
-});
+import type { TSchema } from 'typebox';
+import { ErrorResponse } from '@assay/contract';
 
 /** Adds the documented error answers to a route's response map. */
 export function withErrors(
@@ -47,15 +30,6 @@ export function documentAuthLimit(route: RouteOptions): void {
   const response = route.schema?.response as Record<number, unknown> | undefined;
   if (response?.[401]) response[429] ??= ErrorResponse;
 }
-
-export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 200 })),
-};
-
-/** Text fields: bounded so a client mistake cannot grow a row without limit. */
-export const ShortText = (maxLength = 200) => Type.String({ minLength: 1, maxLength });
-export const LongText = (maxLength = 20_000) => Type.String({ maxLength });
 
 export function iso(value: Date | string | null | undefined): string | null {
   if (value === null || value === undefined) return null;

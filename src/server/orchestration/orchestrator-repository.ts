@@ -1,6 +1,6 @@
 import type { Queryable, Tx } from '../db/database.ts';
+import { RUN_MOVES, type RunMove } from '@assay/contract';
 import { CANCELLED_BEFORE_START, RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
-import { RUN_MOVES, type RunMove } from '../runs/run-states.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no tenant).
 

@@ -1,37 +1,26 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import {
+  ExchangeToken,
+  FailManagedRunBody,
+  ManagedRun,
+  ManagedRunParams,
+  NoBody,
+  RevokedWorkerKeys,
+  Run,
+  RunAssetList,
+  RunInstance,
+} from '@assay/contract';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { JsonObject, Uuid, withErrors } from '../http/schemas.ts';
-import { Run } from '../runs/run-routes.ts';
+import { withErrors } from '../http/schemas.ts';
 import { toApi } from '../runs/run-service.ts';
-import { ORCHESTRATOR_FAILURE_REASONS } from '../runs/run-states.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './orchestrator-service.ts';
+import * as exchanges from './worker-key-exchange-service.ts';
 
 const tags = ['orchestrator'];
-const Params = Type.Object({ run_id: Uuid });
-const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
-const Text = Type.String({ minLength: 1, maxLength: 500 });
-const Instance = Type.Object(
-  { provider: Text, instance_id: Text, state: Text },
-  { additionalProperties: false },
-);
-const Fail = Type.Object(
-  {
-    reason: Type.Union(ORCHESTRATOR_FAILURE_REASONS.map((r) => Type.Literal(r))),
-    message: Type.Optional(Type.String({ maxLength: 10_000 })),
-  },
-  { additionalProperties: false },
-);
-const AssetSummary = Type.Object({
-  id: Uuid,
-  kind: Type.String(),
-  name: Type.String(),
-  state: Type.String(),
-});
 
 /**
  * What the managed-run and sweep workflows' activities call, keyed by run id, with an orchestrator key (scope
@@ -55,11 +44,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'getManagedRun',
           summary: 'A managed run, its variation’s launch config, and whether an admin provisioned it',
-          params: Params,
-          response: withErrors({
-            200: Type.Object({ run: Run, launch_config: JsonObject, provisioned_by_admin: Type.Boolean() }),
-          }),
+          params: ManagedRunParams,
+          response: withErrors({ 200: ManagedRun }),
         },
       },
       async (req) => {
@@ -73,27 +61,28 @@ export function orchestratorRoutes(
     );
 
     app.post(
-      `${path}/worker-key`,
+      `${path}/exchange-token`,
       {
         config: orchestrate,
         schema: {
           tags,
-          summary: 'Mint the run’s worker key, revoking its earlier ones; the full key is returned once',
-          params: Params,
+          operationId: 'mintExchangeToken',
+          summary:
+            'Mint a one-time exchange token for the run’s instance (its runner trades it for the worker key at POST /worker-keys/exchange); returned once, revokes nothing',
+          params: ManagedRunParams,
           body: NoBody,
-          response: withErrors({ 201: Type.Object({ id: Uuid, key: Type.String() }) }, 409),
+          response: withErrors({ 201: ExchangeToken }, 409),
         },
       },
       async (req, reply) => {
-        const minted = await service.mintWorkerKey(
+        const minted = await exchanges.mintExchangeToken(
           db,
           req.principal,
           req.params.run_id,
-          config.apiKeyTtlDays,
+          config.exchangeTokenTtlMs,
         );
-        for (const id of minted.revoked) authenticator.forgetKey(id);
         reply.code(201);
-        return { id: minted.id, key: minted.key };
+        return { id: minted.id, token: minted.token, expires_at: minted.expires_at.toISOString() };
       },
     );
 
@@ -103,9 +92,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'revokeWorkerKeys',
           summary: 'Revoke every worker key of the run (idempotent)',
-          params: Params,
-          response: withErrors({ 200: Type.Object({ revoked: Type.Integer() }) }),
+          params: ManagedRunParams,
+          response: withErrors({ 200: RevokedWorkerKeys }),
         },
       },
       async (req) => {
@@ -121,9 +111,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'recordInstance',
           summary: 'Record the run’s instance and its provider state',
-          params: Params,
-          body: Instance,
+          params: ManagedRunParams,
+          body: RunInstance,
           response: withErrors({ 200: Run }),
         },
       },
@@ -136,10 +127,11 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'failManagedRun',
           summary:
             'pending | running → failed with the orchestrator’s reason; an ended run is answered unchanged',
-          params: Params,
-          body: Fail,
+          params: ManagedRunParams,
+          body: FailManagedRunBody,
           response: withErrors({ 200: Run }),
         },
       },
@@ -153,8 +145,9 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'cancelManagedRun',
           summary: 'Cancel: pending → failed abandoned, running → cancel requested, ended → unchanged',
-          params: Params,
+          params: ManagedRunParams,
           body: NoBody,
           response: withErrors({ 200: Run }),
         },
@@ -168,8 +161,9 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'createRecoveryRun',
           summary: 'The run that recovers this one: 201 when created, 200 when it already exists',
-          params: Params,
+          params: ManagedRunParams,
           body: NoBody,
           response: withErrors({ 200: Run, 201: Run }, 409),
         },
@@ -187,9 +181,10 @@ export function orchestratorRoutes(
         config: orchestrate,
         schema: {
           tags,
+          operationId: 'listRunAssets',
           summary: 'The run’s assets, without components',
-          params: Params,
-          response: withErrors({ 200: Type.Object({ items: Type.Array(AssetSummary) }) }),
+          params: ManagedRunParams,
+          response: withErrors({ 200: RunAssetList }),
         },
       },
       (req) => service.listRunAssets(db, req.params.run_id),

@@ -1,15 +1,11 @@
-import type { Principal } from '../auth/principal.ts';
-import { WORKER_SCOPES } from '../auth/scopes.ts';
-import { insertKey, revokeRunWorkerKeys } from '../api-keys/api-key-repository.ts';
+import { revokeRunWorkerKeys } from '../api-keys/api-key-repository.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { insertManagedRun, type RunRow } from '../runs/run-repository.ts';
-import { TERMINAL_STATES, type RunState } from '../runs/run-states.ts';
 import * as repo from './orchestrator-repository.ts';
+import { voidRunExchanges } from './worker-key-exchange-repository.ts';
 
 // The rules behind /orchestrator/*: every call is safe to repeat, because activities are retried.
-
-const isTerminal = (run: RunRow) => TERMINAL_STATES.includes(run.state as RunState);
 
 export async function getManagedRun(db: Db, runId: string) {
   const run = await repo.findManagedRun(db, runId);
@@ -18,34 +14,12 @@ export async function getManagedRun(db: Db, runId: string) {
 }
 
 /**
- * A fresh worker key for the run's instance, owned by the user who provisioned it (so it reaches only what they
- * may see). Earlier keys of the run are revoked: a re-provisioned instance must not share the lost one's key.
+ * Revokes every worker key of the run (a compensation), and voids its unused exchange tokens so that none can
+ * buy a key afterwards; the ids let the caller drop the keys from the auth cache.
  */
-export async function mintWorkerKey(db: Db, principal: Principal, runId: string, ttlDays: number) {
-  return db.transaction(async (tx) => {
-    const run = await repo.lockManagedRun(tx, runId);
-    if (!run) throw notFound('managed run');
-    if (isTerminal(run))
-      throw conflict('run_ended', `the run is ${run.state}; it needs no worker key`, { state: run.state });
-    if (!run.provisioned_by)
-      throw conflict('run_not_provisioned', 'the run has no provisioning user to own its worker key');
-    const revoked = await revokeRunWorkerKeys(tx, runId);
-    const { row, token } = await insertKey(tx, {
-      userId: run.provisioned_by,
-      kind: 'worker',
-      description: `managed run ${run.workflow_id}`,
-      scopes: WORKER_SCOPES,
-      runId,
-      ttlDays,
-      mintedByKeyId: principal.keyId,
-    });
-    return { id: row.id, key: token, revoked };
-  });
-}
-
-/** Revokes every worker key of the run (a compensation); the ids let the caller drop them from the auth cache. */
 export async function revokeWorkerKeys(db: Db, runId: string): Promise<string[]> {
   await getManagedRun(db, runId);
+  await voidRunExchanges(db, runId);
   return revokeRunWorkerKeys(db, runId);
 }
 

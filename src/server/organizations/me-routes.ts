@@ -1,32 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { EditMeBody, Me, MyScopes } from '@assay/contract';
 import type { Db } from '../db/database.ts';
-import { Nullable, Uuid, withErrors } from '../http/schemas.ts';
-import { Organization } from './organization-routes.ts';
+import { withErrors } from '../http/schemas.ts';
 import { getMe, myScopes, setDefaultOrganization } from './organization-service.ts';
 
 const tags = ['me'];
-
-const Me = Type.Object({
-  id: Uuid,
-  email: Nullable(Type.String()),
-  name: Nullable(Type.String()),
-  is_admin: Type.Boolean(),
-  default_organization_id: Nullable(Uuid),
-  auth: Type.Object({
-    via: Type.String(),
-    key_id: Nullable(Uuid),
-    scopes: Type.Array(Type.String()),
-    run_id: Nullable(Uuid),
-  }),
-});
-
-const Scopes = Type.Object({
-  personal: Type.Object({ user_id: Uuid }),
-  default_organization_id: Nullable(Uuid),
-  organizations: Type.Array(Organization),
-});
 
 export function meRoutes(db: Db) {
   return async (base: FastifyInstance) => {
@@ -37,6 +16,7 @@ export function meRoutes(db: Db) {
       {
         schema: {
           tags,
+          operationId: 'getMe',
           summary: 'The caller: user, default organization, and the scopes of the token in use',
           response: withErrors({ 200: Me }),
         },
@@ -50,8 +30,9 @@ export function meRoutes(db: Db) {
         config: { scope: 'organizations:write' },
         schema: {
           tags,
+          operationId: 'setDefaultOrganization',
           summary: "Set the caller's default organization (null: personal)",
-          body: Type.Object({ default_organization_id: Nullable(Uuid) }, { additionalProperties: false }),
+          body: EditMeBody,
           response: withErrors({ 200: Me }),
         },
       },
@@ -63,8 +44,9 @@ export function meRoutes(db: Db) {
       {
         schema: {
           tags,
+          operationId: 'getMyScopes',
           summary: "The caller's personal scope and organizations (memberships)",
-          response: withErrors({ 200: Scopes }),
+          response: withErrors({ 200: MyScopes }),
         },
       },
       (req) => myScopes(db, req.principal),

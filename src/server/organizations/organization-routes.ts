@@ -1,30 +1,18 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import {
+  AddMemberBody,
+  CreateOrganizationBody,
+  Member,
+  MemberList,
+  Organization,
+  OrganizationParams,
+} from '@assay/contract';
 import type { Db } from '../db/database.ts';
-import { Nullable, ShortText, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { withErrors } from '../http/schemas.ts';
 import * as service from './organization-service.ts';
 
 const tags = ['organizations'];
-const Role = Type.Union([Type.Literal('owner'), Type.Literal('member')]);
-
-export const Organization = Type.Object(
-  { id: Uuid, slug: Type.String(), name: Type.String(), role: Role, created_at: Timestamp },
-  { $id: 'Organization' },
-);
-const Member = Type.Object({
-  organization_id: Uuid,
-  user_id: Uuid,
-  email: Nullable(Type.String()),
-  name: Nullable(Type.String()),
-  role: Role,
-  created_at: Timestamp,
-});
-const Slug = Type.String({
-  pattern: '^(?!personal$)[a-z0-9][a-z0-9-]{1,62}$',
-  description: 'lowercase letters, digits and dashes; "personal" is reserved',
-});
-const Params = Type.Object({ id: Uuid });
 
 export function organizationRoutes(db: Db) {
   return async (base: FastifyInstance) => {
@@ -37,8 +25,9 @@ export function organizationRoutes(db: Db) {
         config: write,
         schema: {
           tags,
+          operationId: 'createOrganization',
           summary: 'Create an organization; the caller becomes its owner',
-          body: Type.Object({ slug: Slug, name: ShortText() }, { additionalProperties: false }),
+          body: CreateOrganizationBody,
           response: withErrors({ 201: Organization }, 409),
         },
       },
@@ -52,8 +41,9 @@ export function organizationRoutes(db: Db) {
       {
         schema: {
           tags,
+          operationId: 'getOrganization',
           summary: 'An organization the caller belongs to',
-          params: Params,
+          params: OrganizationParams,
           response: withErrors({ 200: Organization }),
         },
       },
@@ -64,9 +54,10 @@ export function organizationRoutes(db: Db) {
       {
         schema: {
           tags,
+          operationId: 'listOrganizationMembers',
           summary: 'Members of an organization',
-          params: Params,
-          response: withErrors({ 200: Type.Object({ items: Type.Array(Member) }) }),
+          params: OrganizationParams,
+          response: withErrors({ 200: MemberList }),
         },
       },
       (req) => service.listMembers(db, req.principal, req.params.id),
@@ -77,15 +68,10 @@ export function organizationRoutes(db: Db) {
         config: write,
         schema: {
           tags,
+          operationId: 'addOrganizationMember',
           summary: 'Add an existing user by id or email (owners only)',
-          params: Params,
-          body: Type.Union([
-            Type.Object({ user_id: Uuid, role: Type.Optional(Role) }, { additionalProperties: false }),
-            Type.Object(
-              { email: Type.String({ minLength: 3, maxLength: 320 }), role: Type.Optional(Role) },
-              { additionalProperties: false },
-            ),
-          ]),
+          params: OrganizationParams,
+          body: AddMemberBody,
           response: withErrors({ 201: Member }, 409),
         },
       },

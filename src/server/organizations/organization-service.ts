@@ -1,3 +1,4 @@
+import type { OrganizationRole } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
@@ -55,7 +56,7 @@ export async function addMember(
   db: Db,
   principal: Principal,
   id: string,
-  input: { user_id?: string; email?: string; role?: 'owner' | 'member' },
+  input: { user_id?: string; email?: string; role?: OrganizationRole },
 ) {
   const org = await getOrganization(db, principal, id);
   if (org.role !== 'owner')

@@ -1,8 +1,8 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable, Tx } from '../db/database.ts';
+import { RUN_MOVES, type RunMove } from '@assay/contract';
 import { managedRunWorkflowId } from '../../orchestrator/orchestrator.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
-import { RUN_MOVES, type RunMove } from './run-states.ts';
 
 export interface RunRow {
   id: string;

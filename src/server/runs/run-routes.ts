@@ -1,64 +1,26 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import {
+  FailRunBody,
+  NoBody,
+  Provisioned,
+  Run,
+  RunConfig,
+  RunHeartbeat,
+  RunList,
+  RunParams,
+  StartRunBody,
+  VariationParams,
+} from '@assay/contract';
 import type { Db } from '../db/database.ts';
-import { JsonObject, Nullable, NullableTimestamp, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { withErrors } from '../http/schemas.ts';
 import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { provisionRun } from '../orchestration/provision-service.ts';
-import { VariationNumber } from '../variations/variation-routes.ts';
 import type { RunKey, RunRow } from './run-repository.ts';
 import * as service from './run-service.ts';
-import { RUNNER_FAILURE_REASONS } from './run-states.ts';
 
 const tags = ['runs'];
-
-export const Run = Type.Object(
-  {
-    id: Uuid,
-    experiment_id: Uuid,
-    n: Type.Integer(),
-    r: Type.Integer(),
-    state: Type.Union(['pending', 'running', 'succeeded', 'failed'].map((s) => Type.Literal(s))),
-    failure_reason: Nullable(Type.String()),
-    failure_message: Nullable(Type.String()),
-    environment: Nullable(JsonObject),
-    config_read_at: NullableTimestamp,
-    started_at: NullableTimestamp,
-    last_heartbeat_at: NullableTimestamp,
-    ended_at: NullableTimestamp,
-    managed: Type.Boolean(),
-    instance: Nullable(JsonObject),
-    workflow_id: Nullable(Type.String()),
-    workflow_url: Nullable(
-      Type.String({ description: "the run's workflow in the Temporal UI, when the server knows one" }),
-    ),
-    recovers_run_id: Nullable(Uuid),
-    cancel_requested: Type.Boolean(),
-    created_at: Timestamp,
-  },
-  { $id: 'Run' },
-);
-
-const RunNumber = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
-const VariationParams = Type.Object({ id: Uuid, n: VariationNumber });
-const RunParams = Type.Object({ id: Uuid, n: VariationNumber, r: RunNumber });
-const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
-const RunConfig = Type.Object({
-  experiment_id: Uuid,
-  n: Type.Integer(),
-  r: Type.Integer(),
-  config_json: JsonObject,
-  accelerate_config_json: JsonObject,
-  launch_config: JsonObject,
-  config_read_at: Timestamp,
-});
-
-const Provisioned = Type.Object({
-  workflow_id: Type.String(),
-  workflow_url: Nullable(Type.String()),
-  run: Run,
-});
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
@@ -80,6 +42,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'createRun',
           summary: 'Create a run (pending) of a committed experiment',
           params: VariationParams,
           body: NoBody,
@@ -97,9 +60,10 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: read,
         schema: {
           tags,
+          operationId: 'listRuns',
           summary: 'List runs of a variation',
           params: VariationParams,
-          response: withErrors({ 200: Type.Object({ items: Type.Array(Run) }) }),
+          response: withErrors({ 200: RunList }),
         },
       },
       (req) => service.listRuns(db, req.principal, req.params.id, req.params.n, orchestrator),
@@ -108,7 +72,13 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       `${path}/:r`,
       {
         config: read,
-        schema: { tags, summary: 'Get a run', params: RunParams, response: withErrors({ 200: Run }) },
+        schema: {
+          tags,
+          operationId: 'getRun',
+          summary: 'Get a run',
+          params: RunParams,
+          response: withErrors({ 200: Run }),
+        },
       },
       async (req) => service.toApi(await service.getRun(db, req.principal, keyOf(req.params)), orchestrator),
     );
@@ -118,6 +88,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: read,
         schema: {
           tags,
+          operationId: 'getRunConfig',
           summary: "The run's variation config; records config_read_at",
           params: RunParams,
           response: withErrors({ 200: RunConfig }),
@@ -131,11 +102,10 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'startRun',
           summary: 'pending → running (after the config was read), with an environment snapshot',
           params: RunParams,
-          body: Type.Optional(
-            Type.Object({ environment: Type.Optional(JsonObject) }, { additionalProperties: false }),
-          ),
+          body: StartRunBody,
           response: withErrors({ 200: Run }, 409),
         },
       },
@@ -151,19 +121,11 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'heartbeatRun',
           summary: 'Heartbeat of a running run; answers whether a cancel was requested',
           params: RunParams,
           body: NoBody,
-          response: withErrors(
-            {
-              200: Type.Object({
-                state: Type.String(),
-                cancel_requested: Type.Boolean(),
-                last_heartbeat_at: NullableTimestamp,
-              }),
-            },
-            409,
-          ),
+          response: withErrors({ 200: RunHeartbeat }, 409),
         },
       },
       (req) => service.heartbeat(db, req.principal, keyOf(req.params)),
@@ -174,6 +136,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'succeedRun',
           summary: 'running → succeeded',
           params: RunParams,
           body: NoBody,
@@ -188,15 +151,10 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'failRun',
           summary: 'running → failed with reason abandoned or crash',
           params: RunParams,
-          body: Type.Object(
-            {
-              reason: Type.Union(RUNNER_FAILURE_REASONS.map((r) => Type.Literal(r))),
-              message: Type.Optional(Type.String({ maxLength: 10_000 })),
-            },
-            { additionalProperties: false },
-          ),
+          body: FailRunBody,
           response: withErrors({ 200: Run }, 409),
         },
       },
@@ -212,6 +170,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'cancelRun',
           summary: 'Cancel: a pending run fails at once, a running one is asked to stop',
           params: RunParams,
           body: NoBody,
@@ -226,6 +185,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'provisionRun',
           summary:
             'Make the run managed and start its workflow (repeatable: the same workflow each time); 503 without an orchestrator',
           params: RunParams,

@@ -7,17 +7,18 @@ import { workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { getVariation } from '../variations/variation-service.ts';
 import * as repo from './run-repository.ts';
-import { RUN_MOVES, type RunMove } from './run-states.ts';
+import { RUN_MOVES, type FailureReason, type Run, type RunMove, type RunState } from '@assay/contract';
 
 /** The one Run mapper; the orchestrator (when the service has one) gives the workflow's Temporal UI address. */
-export function toApi(row: repo.RunRow, orchestrator: Orchestrator | undefined) {
+export function toApi(row: repo.RunRow, orchestrator: Orchestrator | undefined): Run {
   return {
     id: row.id,
     experiment_id: row.experiment_id,
     n: row.n,
     r: row.r,
-    state: row.state,
-    failure_reason: row.failure_reason,
+    // The table's CHECK constraints hold these to the contract's values.
+    state: row.state as RunState,
+    failure_reason: row.failure_reason as FailureReason | null,
     failure_message: row.failure_message,
     environment: row.environment,
     config_read_at: iso(row.config_read_at),

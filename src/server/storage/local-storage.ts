@@ -1,3 +1,4 @@
+import type { PresignedRequest } from '@assay/contract';
 import { createHash, randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -5,7 +6,6 @@ import { syncDir, writeFileAtomically } from './atomic-write.ts';
 import {
   type MultipartUpload,
   type ObjectStorage,
-  type PresignedRequest,
   StorageError,
   type StoredObject,
 } from './object-storage.ts';

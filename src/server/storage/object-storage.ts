@@ -1,12 +1,8 @@
+import type { PresignedRequest } from '@assay/contract';
 import { AppError } from '../http/errors.ts';
 
-/** One HTTP request a client makes straight to the store: send exactly these headers (and, for a PUT, exactly the declared bytes). */
-export interface PresignedRequest {
-  method: 'PUT' | 'GET';
-  url: string;
-  headers: Record<string, string>;
-  expires_at: string;
-}
+// A presigned request (the contract's PresignedRequest) is sent exactly: these headers and, for a PUT, exactly the
+// declared bytes.
 
 /** A multipart upload: `part_size` may be larger than asked for (a store takes at most 10,000 parts), so keep the returned one. */
 export interface MultipartUpload {

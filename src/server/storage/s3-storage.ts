@@ -1,3 +1,4 @@
+import type { PresignedRequest } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
@@ -21,7 +22,6 @@ import { contentDisposition } from './content-disposition.ts';
 import {
   type MultipartUpload,
   type ObjectStorage,
-  type PresignedRequest,
   StorageError,
   StorageUnavailable,
   type StoredObject,

@@ -1,10 +1,12 @@
 import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Scalar } from 'yaml';
+import type { LaunchConfig } from '@assay/contract';
 import { badRequest } from '../http/errors.ts';
+import { assertLaunchConfig } from './launch-validation.ts';
 
 export interface SplitConfig {
   config_json: Record<string, unknown>;
   accelerate_config_json: Record<string, unknown>;
-  launch_config: Record<string, unknown>;
+  launch_config: LaunchConfig;
 }
 
 /**
@@ -61,7 +63,7 @@ function splitConfig(value: Record<string, unknown>, field: string): SplitConfig
   return {
     config_json: rest,
     accelerate_config_json: asBlock(accelerate, 'accelerate', field),
-    launch_config: asBlock(launch, 'launch', field),
+    launch_config: assertLaunchConfig(asBlock(launch, 'launch', field), field),
   };
 }
 

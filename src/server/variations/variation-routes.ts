@@ -1,34 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import {
+  CreateVariationBody,
+  EditVariationBody,
+  ExperimentParams,
+  Variation,
+  VariationList,
+  VariationParams,
+} from '@assay/contract';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { Db } from '../db/database.ts';
-import { JsonObject, ShortText, Timestamp, Uuid, withErrors } from '../http/schemas.ts';
+import { withErrors } from '../http/schemas.ts';
 import * as service from './variation-service.ts';
 
 const tags = ['variations'];
-
-export const Variation = Type.Object(
-  {
-    experiment_id: Uuid,
-    n: Type.Integer({ minimum: 1 }),
-    name: Type.String(),
-    config_yaml: Type.String(),
-    config_json: JsonObject,
-    accelerate_config_json: JsonObject,
-    launch_config: JsonObject,
-    created_at: Timestamp,
-  },
-  { $id: 'Variation' },
-);
-
-export const VariationNumber = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
-const ConfigYaml = Type.String({
-  maxLength: 1_000_000,
-  description: 'YAML: top-level `accelerate:` and `launch:` blocks are split out',
-});
-const ExperimentParams = Type.Object({ id: Uuid });
-const VariationParams = Type.Object({ id: Uuid, n: VariationNumber });
 
 /** `ec2`: the EC2 settings when managed runs go to EC2, whose allowlists bound the launch blocks. */
 export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
@@ -43,12 +28,10 @@ export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'createVariation',
           summary: 'Create a variation from config_yaml (draft experiments only)',
           params: ExperimentParams,
-          body: Type.Object(
-            { config_yaml: ConfigYaml, name: Type.Optional(ShortText()) },
-            { additionalProperties: false },
-          ),
+          body: CreateVariationBody,
           response: withErrors({ 201: Variation }, 409),
         },
       },
@@ -64,9 +47,10 @@ export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
         config: read,
         schema: {
           tags,
+          operationId: 'listVariations',
           summary: 'List variations',
           params: ExperimentParams,
-          response: withErrors({ 200: Type.Object({ items: Type.Array(Variation) }) }),
+          response: withErrors({ 200: VariationList }),
         },
       },
       (req) => service.listVariations(db, req.principal, req.params.id),
@@ -78,6 +62,7 @@ export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
         config: read,
         schema: {
           tags,
+          operationId: 'getVariation',
           summary: 'Get a variation',
           params: VariationParams,
           response: withErrors({ 200: Variation }),
@@ -92,12 +77,10 @@ export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
         config: write,
         schema: {
           tags,
+          operationId: 'updateVariation',
           summary: 'Edit a variation (draft experiments only)',
           params: VariationParams,
-          body: Type.Object(
-            { config_yaml: Type.Optional(ConfigYaml), name: Type.Optional(ShortText()) },
-            { additionalProperties: false, minProperties: 1 },
-          ),
+          body: EditVariationBody,
           response: withErrors({ 200: Variation }, 409),
         },
       },

@@ -1,3 +1,4 @@
+import type { LaunchConfig, Variation } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
@@ -8,7 +9,7 @@ import { splitConfigYaml } from './config-yaml.ts';
 import { checkLaunchPolicy } from './launch-policy.ts';
 import * as repo from './variation-repository.ts';
 
-export function toApi(row: repo.VariationRow) {
+export function toApi(row: repo.VariationRow): Variation {
   return {
     experiment_id: row.experiment_id,
     n: row.n,
@@ -16,7 +17,8 @@ export function toApi(row: repo.VariationRow) {
     config_yaml: row.config_yaml,
     config_json: row.config_json,
     accelerate_config_json: row.accelerate_config_json,
-    launch_config: row.launch_config,
+    // Checked against the contract's LaunchConfig when the variation was created or edited.
+    launch_config: row.launch_config as LaunchConfig,
     created_at: iso(row.created_at)!,
   };
 }

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canMove, EXPERIMENT_MOVES } from '../../../src/server/experiments/experiment-states.ts';
-import { RUN_MOVES, TERMINAL_STATES } from '../../../src/server/runs/run-states.ts';
+import { canMoveExperiment, EXPERIMENT_MOVES, RUN_MOVES, TERMINAL_RUN_STATES } from '@assay/contract';
 
 describe('experiment state machine', () => {
   it('allows exactly the moves of DESIGN.md §3', () => {
@@ -13,7 +12,11 @@ describe('experiment state machine', () => {
     };
     for (const [state, allowed] of Object.entries(table)) {
       for (const move of Object.keys(EXPERIMENT_MOVES) as (keyof typeof EXPERIMENT_MOVES)[]) {
-        assert.equal(canMove(state as never, move), allowed.includes(move), `${move} from ${state}`);
+        assert.equal(
+          canMoveExperiment(state as never, move),
+          allowed.includes(move),
+          `${move} from ${state}`,
+        );
       }
     }
   });
@@ -30,7 +33,7 @@ describe('run state machine', () => {
       "the orchestrator's fail, before or after start",
     );
     for (const { from } of Object.values(RUN_MOVES)) {
-      for (const terminal of TERMINAL_STATES) assert.ok(!from.includes(terminal));
+      for (const terminal of TERMINAL_RUN_STATES) assert.ok(!from.includes(terminal));
     }
   });
 });

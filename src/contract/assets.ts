@@ -1,0 +1,172 @@
+import { Type, type Static } from 'typebox';
+import {
+  JsonObject,
+  Nullable,
+  NullableTimestamp,
+  OneOf,
+  OrganizationRef,
+  Page,
+  PageQuery,
+  PositiveInt32,
+  Timestamp,
+  Uuid,
+} from './common.ts';
+import { RunAddress } from './runs.ts';
+
+/** A pending asset takes uploads; a ready one is immutable. */
+export const ASSET_STATES = ['pending', 'ready'] as const;
+export type AssetState = (typeof ASSET_STATES)[number];
+export const AssetStateSchema = OneOf(ASSET_STATES);
+
+/** Kinds with a meaning to the service (documents and papers are indexed for search); others are free-form. */
+export const ASSET_KINDS = ['report', 'environment', 'paper', 'document', 'output', 'checkpoint'] as const;
+/** The kinds whose text the service extracts and indexes for full-text search. */
+export const SEARCHABLE_ASSET_KINDS = ['report', 'document', 'paper'] as const;
+
+export const MAX_OBJECT_BYTES = 5 * 1024 ** 4; // S3's limit for one object: 5 TiB
+
+// Path-like names (`plots/loss.png`) whose segments never start with a dot, so `..` cannot appear.
+export const ComponentName = Type.String({
+  pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$',
+  maxLength: 255,
+});
+export const AssetKind = Type.String({
+  pattern: '^[a-z][a-z0-9_]{0,39}$',
+  description: `${ASSET_KINDS.join(', ')}, …`,
+});
+const Sha256 = Type.String({ pattern: '^[0-9a-fA-F]{64}$' });
+
+export const ComponentInfo = Type.Object({
+  size: Type.Integer(),
+  content_type: Type.String(),
+  sha256: Nullable(Type.String()),
+});
+export type ComponentInfo = Static<typeof ComponentInfo>;
+
+export const Asset = Type.Object(
+  {
+    id: Uuid,
+    kind: Type.String(),
+    name: Type.String(),
+    state: AssetStateSchema,
+    inline: Type.Boolean(),
+    components: Type.Record(Type.String(), ComponentInfo),
+    metadata: JsonObject,
+    experiment_id: Nullable(Uuid),
+    run_id: Nullable(Uuid),
+    organization_id: Nullable(Uuid),
+    created_at: Timestamp,
+    finalized_at: NullableTimestamp,
+  },
+  { $id: 'Asset' },
+);
+export type Asset = Static<typeof Asset>;
+
+/** One HTTP request the caller makes straight to object storage, signed by the service. */
+export const PresignedRequest = Type.Object({
+  method: OneOf(['PUT', 'GET']),
+  url: Type.String(),
+  headers: Type.Record(Type.String(), Type.String()),
+  expires_at: Timestamp,
+});
+export type PresignedRequest = Static<typeof PresignedRequest>;
+
+export const MultipartTarget = Type.Object({
+  multipart: Type.Literal(true),
+  upload_id: Type.String(),
+  part_size: Type.Integer(),
+  parts: Type.Array(
+    Type.Object({ part_number: Type.Integer(), size: Type.Integer(), ...PresignedRequest.properties }),
+  ),
+});
+export type MultipartTarget = Static<typeof MultipartTarget>;
+
+/** Where one component's bytes go: a single PUT, or the parts of a multipart upload. */
+export const UploadTarget = Type.Union([PresignedRequest, MultipartTarget]);
+export type UploadTarget = Static<typeof UploadTarget>;
+
+export const PresignedAsset = Type.Object({
+  ...Asset.properties,
+  uploads: Type.Record(Type.String(), UploadTarget, {
+    description: 'upload targets keyed by component name',
+  }),
+});
+export type PresignedAsset = Static<typeof PresignedAsset>;
+
+/** What creating an asset answers: with upload targets when presigned, the finalized asset when inline. */
+export const CreatedAsset = Type.Union([PresignedAsset, Asset]);
+
+export const AssetDownload = Type.Object({
+  asset_id: Uuid,
+  components: Type.Record(
+    Type.String(),
+    Type.Object({ ...ComponentInfo.properties, ...PresignedRequest.properties }),
+  ),
+});
+export type AssetDownload = Static<typeof AssetDownload>;
+
+export const CreateAssetBody = Type.Object(
+  {
+    kind: AssetKind,
+    name: Type.String({ minLength: 1, maxLength: 500 }),
+    metadata: Type.Optional(JsonObject),
+    experiment_id: Type.Optional(Uuid),
+    run: Type.Optional(RunAddress),
+    organization_id: Type.Optional(OrganizationRef),
+    presign: Type.Optional(Type.Boolean()),
+    components: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: ComponentName,
+            size: Type.Integer({ minimum: 0, maximum: MAX_OBJECT_BYTES }),
+            content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            sha256: Type.Optional(Sha256),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 1000 },
+      ),
+    ),
+    content: Type.Optional(Type.String()),
+    content_json: Type.Optional(JsonObject),
+    content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type CreateAssetBody = Static<typeof CreateAssetBody>;
+
+export const ListAssetsQuery = Type.Object(
+  {
+    ...PageQuery,
+    experiment_id: Type.Optional(Uuid),
+    n: Type.Optional(PositiveInt32),
+    r: Type.Optional(PositiveInt32),
+    kind: Type.Optional(AssetKind),
+    state: Type.Optional(AssetStateSchema),
+  },
+  { additionalProperties: false },
+);
+export type ListAssetsQuery = Static<typeof ListAssetsQuery>;
+
+export const AssetList = Page(Asset);
+
+export const PresignAssetBody = Type.Object(
+  { components: Type.Optional(Type.Array(ComponentName, { maxItems: 1000 })) },
+  { additionalProperties: false },
+);
+
+/** The newest ready checkpoint of a run's variation, with its download URLs. */
+export const Checkpoint = Type.Object({ asset: Asset, download: AssetDownload });
+export type Checkpoint = Static<typeof Checkpoint>;
+
+/** A run's asset as the orchestrator lists it, without components. */
+export const RunAssetSummary = Type.Object({
+  id: Uuid,
+  kind: Type.String(),
+  name: Type.String(),
+  state: AssetStateSchema,
+});
+export type RunAssetSummary = Static<typeof RunAssetSummary>;
+
+export const AssetParams = Type.Object({ id: Uuid });

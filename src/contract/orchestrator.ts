@@ -1,0 +1,51 @@
+import { Type, type Static } from 'typebox';
+import { Uuid, ItemList, OneOf, Timestamp } from './common.ts';
+import { RunAssetSummary } from './assets.ts';
+import { LaunchConfig } from './launch.ts';
+import { ORCHESTRATOR_FAILURE_REASONS, Run } from './runs.ts';
+
+/** The /orchestrator/* calls, made by the workflows' activities with the orchestrator's key. */
+export const ManagedRunParams = Type.Object({ run_id: Uuid });
+
+/** A managed run as its workflow needs it: the run, its variation's launch block, and who provisioned it. */
+export const ManagedRun = Type.Object({
+  run: Run,
+  launch_config: LaunchConfig,
+  provisioned_by_admin: Type.Boolean({
+    description:
+      'whether the user who provisioned the run is an admin (some compute providers serve admins only)',
+  }),
+});
+export type ManagedRun = Static<typeof ManagedRun>;
+
+/**
+ * A one-time exchange token for a run's instance: its runner trades it for the run's worker key
+ * (POST /worker-keys/exchange), so no worker key ever sits in user data or in Temporal's history.
+ */
+export const ExchangeToken = Type.Object({ id: Uuid, token: Type.String(), expires_at: Timestamp });
+export type ExchangeToken = Static<typeof ExchangeToken>;
+
+/** The worker key an exchange token bought: the full key is returned once. */
+export const ExchangedWorkerKey = Type.Object({ id: Uuid, key: Type.String(), run_id: Uuid });
+export type ExchangedWorkerKey = Static<typeof ExchangedWorkerKey>;
+
+export const RevokedWorkerKeys = Type.Object({ revoked: Type.Integer() });
+
+const Text = Type.String({ minLength: 1, maxLength: 500 });
+/** The instance a run was provisioned on. */
+export const RunInstance = Type.Object(
+  { provider: Text, instance_id: Text, state: Text },
+  { additionalProperties: false },
+);
+export type RunInstance = Static<typeof RunInstance>;
+
+export const FailManagedRunBody = Type.Object(
+  {
+    reason: OneOf(ORCHESTRATOR_FAILURE_REASONS),
+    message: Type.Optional(Type.String({ maxLength: 10_000 })),
+  },
+  { additionalProperties: false },
+);
+export type FailManagedRunBody = Static<typeof FailManagedRunBody>;
+
+export const RunAssetList = ItemList(RunAssetSummary);

@@ -1,0 +1,144 @@
+import { Type, type Static } from 'typebox';
+import {
+  ItemList,
+  JsonObject,
+  Nullable,
+  NullableTimestamp,
+  OneOf,
+  PositiveInt32,
+  Timestamp,
+  Uuid,
+} from './common.ts';
+import { LaunchConfig } from './launch.ts';
+import { VariationNumber } from './variations.ts';
+
+export const RUN_STATES = ['pending', 'running', 'succeeded', 'failed'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/** States a run never leaves. */
+export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed'];
+export const isTerminalRunState = (state: string): boolean =>
+  (TERMINAL_RUN_STATES as readonly string[]).includes(state);
+
+/** Reasons a runner may give when it fails its own run. */
+export const RUNNER_FAILURE_REASONS = ['abandoned', 'crash'] as const;
+/** Reasons the orchestrator may give when it fails a managed run: the runner's and the two only it detects. */
+export const ORCHESTRATOR_FAILURE_REASONS = [
+  'provision_failed',
+  'heartbeat_timeout',
+  'abandoned',
+  'crash',
+] as const;
+/** Every reason a failed run may carry (the watchdog's `heartbeat_timeout` among them). */
+export const FAILURE_REASONS = ['abandoned', 'crash', 'heartbeat_timeout', 'provision_failed'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+export type RunnerFailureReason = (typeof RUNNER_FAILURE_REASONS)[number];
+export type OrchestratorFailureReason = (typeof ORCHESTRATOR_FAILURE_REASONS)[number];
+
+export type RunMove =
+  | 'start'
+  | 'heartbeat'
+  | 'succeed'
+  | 'fail'
+  | 'cancel_pending'
+  | 'request_cancel'
+  | 'time_out'
+  | 'conclude_failed';
+
+/** The run state machine as data: each move, the states it may start from, and where it leads. */
+export const RUN_MOVES: Readonly<Record<RunMove, { from: readonly RunState[]; to: RunState }>> = {
+  start: { from: ['pending'], to: 'running' },
+  heartbeat: { from: ['running'], to: 'running' },
+  succeed: { from: ['running'], to: 'succeeded' },
+  fail: { from: ['running'], to: 'failed' },
+  // A cancel before the runner started ends the run at once; a running one is asked to stop via its heartbeat.
+  cancel_pending: { from: ['pending'], to: 'failed' },
+  request_cancel: { from: ['running'], to: 'running' },
+  // The watchdog's move, never a caller's.
+  time_out: { from: ['running'], to: 'failed' },
+  // The orchestrator's: an instance that never came up, a lost one, a runner gone silent; before or after start.
+  conclude_failed: { from: ['pending', 'running'], to: 'failed' },
+};
+
+export const RunStateSchema = OneOf(RUN_STATES);
+export const RunNumber = PositiveInt32;
+
+export const Run = Type.Object(
+  {
+    id: Uuid,
+    experiment_id: Uuid,
+    n: Type.Integer(),
+    r: Type.Integer(),
+    state: RunStateSchema,
+    failure_reason: Nullable(OneOf(FAILURE_REASONS)),
+    failure_message: Nullable(Type.String()),
+    environment: Nullable(JsonObject),
+    config_read_at: NullableTimestamp,
+    started_at: NullableTimestamp,
+    last_heartbeat_at: NullableTimestamp,
+    ended_at: NullableTimestamp,
+    managed: Type.Boolean(),
+    instance: Nullable(JsonObject),
+    workflow_id: Nullable(Type.String()),
+    workflow_url: Nullable(
+      Type.String({ description: "the run's workflow in the Temporal UI, when the server knows one" }),
+    ),
+    recovers_run_id: Nullable(Uuid),
+    cancel_requested: Type.Boolean(),
+    created_at: Timestamp,
+  },
+  { $id: 'Run' },
+);
+export type Run = Static<typeof Run>;
+
+export const RunList = ItemList(Run);
+
+/** What the runner reads before it starts: the variation's three blocks. */
+export const RunConfig = Type.Object({
+  experiment_id: Uuid,
+  n: Type.Integer(),
+  r: Type.Integer(),
+  config_json: JsonObject,
+  accelerate_config_json: JsonObject,
+  launch_config: LaunchConfig,
+  config_read_at: Timestamp,
+});
+export type RunConfig = Static<typeof RunConfig>;
+
+export const StartRunBody = Type.Optional(
+  Type.Object({ environment: Type.Optional(JsonObject) }, { additionalProperties: false }),
+);
+
+export const FailRunBody = Type.Object(
+  {
+    reason: OneOf(RUNNER_FAILURE_REASONS),
+    message: Type.Optional(Type.String({ maxLength: 10_000 })),
+  },
+  { additionalProperties: false },
+);
+export type FailRunBody = Static<typeof FailRunBody>;
+
+/** The heartbeat's answer: whether the runner should stop. */
+export const RunHeartbeat = Type.Object({
+  state: Type.String(),
+  cancel_requested: Type.Boolean(),
+  last_heartbeat_at: NullableTimestamp,
+});
+export type RunHeartbeat = Static<typeof RunHeartbeat>;
+
+/** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
+export const Provisioned = Type.Object({
+  workflow_id: Type.String(),
+  workflow_url: Nullable(Type.String()),
+  run: Run,
+});
+export type Provisioned = Static<typeof Provisioned>;
+
+export const RunParams = Type.Object({ id: Uuid, n: VariationNumber, r: RunNumber });
+
+/** A run as a caller addresses it in a body: its experiment, variation number and run number. */
+export const RunAddress = Type.Object(
+  { experiment_id: Uuid, n: PositiveInt32, r: PositiveInt32 },
+  { additionalProperties: false },
+);
+export type RunAddress = Static<typeof RunAddress>;

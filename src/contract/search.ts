@@ -1,0 +1,33 @@
+import { Type, type Static } from 'typebox';
+import { Nullable, OrganizationRef, Timestamp, Uuid } from './common.ts';
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({ minLength: 1, maxLength: 1000 }),
+    kind: Type.Optional(Type.String({ maxLength: 40 })),
+    organization_id: Type.Optional(OrganizationRef),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+export type SearchQuery = Static<typeof SearchQuery>;
+
+export const SearchHit = Type.Object({
+  asset_id: Uuid,
+  kind: Type.String(),
+  name: Type.String(),
+  experiment_id: Nullable(Uuid),
+  run_id: Nullable(Uuid),
+  created_at: Timestamp,
+  rank: Type.Number(),
+  snippet: Type.String({
+    description: 'matches wrapped in <mark></mark>; the text is not HTML-escaped',
+  }),
+});
+export type SearchHit = Static<typeof SearchHit>;
+
+export const SearchResponse = Type.Object(
+  { query: Type.String(), items: Type.Array(SearchHit) },
+  { $id: 'SearchResponse' },
+);
+export type SearchResponse = Static<typeof SearchResponse>;

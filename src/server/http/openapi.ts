@@ -1,0 +1,61 @@
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { ServiceConfig } from '../config.ts';
+
+type Schema = { required?: string[]; minProperties?: number; anyOf?: unknown[]; oneOf?: unknown[] };
+type Operation = { requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> } };
+type Document = { paths?: Record<string, Record<string, Operation>> };
+
+/**
+ * A body the service accepts leaving out entirely: an absent body validates as `{}` (see the preValidation hook
+ * in app.ts), so any object schema that `{}` satisfies. Fastify's swagger marks every body required regardless.
+ */
+function acceptsNoBody(schema: Schema | undefined): boolean {
+  if (!schema || schema.anyOf || schema.oneOf) return false;
+  return (schema.required ?? []).length === 0 && (schema.minProperties ?? 0) === 0;
+}
+
+/** Marks the request bodies a caller may leave out as optional, so generated clients need not send `{}`. */
+export function markOptionalBodies<T extends Document>(document: T): T {
+  for (const methods of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(methods)) {
+      const body = operation.requestBody;
+      if (body && acceptsNoBody(body.content?.['application/json']?.schema)) body.required = false;
+    }
+  }
+  return document;
+}
+
+/**
+ * The OpenAPI document's frame; the paths come from the routes' schemas, which are the contract's. Every
+ * operation carries an operationId named after the client method that calls it (camelCase, verb first:
+ * `createExperiment`, `heartbeatRun`), so generated clients get the same names.
+ */
+export function openapiOptions(config: ServiceConfig): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Assay API',
+        version: '0.1.0',
+        description: 'Experiments, variations, runs, sweeps, assets, search, API keys and organizations.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: config.publicUrl, description: 'this service (ASSAY_PUBLIC_URL)' }],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key (sk_user_…, sk_agent_…, sk_worker_…) or an identity-provider access token',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    transformObject: (documents) =>
+      'openapiObject' in documents
+        ? markOptionalBodies(documents.openapiObject as Document)
+        : documents.swaggerObject,
+  };
+}

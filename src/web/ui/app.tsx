@@ -1,0 +1,46 @@
+import { Redirect, Route, Router, Switch } from 'wouter';
+import { AppHeader } from './components/app-header.tsx';
+import { Empty } from './components/status.tsx';
+import { ExperimentPage } from './pages/experiment-page.tsx';
+import { ExperimentsPage } from './pages/experiments-page.tsx';
+import { NewExperimentPage } from './pages/new-experiment-page.tsx';
+import { RunPage } from './pages/run-page.tsx';
+import { SignInPage } from './pages/sign-in-page.tsx';
+import { useSession } from './session.tsx';
+
+/** The service serves the UI under /ui/ (the API owns the other paths), so every client route lives there. */
+export function App() {
+  const { client } = useSession();
+  return (
+    <Router base="/ui">
+      {client ? (
+        <>
+          <AppHeader />
+          <main id="main">
+            <Switch>
+              <Route path="/" component={ExperimentsPage} />
+              <Route path="/experiments/new" component={NewExperimentPage} />
+              <Route path="/experiments/:id" component={ExperimentPage} />
+              <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
+              <Route path="/sign-in">
+                <Redirect to="/" replace />
+              </Route>
+              <Route>
+                <Empty>
+                  No page here. <a href="/ui/">Back to the experiments</a>.
+                </Empty>
+              </Route>
+            </Switch>
+          </main>
+        </>
+      ) : (
+        <Switch>
+          <Route path="/sign-in" component={SignInPage} />
+          <Route>
+            <Redirect to="/sign-in" replace />
+          </Route>
+        </Switch>
+      )}
+    </Router>
+  );
+}

@@ -1,0 +1,78 @@
+import type { ExperimentDetail } from '@assay/client/browser';
+import { useMutation } from '@tanstack/react-query';
+import { useRef, useState, type FormEvent } from 'react';
+import { movesOffered, type ExperimentMove } from '../experiment-actions.ts';
+import { useExperimentRefresh } from '../experiment-refresh.ts';
+import { useClient } from '../session.tsx';
+import { ErrorState } from './status.tsx';
+
+const LABELS: Record<ExperimentMove, string> = {
+  commit: 'Commit',
+  conclude: 'Conclude',
+  retract: 'Retract…',
+};
+const HINTS: Record<ExperimentMove, string> = {
+  commit: 'Freezes the variations; runs become possible.',
+  conclude: 'No new runs after this.',
+  retract: 'Marks the results as not to be relied on, with a reason.',
+};
+
+/** The state moves the experiment's state offers; retract asks for the reason in a dialog first. */
+export function ExperimentActions({ experiment }: { experiment: ExperimentDetail }) {
+  const client = useClient();
+  const refresh = useExperimentRefresh(experiment.id);
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [reason, setReason] = useState('');
+  const move = useMutation({
+    mutationFn: ({ to, why }: { to: ExperimentMove; why?: string }) =>
+      to === 'retract'
+        ? client.experiments.retract(experiment.id, why ?? '')
+        : client.experiments[to](experiment.id),
+    onSuccess: () => {
+      dialog.current?.close();
+      refresh();
+    },
+  });
+  const moves = movesOffered(experiment.state);
+  if (moves.length === 0) return null;
+  const retract = (event: FormEvent) => {
+    event.preventDefault();
+    move.mutate({ to: 'retract', why: reason.trim() });
+  };
+  return (
+    <div className="actions" aria-label="Experiment state">
+      {moves.map((to) => (
+        <button
+          key={to}
+          type="button"
+          title={HINTS[to]}
+          disabled={move.isPending}
+          onClick={() => (to === 'retract' ? dialog.current?.showModal() : move.mutate({ to }))}
+        >
+          {LABELS[to]}
+        </button>
+      ))}
+      {move.isError && !dialog.current?.open && (
+        <ErrorState error={move.error} title="The state did not change" />
+      )}
+      <dialog ref={dialog} aria-labelledby="retract-title">
+        <form onSubmit={retract} className="stacked">
+          <h2 id="retract-title">Retract this experiment</h2>
+          <label>
+            <span>Reason (kept with the experiment)</span>
+            <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={3} required />
+          </label>
+          {move.isError && <ErrorState error={move.error} />}
+          <div className="actions">
+            <button type="submit" className="danger" disabled={move.isPending || reason.trim() === ''}>
+              Retract
+            </button>
+            <button type="button" onClick={() => dialog.current?.close()}>
+              Keep it
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </div>
+  );
+}

@@ -1,0 +1,10 @@
+import { useQueryClient } from '@tanstack/react-query';
+
+/** Invalidates what a change to an experiment can alter: its detail, variations and runs, and the lists. */
+export function useExperimentRefresh(id: string): () => void {
+  const queryClient = useQueryClient();
+  return () => {
+    void queryClient.invalidateQueries({ queryKey: ['experiment', id] });
+    void queryClient.invalidateQueries({ queryKey: ['experiments'] });
+  };
+}

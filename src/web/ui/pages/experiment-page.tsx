@@ -1,0 +1,103 @@
+import type { ExperimentDetail } from '@assay/client/browser';
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from 'wouter';
+import { AddVariationForm } from '../components/add-variation-form.tsx';
+import { ExperimentActions } from '../components/experiment-actions.tsx';
+import { RunsSection } from '../components/runs-section.tsx';
+import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { VariationCard } from '../components/variation-card.tsx';
+import { formatTime } from '../format.ts';
+import { useClient } from '../session.tsx';
+
+export function ExperimentPage() {
+  const { id } = useParams<{ id: string }>();
+  const client = useClient();
+  const detail = useQuery({ queryKey: ['experiment', id], queryFn: () => client.experiments.get(id) });
+  const variations = useQuery({
+    queryKey: ['experiment', id, 'variations'],
+    queryFn: () => client.variations.list(id),
+  });
+  if (detail.isPending) return <Loading what="the experiment" />;
+  if (detail.isError) return <ErrorState error={detail.error} title="Could not load the experiment" />;
+  const experiment = detail.data;
+  return (
+    <article aria-labelledby="experiment-title">
+      <p>
+        <Link href="/">← Experiments</Link>
+      </p>
+      <div className="page-title">
+        <h1 id="experiment-title">{experiment.name}</h1>
+        <StateBadge state={experiment.state} />
+      </div>
+      <ExperimentActions experiment={experiment} />
+      <ExperimentFacts experiment={experiment} />
+      <section aria-labelledby="variations-title">
+        <h2 id="variations-title">Variations</h2>
+        {variations.isPending ? (
+          <Loading what="variations" />
+        ) : variations.isError ? (
+          <ErrorState error={variations.error} title="Could not load the variations" />
+        ) : variations.data.length === 0 ? (
+          <Empty command={`assay variations create ${experiment.id} --file config.yaml`}>
+            No variations yet. Add one from YAML below; commit the experiment once its variations are ready.
+          </Empty>
+        ) : (
+          variations.data.map((v) => (
+            <VariationCard key={v.n} variation={v} experimentState={experiment.state} />
+          ))
+        )}
+        {experiment.state === 'draft' && <AddVariationForm experimentId={experiment.id} />}
+      </section>
+      {variations.data && variations.data.length > 0 && (
+        <RunsSection experiment={experiment} variations={variations.data} />
+      )}
+    </article>
+  );
+}
+
+function ExperimentFacts({ experiment }: { experiment: ExperimentDetail }) {
+  return (
+    <dl className="facts">
+      <dt>Hypothesis</dt>
+      <dd className="prose">{experiment.hypothesis || '—'}</dd>
+      <dt>Description</dt>
+      <dd className="prose">{experiment.description || '—'}</dd>
+      {experiment.retraction_reason && (
+        <>
+          <dt>Retracted because</dt>
+          <dd className="prose">{experiment.retraction_reason}</dd>
+        </>
+      )}
+      <dt>Created</dt>
+      <dd>{formatTime(experiment.created_at)}</dd>
+      {experiment.committed_at && (
+        <>
+          <dt>Committed</dt>
+          <dd>{formatTime(experiment.committed_at)}</dd>
+        </>
+      )}
+      <dt>Parents</dt>
+      <dd>
+        <RelativeLinks items={experiment.parents} none="none" />
+      </dd>
+      <dt>Children</dt>
+      <dd>
+        <RelativeLinks items={experiment.children} none="none" />
+      </dd>
+    </dl>
+  );
+}
+
+function RelativeLinks({ items, none }: { items: ExperimentDetail['parents']; none: string }) {
+  if (items.length === 0) return <span className="muted">{none}</span>;
+  return (
+    <ul className="inline-list">
+      {items.map((r) => (
+        <li key={r.id}>
+          <Link href={`/experiments/${encodeURIComponent(r.id)}`}>{r.name}</Link>{' '}
+          <StateBadge state={r.state} />
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,145 @@
+import { EXPERIMENT_STATES } from '@assay/contract';
+import type { ExperimentState, ExperimentSummary } from '@assay/client/browser';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'wouter';
+import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { formatTime } from '../format.ts';
+import { useClient, useSession } from '../session.tsx';
+
+const STATES: readonly ExperimentState[] = EXPERIMENT_STATES;
+const PAGE_SIZE = 25;
+
+/** The scope's experiments, newest first, with a state filter, a text query and cursor pagination. */
+export function ExperimentsPage() {
+  const client = useClient();
+  const { scope } = useSession();
+  const [state, setState] = useState<ExperimentState | ''>('');
+  const [q, setQ] = useState('');
+  // Cursors of the pages before the current one, so Previous can go back (the API pages forwards only).
+  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const filters = { state: state || undefined, q: q.trim() || undefined };
+  const list = useQuery({
+    queryKey: ['experiments', scope, filters, cursor],
+    queryFn: () => client.experiments.list({ ...filters, cursor, limit: PAGE_SIZE, organizationId: scope }),
+    placeholderData: keepPreviousData,
+  });
+  const resetPaging = () => setCursors([undefined]);
+
+  return (
+    <section aria-labelledby="experiments-title">
+      <div className="page-title">
+        <h1 id="experiments-title">Experiments</h1>
+        <Link href="/experiments/new" className="button primary">
+          New experiment
+        </Link>
+      </div>
+      <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>State</span>
+          <select
+            value={state}
+            onChange={(e) => {
+              setState(e.target.value as ExperimentState | '');
+              resetPaging();
+            }}
+          >
+            <option value="">Any state</option>
+            {STATES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="grow">
+          <span>Search name, description, hypothesis</span>
+          <input
+            type="search"
+            value={q}
+            onChange={(e) => {
+              setQ(e.target.value);
+              resetPaging();
+            }}
+          />
+        </label>
+      </form>
+      {list.isPending ? (
+        <Loading what="experiments" />
+      ) : list.isError ? (
+        <ErrorState error={list.error} title="Could not list experiments" />
+      ) : list.data.items.length === 0 ? (
+        <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
+          {filters.state || filters.q
+            ? 'No experiment matches these filters.'
+            : 'No experiments in this scope yet. Create one with New experiment.'}
+        </Empty>
+      ) : (
+        <ExperimentTable items={list.data.items} stale={list.isPlaceholderData} />
+      )}
+      <nav className="pager" aria-label="Pages">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>
+          Previous page
+        </button>
+        <span>Page {cursors.length}</span>
+        <button
+          type="button"
+          disabled={!list.data?.next_cursor}
+          onClick={() => setCursors((c) => [...c, list.data!.next_cursor!])}
+        >
+          Next page
+        </button>
+      </nav>
+    </section>
+  );
+}
+
+/** `stale`: the previous filter's rows, shown dimmed while the new ones load. */
+function ExperimentTable({ items, stale }: { items: ExperimentSummary[]; stale: boolean }) {
+  return (
+    <div className={stale ? 'table-scroll stale' : 'table-scroll'} aria-busy={stale}>
+      <table className="experiments">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">State</th>
+            <th scope="col">Runs (pending / running / succeeded / failed)</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((e) => (
+            <tr key={e.id}>
+              <td>
+                <Link href={`/experiments/${encodeURIComponent(e.id)}`}>{e.name}</Link>
+                {e.hypothesis && <div className="muted clamp">{e.hypothesis}</div>}
+              </td>
+              <td>
+                <StateBadge state={e.state} />
+              </td>
+              <td className="run-counts">
+                <span className="state-pending" title="pending">
+                  {e.run_counts.pending}
+                </span>{' '}
+                /{' '}
+                <span className="state-running" title="running">
+                  {e.run_counts.running}
+                </span>{' '}
+                /{' '}
+                <span className="state-succeeded" title="succeeded">
+                  {e.run_counts.succeeded}
+                </span>{' '}
+                /{' '}
+                <span className="state-failed" title="failed">
+                  {e.run_counts.failed}
+                </span>
+              </td>
+              <td>{formatTime(e.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

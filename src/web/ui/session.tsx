@@ -1,0 +1,106 @@
+import { ApiClient, AuthenticationError, PERSONAL } from '@assay/client/browser';
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react';
+
+// sessionStorage only: the credential lives as long as the tab, is never put in a URL and never sent anywhere
+// but the Authorization header of this origin's API calls.
+const TOKEN_KEY = 'assay.credential';
+const SCOPE_KEY = 'assay.scope';
+
+export interface Session {
+  /** The API client for the signed-in credential; null when signed out. */
+  client: ApiClient | null;
+  /** The organization id the pages list and create in, or PERSONAL. */
+  scope: string;
+  setScope(scope: string): void;
+  /** Checks the credential against /v1/me, then keeps it; throws the client's error when it is refused. */
+  signIn(credential: string): Promise<void>;
+  /** Forgets the credential and every cached answer; `reason` is shown on the sign-in page. */
+  signOut(reason?: string): void;
+  /** Why the last session ended, when the server ended it (a 401) rather than the user. */
+  signedOutReason: string | undefined;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+function clientFor(credential: string): ApiClient {
+  return new ApiClient({ serverUrl: window.location.origin, apiKey: credential });
+}
+
+/** Holds the credential, the chosen scope and the query cache, and ends the session on any 401. */
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [credential, setCredential] = useState(() => sessionStorage.getItem(TOKEN_KEY));
+  const [scope, setScopeState] = useState(() => sessionStorage.getItem(SCOPE_KEY) ?? PERSONAL);
+  const [signedOutReason, setSignedOutReason] = useState<string>();
+  const onUnauthorized = useRef<(error: AuthenticationError) => void>(undefined);
+  const [queryClient] = useState(() => {
+    const onError = (error: unknown) => {
+      if (error instanceof AuthenticationError) onUnauthorized.current?.(error);
+    };
+    return new QueryClient({
+      queryCache: new QueryCache({ onError }),
+      mutationCache: new MutationCache({ onError }),
+      defaultOptions: {
+        // The client never retries (a repeated POST is the caller's decision); reads are not retried either,
+        // so an error state shows at once with the server's code.
+        queries: { retry: false, refetchOnWindowFocus: true },
+      },
+    });
+  });
+
+  const signOut = useCallback(
+    (reason?: string) => {
+      sessionStorage.removeItem(TOKEN_KEY);
+      sessionStorage.removeItem(SCOPE_KEY);
+      setCredential(null);
+      setSignedOutReason(reason);
+      queryClient.clear();
+    },
+    [queryClient],
+  );
+  onUnauthorized.current = (error) => signOut(`The server ended the session: ${error.message}`);
+
+  const signIn = useCallback(
+    async (value: string) => {
+      const candidate = clientFor(value);
+      const [, scopes] = await Promise.all([candidate.me.get(), candidate.me.scopes()]);
+      const initial = scopes.default_organization_id ?? PERSONAL;
+      sessionStorage.setItem(TOKEN_KEY, value);
+      sessionStorage.setItem(SCOPE_KEY, initial);
+      queryClient.clear();
+      setScopeState(initial);
+      setSignedOutReason(undefined);
+      setCredential(value);
+    },
+    [queryClient],
+  );
+
+  const setScope = useCallback((next: string) => {
+    sessionStorage.setItem(SCOPE_KEY, next);
+    setScopeState(next);
+  }, []);
+
+  const client = useMemo(() => (credential ? clientFor(credential) : null), [credential]);
+  const session = useMemo(
+    () => ({ client, scope, setScope, signIn, signOut, signedOutReason }),
+    [client, scope, setScope, signIn, signOut, signedOutReason],
+  );
+  return (
+    <SessionContext.Provider value={session}>
+      <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>
+    </SessionContext.Provider>
+  );
+}
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside SessionProvider');
+  return session;
+}
+
+/** The client of a signed-in page (the app shell renders those pages only with a session). */
+export function useClient(): ApiClient {
+  const { client } = useSession();
+  if (!client) throw new Error('useClient without a session');
+  return client;
+}
