@@ -95,26 +95,6 @@ export default tseslint.config(
     },
   },
   {
-    // Known imports of src/server from the lower layers, on their way out (settings and ConfigError move to a
-    // shared module; the service passes the orchestrator what it needs); the other zones still apply to these
-    // files. Remove a file from this list once it imports nothing from src/server.
-    files: [
-      'src/compute/create-provider.ts',
-      'src/compute/ec2-config.ts',
-      'src/orchestrator/orchestrator-config.ts',
-      'src/orchestrator/worker-command.ts',
-    ],
-    rules: {
-      'import-x/no-restricted-paths': [
-        'error',
-        {
-          zones: importZones.filter((zone) => !['./src/compute', './src/orchestrator'].includes(zone.target)),
-          basePath: import.meta.dirname,
-        },
-      ],
-    },
-  },
-  {
     // Tests read JSON answers whose shape is the very thing under test.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -40,6 +40,21 @@ async function orchestrated<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Heartbeats while `work` runs. The compute calls' heartbeat timeout (workflows/managed-run.ts) then notices a
+ * worker that died mid-call within seconds and retries on another; without it, Temporal waits out the whole
+ * start-to-close timeout (minutes) while the run's sweep slot stays taken.
+ */
+async function beating<T>(work: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(), 2_000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 export function createActivities({ api, provider, runnerServerUrl }: ActivityDeps) {
   async function readRun(runId: string): Promise<RunSnapshot> {
     return snapshot((await orchestrated(() => api.getRun(runId))).run);
@@ -55,70 +70,74 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
      * as is, so a retry after a crash never starts a second one. Attempts that overlap may each mint a token;
      * minting revokes nothing, so the token the instance got works whichever attempt wrote it.
      */
-    async provisionInstance(ref: {
+    provisionInstance(ref: {
       runId: string;
       workflowId: string;
       experimentId: string;
       n: number;
       r: number;
     }) {
-      const existing = await provider.describe(ref.workflowId);
-      if (existing) {
-        // The attempt that started it may have died before recording it.
-        await orchestrated(() =>
-          api.recordInstance(ref.runId, {
-            provider: existing.provider,
-            instance_id: existing.instanceId,
-            state: existing.state,
-          }),
+      return beating(async () => {
+        const existing = await provider.describe(ref.workflowId);
+        if (existing) {
+          // The attempt that started it may have died before recording it.
+          await orchestrated(() =>
+            api.recordInstance(ref.runId, {
+              provider: existing.provider,
+              instance_id: existing.instanceId,
+              state: existing.state,
+            }),
+          );
+          return { provider: existing.provider, instanceId: existing.instanceId };
+        }
+        const { launch_config: launch, provisioned_by_admin } = await orchestrated(() =>
+          api.getRun(ref.runId),
         );
-        return { provider: existing.provider, instanceId: existing.instanceId };
-      }
-      const { launch_config: launch, provisioned_by_admin } = await orchestrated(() => api.getRun(ref.runId));
-      const command = launch.command;
-      if (command === undefined) {
-        throw ApplicationFailure.nonRetryable(
-          'the variation has no launch.command: a managed run needs one',
-          'LaunchConfigError',
-        );
-      }
-      try {
-        // A launch the operator's policy refuses is refused before a token exists for it.
-        provider.checkLaunch(launch, provisioned_by_admin);
-        const exchange = await orchestrated(() => api.mintExchangeToken(ref.runId));
-        const instance = await provider.provision({
-          idempotencyKey: ref.workflowId,
-          env: {
-            SERVICE_SERVER_URL: runnerServerUrl,
-            SERVICE_EXCHANGE_TOKEN: exchange.token,
-            SERVICE_EXPERIMENT_ID: ref.experimentId,
-            SERVICE_VARIATION: String(ref.n),
-            SERVICE_RUN: String(ref.r),
-          },
-          launch: { ...launch, command },
-          tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
-          provisionedByAdmin: provisioned_by_admin,
-        });
-        await api.recordInstance(ref.runId, {
-          provider: instance.provider,
-          instance_id: instance.instanceId,
-          state: instance.state,
-        });
-        return { provider: instance.provider, instanceId: instance.instanceId };
-      } catch (error) {
-        if (error instanceof LaunchConfigError)
-          throw ApplicationFailure.nonRetryable(error.message, 'LaunchConfigError');
-        throw error;
-      }
+        const command = launch.command;
+        if (command === undefined) {
+          throw ApplicationFailure.nonRetryable(
+            'the variation has no launch.command: a managed run needs one',
+            'LaunchConfigError',
+          );
+        }
+        try {
+          // A launch the operator's policy refuses is refused before a token exists for it.
+          provider.checkLaunch(launch, provisioned_by_admin);
+          const exchange = await orchestrated(() => api.mintExchangeToken(ref.runId));
+          const instance = await provider.provision({
+            idempotencyKey: ref.workflowId,
+            env: {
+              SERVICE_SERVER_URL: runnerServerUrl,
+              SERVICE_EXCHANGE_TOKEN: exchange.token,
+              SERVICE_EXPERIMENT_ID: ref.experimentId,
+              SERVICE_VARIATION: String(ref.n),
+              SERVICE_RUN: String(ref.r),
+            },
+            launch: { ...launch, command },
+            tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
+            provisionedByAdmin: provisioned_by_admin,
+          });
+          await api.recordInstance(ref.runId, {
+            provider: instance.provider,
+            instance_id: instance.instanceId,
+            state: instance.state,
+          });
+          return { provider: instance.provider, instanceId: instance.instanceId };
+        } catch (error) {
+          if (error instanceof LaunchConfigError)
+            throw ApplicationFailure.nonRetryable(error.message, 'LaunchConfigError');
+          throw error;
+        }
+      });
     },
 
     /** Whether the instance still exists (not terminated, not vanished). */
-    async instanceAlive(workflowId: string): Promise<boolean> {
-      return (await provider.describe(workflowId)) !== undefined;
+    instanceAlive(workflowId: string): Promise<boolean> {
+      return beating(async () => (await provider.describe(workflowId)) !== undefined);
     },
 
-    async terminateInstance(workflowId: string): Promise<void> {
-      await provider.terminate(workflowId);
+    terminateInstance(workflowId: string): Promise<void> {
+      return beating(() => provider.terminate(workflowId));
     },
 
     async revokeWorkerKeys(runId: string): Promise<number> {
@@ -184,13 +203,15 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     }): Promise<{ ready: number; pending: number }> {
       const context = Context.current();
       const deadline = Date.now() + input.timeoutMs;
-      for (;;) {
-        context.heartbeat();
-        const { items } = await orchestrated(() => api.listRunAssets(input.runId));
-        const pending = items.filter((a) => a.state !== 'ready').length;
-        if (pending === 0 || Date.now() >= deadline) return { ready: items.length - pending, pending };
-        await context.sleep(Math.min(input.pollMs, Math.max(0, deadline - Date.now())));
-      }
+      // Polls may be spaced wider than the heartbeat timeout: the ticker keeps the heartbeats coming.
+      return beating(async () => {
+        for (;;) {
+          const { items } = await orchestrated(() => api.listRunAssets(input.runId));
+          const pending = items.filter((a) => a.state !== 'ready').length;
+          if (pending === 0 || Date.now() >= deadline) return { ready: items.length - pending, pending };
+          await context.sleep(Math.min(input.pollMs, Math.max(0, deadline - Date.now())));
+        }
+      });
     },
   };
 }

@@ -24,9 +24,11 @@ const service = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
-// Compute calls: their own timeouts, and retried on another worker if this one dies.
+// Compute calls: their own timeouts, and retried on another worker if this one dies (noticed by the missing
+// heartbeats within seconds, not at the end of the start-to-close timeout).
 const compute = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
+  heartbeatTimeout: '10s',
   retry: {
     initialInterval: '2s',
     backoffCoefficient: 2,
@@ -39,6 +41,7 @@ const compute = proxyActivities<Activities>({
 // Cleanup must eventually succeed, or an instance would leak: no attempt limit.
 const cleanup = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 

@@ -191,6 +191,14 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
       (r) => new LoadClient(r.url, adminKey, { connections: 4, timeoutMs: 5_000 }),
     );
     const writers = clients.map((client, i) => runWriter(client, log, `writer-${i}`, () => stopped));
+    // Whatever fails below, the writers stop: a writer left running keeps the test process alive.
+    let writersStopped: Promise<unknown> | undefined;
+    const stopWriters = () => {
+      stopped = true;
+      writersStopped ??= Promise.all(writers).then(() => Promise.all(clients.map((c) => c.agent.close())));
+      return writersStopped;
+    };
+    t.after(stopWriters);
 
     const faultLog = path.join(dataDir, 'faulted-runs.log');
     const faultStarted = Date.now();
@@ -215,9 +223,7 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
 
     const faultedDone = await waitForSweep(faulted.experimentId, faulted.sweep.id);
     const faultedMs = Date.now() - faultStarted;
-    stopped = true;
-    await Promise.all(writers);
-    await Promise.all(clients.map((c) => c.agent.close()));
+    await stopWriters();
 
     await assertEveryRunSucceededOnce(faulted.experimentId, faulted.sweep, faultLog);
     assert.equal(faultedDone.progress.succeeded, RUNS, JSON.stringify(faultedDone.progress));
