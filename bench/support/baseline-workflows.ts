@@ -1,4 +1,4 @@
-// DESIGN.md §6's yardstick: a workflow of six regular activities that do nothing. The saga's own cost is
+// The yardstick of a step's cost: a workflow of six regular activities that do nothing. The saga's own cost is
 // reported against it, measured in the same run on the same dev server.
 import { proxyActivities } from '@temporalio/workflow';
 
