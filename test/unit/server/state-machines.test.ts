@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { canMoveExperiment, EXPERIMENT_MOVES, RUN_MOVES, TERMINAL_RUN_STATES } from '@assay/contract';
 
 describe('experiment state machine', () => {
-  it('allows exactly the moves of the contract's table', () => {
+  it('allows exactly the moves of the contract table', () => {
     const table: Record<string, string[]> = {
       draft: ['commit'],
       committed: ['conclude', 'retract'],
