@@ -35,13 +35,20 @@ export async function supervise(
   command: readonly string[],
   options: SuperviseOptions,
 ): Promise<number> {
-  const config = await run.config();
+  // The instance may boot while its service replica restarts: the first calls wait for it, like the last one.
+  const config = await untilReachable('read the run’s config', () => run.config());
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'assay-run-'));
   try {
     const configFile = path.join(workDir, 'config.json');
     await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     await mkdir(options.outputsDir, { recursive: true });
-    await run.start(await environmentSnapshot(command));
+    const environment = await environmentSnapshot(command);
+    await untilReachable(
+      'start the run',
+      () => run.start(environment),
+      // A start whose answer was lost landed if the run is running now.
+      async () => (await run.refresh().data()).state === 'running',
+    );
     log(
       `running ${command.join(' ')} as run ${run.r} of variation ${run.n} of experiment ${run.experimentId}`,
     );
@@ -202,6 +209,32 @@ async function patiently(
       const transient = error instanceof APIConnectionError || error instanceof ServerError;
       if (!transient || Date.now() + delay > deadline) throw error;
       log(`could not report the end of the run yet (${errorLine(error)}); trying again in ${delay / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** How long the run's first calls keep trying while the service is unreachable or answers 5xx. */
+const START_PATIENCE_MS = 2 * 60_000;
+
+/**
+ * A first call of the run, tried again while the service is unreachable or answers 5xx; after a failed try, a
+ * 409 means an earlier try landed when `landed` says so.
+ */
+async function untilReachable<T>(
+  what: string,
+  call: () => Promise<T>,
+  landed?: () => Promise<boolean>,
+): Promise<T | undefined> {
+  const deadline = Date.now() + START_PATIENCE_MS;
+  for (let delay = 500, tried = false; ; delay = Math.min(delay * 2, 10_000), tried = true) {
+    try {
+      return await call();
+    } catch (error) {
+      if (tried && landed && error instanceof ConflictError && (await landed())) return undefined;
+      const transient = error instanceof APIConnectionError || error instanceof ServerError;
+      if (!transient || Date.now() + delay > deadline) throw error;
+      log(`could not ${what} yet (${errorLine(error)}); trying again in ${delay / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +11,7 @@ import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { downloadedDigests, sha256 } from '../support/upload-files.ts';
+import { freePort } from '../support/free-port.ts';
 import { mintExchangeToken } from '../support/worker-key-exchange.ts';
 
 const CHILD = path.join(repoRoot, 'test/cli/fixtures/child.sh');
@@ -196,6 +198,35 @@ describe('assay run: a bash script as the command, against the real service', ()
     const run = await runOf(await runNumberFrom(done));
     assert.equal(run.failure_reason, 'abandoned');
     assert.equal(run.failure_message, 'interrupted by SIGTERM; command: killed by SIGKILL');
+  });
+
+  it('waits for a service that does not answer yet when it starts (a replica restarting), then runs', async () => {
+    const { r } = await createRun(t, key, experimentId);
+    const port = await freePort();
+    const { result } = assayRun('late-service', [], ['succeed'], {
+      SERVICE_SERVER_URL: `http://127.0.0.1:${port}`,
+      SERVICE_EXPERIMENT_ID: experimentId,
+      SERVICE_VARIATION: '1',
+      SERVICE_RUN: String(r),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The service comes up on the runner's address: a forwarder to the test service.
+    const target = new URL(t.url!);
+    const forwarder = net.createServer((socket) => {
+      const upstream = net.connect(Number(target.port), target.hostname);
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => forwarder.listen(port, '127.0.0.1', resolve));
+    try {
+      const done = await result;
+      assert.equal(done.code, 0, done.stderr);
+      assert.match(done.stderr, /could not read the run’s config yet/);
+      assert.equal((await runOf(r)).state, 'succeeded');
+    } finally {
+      forwarder.close();
+    }
   });
 
   it('exit codes of its own: 2 without a run to act as, 1 with an error line when the service refuses', async () => {

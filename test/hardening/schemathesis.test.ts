@@ -32,6 +32,8 @@ const REVOKE = 'DELETE /api-keys/{id}';
 describe('schemathesis: the API against its own OpenAPI document', () => {
   let t: TestService;
   const orchestratorKey = generateOrchestratorKey();
+  // Assembled, so no committed line looks like a real token.
+  const UNKNOWN_EXCHANGE_TOKEN = ['sk', 'exchange', '0'.repeat(32) + 'A'.repeat(43)].join('_');
   const seeds: SeededObjects[] = [];
   let organizationId: string;
   let otherUserId: string;
@@ -220,6 +222,9 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
         { Authorization: `Bearer ${orchestratorKey}` },
       ],
       ['^/api-keys', { 'path.id': bind('api_keys'), 'body.run.experiment_id': bind('experiments', 0.7) }],
+      // Its bearer is a managed instance's single-use token: a well-formed one that names no exchange reaches
+      // the body checks and then answers 401 (the exchange itself is tested in worker-key-exchange.test.ts).
+      ['^/worker-keys/exchange', {}, { Authorization: `Bearer ${UNKNOWN_EXCHANGE_TOKEN}` }],
       [
         '^/(search|v1/me)',
         {

@@ -192,10 +192,20 @@ describe('malformed input never gets a 5xx', () => {
   });
 });
 
+// The exchange route takes a managed instance's single-use token, not a key: a well-formed one that names no
+// exchange gets through to the body checks. Assembled, so no committed line looks like a real token.
+const UNKNOWN_EXCHANGE_TOKEN = ['sk', 'exchange', '0'.repeat(32) + 'A'.repeat(43)].join('_');
+
 function send(t: TestService, c: Case, orchestratorKey: string): Promise<Reply> {
   const headers = { ...c.headers };
   if (c.authorization === undefined)
-    headers.authorization = `Bearer ${c.url.startsWith('/orchestrator/') ? orchestratorKey : t.adminKey}`;
+    headers.authorization = `Bearer ${
+      c.url.startsWith('/orchestrator/')
+        ? orchestratorKey
+        : c.url.startsWith('/worker-keys/exchange')
+          ? UNKNOWN_EXCHANGE_TOKEN
+          : t.adminKey
+    }`;
   else if (c.authorization !== null) headers.authorization = c.authorization;
   return t.request(c.method, c.url, { rawBody: c.rawBody, headers });
 }
@@ -213,6 +223,11 @@ function problemsOf(c: Case, res: Reply): string[] {
     problems.push(`x-request-id header is ${JSON.stringify(requestId)}`);
   if (c.expect.requestIdReplaced && requestId === c.headers?.['x-request-id'])
     problems.push('echoed an unsafe x-request-id');
+  if (c.expect.redirect !== undefined) {
+    if (res.status !== 302 || res.headers.location !== c.expect.redirect)
+      problems.push(`status ${res.status}, expected a redirect to ${c.expect.redirect}`);
+    return problems;
+  }
   if (res.status >= 200 && res.status < 300) {
     if (!c.expect.allow2xx) problems.push(`accepted with ${res.status}`);
     return problems;

@@ -36,7 +36,12 @@ export function webRoutes(o: { dir: string; storage: StorageConfig }) {
   return async (app: FastifyInstance) => {
     await app.register(fastifyStatic, { root: o.dir, serve: false });
 
-    app.get('/', { config, schema }, (_request, reply) => reply.redirect('/ui/', 302));
+    // Only the root itself: a path the router folded into `/` (`/experiments/..`) is a missing API route.
+    app.get('/', { config, schema }, (request, reply) =>
+      request.raw.url === '/' || request.raw.url?.startsWith('/?')
+        ? reply.redirect('/ui/', 302)
+        : reply.callNotFound(),
+    );
     app.get('/ui', { config, schema }, (_request, reply) => reply.redirect('/ui/', 301));
 
     app.get<{ Params: { '*': string } }>('/ui/assets/*', { config, schema }, (request, reply) => {

@@ -33,6 +33,8 @@ export interface Expect {
   lineColumn?: boolean;
   /** A caller's unsafe `x-request-id` is not echoed back. */
   requestIdReplaced?: boolean;
+  /** The path folds into the root (`/experiments/..` is `/`), which redirects here: the web UI. */
+  redirect?: string;
 }
 
 export interface Case {
