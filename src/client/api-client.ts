@@ -18,6 +18,7 @@ import { ApiKeys } from './resources/api-keys.ts';
 import { Assets, type RunRef } from './resources/assets.ts';
 import { Experiments, type CreateExperimentParams } from './resources/experiments.ts';
 import { Me } from './resources/me.ts';
+import { Organizations } from './resources/organizations.ts';
 import { Runs } from './resources/runs.ts';
 import { Search } from './resources/search.ts';
 import { Sweeps } from './resources/sweeps.ts';
@@ -52,6 +53,7 @@ export class ApiClient implements ClientCore {
   readonly search: Search;
   readonly apiKeys: ApiKeys;
   readonly me: Me;
+  readonly organizations: Organizations;
 
   /** Throws ConfigError when a setting is invalid, before any request. */
   constructor(options: ApiClientOptions) {
@@ -81,6 +83,7 @@ export class ApiClient implements ClientCore {
     this.search = new Search(this.transport, organization);
     this.apiKeys = new ApiKeys(this.transport);
     this.me = new Me(this.transport);
+    this.organizations = new Organizations(this.transport);
   }
 
   /** A handle on an existing experiment. */

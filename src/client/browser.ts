@@ -14,3 +14,4 @@ export type * from './resources/assets.ts';
 export type * from './resources/search.ts';
 export type * from './resources/api-keys.ts';
 export type * from './resources/me.ts';
+export type * from './resources/organizations.ts';

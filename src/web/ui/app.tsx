@@ -2,9 +2,13 @@ import { Redirect, Route, Router, Switch } from 'wouter';
 import { AppHeader } from './components/app-header.tsx';
 import { Empty } from './components/status.tsx';
 import { ExperimentPage } from './pages/experiment-page.tsx';
+import { ApiKeysPage } from './pages/api-keys-page.tsx';
 import { ExperimentsPage } from './pages/experiments-page.tsx';
 import { NewExperimentPage } from './pages/new-experiment-page.tsx';
+import { OrganizationPage } from './pages/organization-page.tsx';
+import { OrganizationsPage } from './pages/organizations-page.tsx';
 import { RunPage } from './pages/run-page.tsx';
+import { SearchPage } from './pages/search-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
 import { useSession } from './session.tsx';
 
@@ -22,6 +26,10 @@ export function App() {
               <Route path="/experiments/new" component={NewExperimentPage} />
               <Route path="/experiments/:id" component={ExperimentPage} />
               <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
+              <Route path="/search" component={SearchPage} />
+              <Route path="/api-keys" component={ApiKeysPage} />
+              <Route path="/organizations" component={OrganizationsPage} />
+              <Route path="/organizations/:id" component={OrganizationPage} />
               <Route path="/sign-in">
                 <Redirect to="/" replace />
               </Route>

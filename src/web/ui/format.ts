@@ -12,3 +12,11 @@ export function formatDuration(from: string | null, to: string | null): string {
   if (s < 7200) return `${Math.round(s / 60)} min`;
   return `${(s / 3600).toFixed(1)} h`;
 }
+
+/** The curl line an empty state shows for an API call the CLI has no command for ($KEY: the reader's key). */
+export function curlPost(path: string, body: Record<string, unknown>): string {
+  return (
+    `curl -H "authorization: Bearer $KEY" -H "content-type: application/json" ` +
+    `-d '${JSON.stringify(body)}' ${window.location.origin}${path}`
+  );
+}
