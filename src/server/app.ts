@@ -43,7 +43,7 @@ export interface AppDeps {
   webDir?: string;
 }
 
-const KEY_IN_PATH = /sk_(user|agent|worker)_[^/]*/g;
+const KEY_IN_PATH = /sk_(user|agent|worker|exchange)_[^/]*/g;
 
 /**
  * The service's pino options: credentials redacted, query strings and database parameters dropped. Exported so
