@@ -1,6 +1,7 @@
+import { lazy, Suspense } from 'react';
 import { Redirect, Route, Router, Switch } from 'wouter';
 import { AppHeader } from './components/app-header.tsx';
-import { Empty } from './components/status.tsx';
+import { Empty, Loading } from './components/status.tsx';
 import { ExperimentPage } from './pages/experiment-page.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
 import { ExperimentsPage } from './pages/experiments-page.tsx';
@@ -11,6 +12,9 @@ import { RunPage } from './pages/run-page.tsx';
 import { SearchPage } from './pages/search-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
 import { useSession } from './session.tsx';
+
+// The graph layout library is most of the lineage page's weight; only those who open the page load it.
+const LineagePage = lazy(() => import('./pages/lineage-page.tsx').then((m) => ({ default: m.LineagePage })));
 
 /** The service serves the UI under /ui/ (the API owns the other paths), so every client route lives there. */
 export function App() {
@@ -25,6 +29,11 @@ export function App() {
               <Route path="/" component={ExperimentsPage} />
               <Route path="/experiments/new" component={NewExperimentPage} />
               <Route path="/experiments/:id" component={ExperimentPage} />
+              <Route path="/experiments/:id/lineage">
+                <Suspense fallback={<Loading what="the lineage" />}>
+                  <LineagePage />
+                </Suspense>
+              </Route>
               <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
               <Route path="/search" component={SearchPage} />
               <Route path="/api-keys" component={ApiKeysPage} />

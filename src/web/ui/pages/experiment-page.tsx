@@ -84,6 +84,10 @@ function ExperimentFacts({ experiment }: { experiment: ExperimentDetail }) {
       <dd>
         <RelativeLinks items={experiment.children} none="none" />
       </dd>
+      <dt>Lineage</dt>
+      <dd>
+        <Link href={`/experiments/${encodeURIComponent(experiment.id)}/lineage`}>Lineage graph</Link>
+      </dd>
     </dl>
   );
 }
