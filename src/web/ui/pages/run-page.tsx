@@ -1,6 +1,7 @@
 import type { RunData } from '@assay/client/browser';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
+import { RunAssets } from '../components/run-assets.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatDuration, formatTime } from '../format.ts';
@@ -77,6 +78,8 @@ export function RunPage() {
         <dt>Cancel requested</dt>
         <dd>{run.cancel_requested ? 'yes' : 'no'}</dd>
       </dl>
+      <h2>Assets and checkpoints</h2>
+      <RunAssets run={{ experimentId: id, n, r }} />
       <h2>Environment snapshot</h2>
       <JsonBlock value={run.environment} none="The runner has not reported its environment yet." />
       <h2>Instance</h2>

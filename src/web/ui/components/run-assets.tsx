@@ -1,0 +1,115 @@
+import type { AssetData, RunRef } from '@assay/client/browser';
+import { useInfiniteQuery, useMutation } from '@tanstack/react-query';
+import { formatBytes, formatTime } from '../format.ts';
+import { useClient } from '../session.tsx';
+import { Empty, ErrorState, Loading, StateBadge } from './status.tsx';
+
+const PAGE_SIZE = 50;
+
+/** The run's outputs and checkpoints, newest first, each ready component downloadable. */
+export function RunAssets({ run }: { run: RunRef }) {
+  const client = useClient();
+  const assets = useInfiniteQuery({
+    queryKey: ['experiment', run.experimentId, 'runs', run.n, run.r, 'assets'],
+    queryFn: ({ pageParam }) => client.assets.list({ run, limit: PAGE_SIZE, cursor: pageParam }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (page) => page.next_cursor ?? undefined,
+  });
+  if (assets.isPending) return <Loading what="the run's assets" />;
+  if (assets.isError) return <ErrorState error={assets.error} title="Could not load the run's assets" />;
+  const items = assets.data.pages.flatMap((p) => p.items);
+  if (items.length === 0)
+    return (
+      <Empty
+        command={`assay assets upload --experiment ${run.experimentId} --variation ${run.n} --run ${run.r} --kind output FILE`}
+      >
+        This run has no assets yet. A runner&apos;s outputs and checkpoints appear here once uploaded.
+      </Empty>
+    );
+  return (
+    <>
+      <div className="table-scroll">
+        <table aria-label="Run assets">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col">State</th>
+              <th scope="col">Components</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((a) => (
+              <AssetRow key={a.id} asset={a} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {assets.hasNextPage && (
+        <p>
+          <button
+            type="button"
+            onClick={() => void assets.fetchNextPage()}
+            disabled={assets.isFetchingNextPage}
+          >
+            {assets.isFetchingNextPage ? 'Loading…' : 'More assets'}
+          </button>
+        </p>
+      )}
+    </>
+  );
+}
+
+function AssetRow({ asset }: { asset: AssetData }) {
+  const client = useClient();
+  // Download URLs are presigned and expire, so they are fetched at the click, never kept in the page.
+  const download = useMutation({
+    mutationFn: async (component: string) => {
+      const { components } = await client.assets.download(asset.id);
+      const target = components[component];
+      if (!target) throw new Error(`the asset has no component ${component}`);
+      return target.url;
+    },
+    // The storage answers with Content-Disposition: attachment, so the browser saves it and stays here.
+    onSuccess: (url) => window.location.assign(url),
+  });
+  const components = Object.entries(asset.components).sort(([x], [y]) => x.localeCompare(y));
+  return (
+    <tr>
+      <td>
+        {asset.name}
+        <div className="muted">
+          <code>{asset.id}</code>
+        </div>
+      </td>
+      <td>{asset.kind}</td>
+      <td>
+        <StateBadge state={asset.state} />
+      </td>
+      <td>
+        <ul className="asset-components">
+          {components.map(([name, info]) => (
+            <li key={name}>
+              <span>{name}</span> <span className="muted">{formatBytes(info.size)}</span>{' '}
+              {asset.state === 'ready' ? (
+                <button
+                  type="button"
+                  onClick={() => download.mutate(name)}
+                  disabled={download.isPending}
+                  aria-label={`Download ${name} of ${asset.name}`}
+                >
+                  Download
+                </button>
+              ) : (
+                <span className="muted">uploading</span>
+              )}
+            </li>
+          ))}
+        </ul>
+        {download.isError && <ErrorState error={download.error} title="Could not download" />}
+      </td>
+      <td>{formatTime(asset.created_at)}</td>
+    </tr>
+  );
+}
