@@ -2,6 +2,7 @@ import { lazy, Suspense } from 'react';
 import { Redirect, Route, Router, Switch } from 'wouter';
 import { AppHeader } from './components/app-header.tsx';
 import { Empty, Loading } from './components/status.tsx';
+import { ComparePage } from './pages/compare-page.tsx';
 import { ExperimentPage } from './pages/experiment-page.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
 import { ExperimentsPage } from './pages/experiments-page.tsx';
@@ -35,6 +36,7 @@ export function App() {
                 </Suspense>
               </Route>
               <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
+              <Route path="/experiments/:id/compare" component={ComparePage} />
               <Route path="/search" component={SearchPage} />
               <Route path="/api-keys" component={ApiKeysPage} />
               <Route path="/organizations" component={OrganizationsPage} />

@@ -49,7 +49,14 @@ export function ExperimentPage() {
         {experiment.state === 'draft' && <AddVariationForm experimentId={experiment.id} />}
       </section>
       {variations.data && variations.data.length > 0 && (
-        <RunsSection experiment={experiment} variations={variations.data} />
+        <>
+          <RunsSection experiment={experiment} variations={variations.data} />
+          {experiment.state !== 'draft' && (
+            <p>
+              <Link href={`/experiments/${encodeURIComponent(experiment.id)}/compare`}>Compare runs</Link>
+            </p>
+          )}
+        </>
       )}
     </article>
   );

@@ -1,0 +1,217 @@
+import type { RunData, VariationData } from '@assay/client/browser';
+import { isTerminalRunState } from '@assay/contract';
+import { useQueries, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useParams, useSearch } from 'wouter';
+import { runPath } from '../components/runs-table.tsx';
+import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { allPaths, compareCells, differingPaths, flatten, type Cell } from '../compare-rows.ts';
+import { formatDuration } from '../format.ts';
+import { runsRefetchInterval } from '../run-polling.ts';
+import { fetchRunMetrics, METRICS_ASSET } from '../run-metrics.ts';
+import { useClient } from '../session.tsx';
+
+interface Column {
+  key: string;
+  label: string;
+  group: 'run' | 'config' | 'metric';
+  value: (row: Row) => Cell;
+}
+
+interface Row {
+  run: RunData;
+  variation: VariationData | undefined;
+  config: Record<string, Cell>;
+  metrics: Record<string, Cell> | null | undefined;
+}
+
+const durationMs = (run: RunData): number | null =>
+  run.started_at ? (run.ended_at ? Date.parse(run.ended_at) : Date.now()) - Date.parse(run.started_at) : null;
+
+/** An experiment's runs side by side (a sweep's with `?sweep=`): differing config, state, duration, metrics. */
+export function ComparePage() {
+  const { id } = useParams<{ id: string }>();
+  const sweepId = new URLSearchParams(useSearch()).get('sweep');
+  const client = useClient();
+  const variations = useQuery({
+    queryKey: ['experiment', id, 'variations'],
+    queryFn: () => client.variations.list(id),
+  });
+  const sweep = useQuery({
+    queryKey: ['experiment', id, 'sweep', sweepId],
+    queryFn: () => client.sweeps.get(id, sweepId!),
+    enabled: sweepId !== null,
+  });
+  const runResults = useQueries({
+    queries: (variations.data ?? []).map((v) => ({
+      queryKey: ['experiment', id, 'runs', v.n],
+      queryFn: () => client.runs.list(id, v.n),
+      refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
+    })),
+  });
+  const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
+  const runs = runResults
+    .flatMap((r) => r.data ?? [])
+    .filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
+  // The state is in the key: a run's outputs are complete once it has ended, so that is when to read them.
+  const metricResults = useQueries({
+    queries: runs.map((run) => ({
+      queryKey: ['run-metrics', run.id, isTerminalRunState(run.state)],
+      queryFn: () => fetchRunMetrics(client, run),
+      staleTime: isTerminalRunState(run.state) ? Infinity : 10_000,
+    })),
+  });
+  const [sort, setSort] = useState<{ key: string; direction: 'ascending' | 'descending' }>({
+    key: 'run',
+    direction: 'ascending',
+  });
+
+  const experimentPath = `/experiments/${encodeURIComponent(id)}`;
+  const back = (
+    <p>
+      <Link href={sweepId ? `${experimentPath}/sweeps/${encodeURIComponent(sweepId)}` : experimentPath}>
+        ← {sweepId ? 'Sweep' : 'Experiment'}
+      </Link>
+    </p>
+  );
+  const failed = [variations, sweep, ...runResults].find((q) => q.isError);
+  const loading =
+    variations.isPending || (sweepId !== null && sweep.isPending) || runResults.some((r) => r.isPending);
+  let body;
+  if (failed) body = <ErrorState error={failed.error} title="Could not load the runs" />;
+  else if (loading) body = <Loading what="the runs" />;
+  else if (runs.length === 0)
+    body = <Empty command={`assay runs create ${id} 1`}>No runs to compare yet.</Empty>;
+  else {
+    const byN = new Map((variations.data ?? []).map((v) => [v.n, v]));
+    const rows: Row[] = runs.map((run, i) => ({
+      run,
+      variation: byN.get(run.n),
+      config: flatten(byN.get(run.n)?.config_json ?? {}),
+      metrics: metricResults[i]?.data,
+    }));
+    const columns = columnsFor(rows);
+    const column = columns.find((c) => c.key === sort.key) ?? columns[0]!;
+    const sorted = [...rows].sort(
+      (a, b) => compareCells(column.value(a), column.value(b), sort.direction) || a.run.n - b.run.n,
+    );
+    const metricsFailed = metricResults.find((m) => m.isError);
+    body = (
+      <>
+        {metricsFailed && (
+          <ErrorState error={metricsFailed.error} title={`Could not read a ${METRICS_ASSET}`} />
+        )}
+        <CompareTable
+          columns={columns}
+          rows={sorted}
+          sort={{ key: column.key, direction: sort.direction }}
+          onSort={(key) =>
+            setSort((s) => ({
+              key,
+              direction: s.key === key && s.direction === 'ascending' ? 'descending' : 'ascending',
+            }))
+          }
+        />
+      </>
+    );
+  }
+  return (
+    <article aria-labelledby="compare-title">
+      {back}
+      <h1 id="compare-title">Compare runs</h1>
+      <p className="hint">
+        Config values that differ between the variations, each run’s state and duration, and the figures of
+        its <code>{METRICS_ASSET}</code> output when it wrote one. Click a column’s header to sort by it.
+      </p>
+      {body}
+    </article>
+  );
+}
+
+function columnsFor(rows: Row[]): Column[] {
+  const configPaths = differingPaths(rows.map((r) => r.config));
+  const metricPaths = allPaths(rows.flatMap((r) => (r.metrics ? [r.metrics] : [])));
+  return [
+    { key: 'run', label: 'Run', group: 'run', value: (r) => `${r.run.n}.${r.run.r}` },
+    { key: 'variation', label: 'Variation', group: 'run', value: (r) => r.variation?.name },
+    ...configPaths.map((p): Column => ({
+      key: `config:${p}`,
+      label: p,
+      group: 'config',
+      value: (r) => r.config[p],
+    })),
+    { key: 'state', label: 'State', group: 'run', value: (r) => r.run.state },
+    { key: 'duration', label: 'Duration', group: 'run', value: (r) => durationMs(r.run) },
+    ...metricPaths.map((p): Column => ({
+      key: `metric:${p}`,
+      label: p,
+      group: 'metric',
+      value: (r) => r.metrics?.[p],
+    })),
+  ];
+}
+
+function CompareTable({
+  columns,
+  rows,
+  sort,
+  onSort,
+}: {
+  columns: Column[];
+  rows: Row[];
+  sort: { key: string; direction: 'ascending' | 'descending' };
+  onSort: (key: string) => void;
+}) {
+  return (
+    <div className="table-scroll">
+      <table className="compare">
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th
+                key={c.key}
+                scope="col"
+                className={`col-${c.group}`}
+                aria-sort={sort.key === c.key ? sort.direction : undefined}
+              >
+                <button type="button" className="sort-header" onClick={() => onSort(c.key)}>
+                  {c.group === 'metric' && <span className="visually-hidden">metric </span>}
+                  {c.label}
+                  <span aria-hidden="true">
+                    {sort.key === c.key ? (sort.direction === 'ascending' ? ' ▲' : ' ▼') : ''}
+                  </span>
+                </button>
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.run.id} data-run={`${row.run.n}.${row.run.r}`}>
+              {columns.map((c) => (
+                <td key={c.key} className={`col-${c.group}`}>
+                  <CellView column={c} row={row} />
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function CellView({ column, row }: { column: Column; row: Row }) {
+  if (column.key === 'run') {
+    return (
+      <Link href={runPath(row.run)}>
+        {row.run.n}.{row.run.r}
+      </Link>
+    );
+  }
+  if (column.key === 'state') return <StateBadge state={row.run.state} />;
+  if (column.key === 'duration') return <>{formatDuration(row.run.started_at, row.run.ended_at)}</>;
+  const value = column.value(row);
+  if (column.group === 'metric' && row.metrics === undefined) return <span className="muted">…</span>;
+  return value === undefined || value === null ? <span className="muted">—</span> : <>{String(value)}</>;
+}
