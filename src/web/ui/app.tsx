@@ -12,6 +12,7 @@ import { OrganizationsPage } from './pages/organizations-page.tsx';
 import { RunPage } from './pages/run-page.tsx';
 import { SearchPage } from './pages/search-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
+import { SweepPage } from './pages/sweep-page.tsx';
 import { useSession } from './session.tsx';
 
 // The graph layout library is most of the lineage page's weight; only those who open the page load it.
@@ -36,6 +37,7 @@ export function App() {
                 </Suspense>
               </Route>
               <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
+              <Route path="/experiments/:id/sweeps/:sweepId" component={SweepPage} />
               <Route path="/experiments/:id/compare" component={ComparePage} />
               <Route path="/search" component={SearchPage} />
               <Route path="/api-keys" component={ApiKeysPage} />

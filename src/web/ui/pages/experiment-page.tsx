@@ -5,6 +5,7 @@ import { AddVariationForm } from '../components/add-variation-form.tsx';
 import { ExperimentActions } from '../components/experiment-actions.tsx';
 import { RunsSection } from '../components/runs-section.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { SweepForm } from '../components/sweep-form.tsx';
 import { VariationCard } from '../components/variation-card.tsx';
 import { formatTime } from '../format.ts';
 import { useClient } from '../session.tsx';
@@ -47,6 +48,7 @@ export function ExperimentPage() {
           ))
         )}
         {experiment.state === 'draft' && <AddVariationForm experimentId={experiment.id} />}
+        {experiment.state === 'draft' && <SweepForm experimentId={experiment.id} />}
       </section>
       {variations.data && variations.data.length > 0 && (
         <>
