@@ -5,6 +5,7 @@ import { Empty, Loading } from './components/status.tsx';
 import { ComparePage } from './pages/compare-page.tsx';
 import { ExperimentPage } from './pages/experiment-page.tsx';
 import { ApiKeysPage } from './pages/api-keys-page.tsx';
+import { AssetsPage } from './pages/assets-page.tsx';
 import { ExperimentsPage } from './pages/experiments-page.tsx';
 import { NewExperimentPage } from './pages/new-experiment-page.tsx';
 import { OrganizationPage } from './pages/organization-page.tsx';
@@ -39,6 +40,7 @@ export function App() {
               <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
               <Route path="/experiments/:id/sweeps/:sweepId" component={SweepPage} />
               <Route path="/experiments/:id/compare" component={ComparePage} />
+              <Route path="/assets" component={AssetsPage} />
               <Route path="/search" component={SearchPage} />
               <Route path="/api-keys" component={ApiKeysPage} />
               <Route path="/organizations" component={OrganizationsPage} />

@@ -21,6 +21,7 @@ export function AppHeader() {
       </Link>
       <nav aria-label="Main">
         <Link href="/">Experiments</Link>
+        <Link href="/assets">Assets</Link>
         <Link href="/search">Search</Link>
         <Link href="/organizations">Organizations</Link>
         <Link href="/api-keys">API keys</Link>

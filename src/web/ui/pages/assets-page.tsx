@@ -1,0 +1,178 @@
+import { ASSET_KINDS, ASSET_STATES } from '@assay/contract';
+import type { AssetData, AssetState } from '@assay/client/browser';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { AssetUpload } from '../components/asset-upload.tsx';
+import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { formatBytes, formatTime } from '../format.ts';
+import { useClient, useSession } from '../session.tsx';
+
+const PAGE_SIZE = 50;
+
+/** The assets the caller can see, filtered by kind, state and experiment, with upload and download. */
+export function AssetsPage() {
+  const client = useClient();
+  const { scope } = useSession();
+  const [kind, setKind] = useState('');
+  const [state, setState] = useState<AssetState | ''>('');
+  const [experimentId, setExperimentId] = useState('');
+  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const filters = {
+    kind: kind || undefined,
+    state: state || undefined,
+    experimentId: experimentId || undefined,
+  };
+  const list = useQuery({
+    queryKey: ['assets', filters, cursor],
+    queryFn: () => client.assets.list({ ...filters, cursor, limit: PAGE_SIZE }),
+    placeholderData: keepPreviousData,
+  });
+  // The experiment filter offers the scope's newest experiments (the API's largest page).
+  const experiments = useQuery({
+    queryKey: ['experiments', scope, 'choices'],
+    queryFn: () => client.experiments.list({ limit: 200, organizationId: scope }),
+  });
+  const filtered =
+    <T,>(set: (v: T) => void) =>
+    (v: T) => {
+      set(v);
+      setCursors([undefined]);
+    };
+
+  return (
+    <section aria-labelledby="assets-title">
+      <h1 id="assets-title">Assets</h1>
+      <AssetUpload experimentId={filters.experimentId} />
+      <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>Kind</span>
+          <select value={kind} onChange={(e) => filtered(setKind)(e.target.value)}>
+            <option value="">Any kind</option>
+            {ASSET_KINDS.map((k) => (
+              <option key={k} value={k}>
+                {k}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>State</span>
+          <select value={state} onChange={(e) => filtered(setState)(e.target.value as AssetState | '')}>
+            <option value="">Any state</option>
+            {ASSET_STATES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="grow">
+          <span>Experiment</span>
+          <select value={experimentId} onChange={(e) => filtered(setExperimentId)(e.target.value)}>
+            <option value="">Any experiment</option>
+            {experiments.data?.items.map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {list.isPending ? (
+        <Loading what="assets" />
+      ) : list.isError ? (
+        <ErrorState error={list.error} title="Could not list assets" />
+      ) : list.data.items.length === 0 ? (
+        <Empty command="assay assets upload --kind document FILE">
+          {kind || state || experimentId
+            ? 'No asset matches these filters.'
+            : 'No assets yet. Drop a file above to upload one.'}
+        </Empty>
+      ) : (
+        <AssetTable items={list.data.items} stale={list.isPlaceholderData} />
+      )}
+      <nav className="pager" aria-label="Pages">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>
+          Previous page
+        </button>
+        <span>Page {cursors.length}</span>
+        <button
+          type="button"
+          disabled={!list.data?.next_cursor}
+          onClick={() => setCursors((c) => [...c, list.data!.next_cursor!])}
+        >
+          Next page
+        </button>
+      </nav>
+    </section>
+  );
+}
+
+function AssetTable({ items, stale }: { items: AssetData[]; stale: boolean }) {
+  return (
+    <div className={stale ? 'table-scroll stale' : 'table-scroll'} aria-busy={stale}>
+      <table className="assets">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Kind</th>
+            <th scope="col">State</th>
+            <th scope="col">Size</th>
+            <th scope="col">Created</th>
+            <th scope="col">Download</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((a) => (
+            <tr key={a.id} data-asset={a.id}>
+              <td>{a.name}</td>
+              <td>{a.kind}</td>
+              <td>
+                <StateBadge state={a.state} />
+              </td>
+              <td>{formatBytes(Object.values(a.components).reduce((sum, c) => sum + c.size, 0))}</td>
+              <td>{formatTime(a.created_at)}</td>
+              <td>{a.state === 'ready' ? <DownloadButtons asset={a} /> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * One button per component. The presigned GET URLs are fetched on click (they expire), and the browser
+ * follows one: storage answers it with Content-Disposition: attachment, so it saves rather than shows.
+ */
+function DownloadButtons({ asset }: { asset: AssetData }) {
+  const client = useClient();
+  const download = useMutation({
+    mutationFn: async (component: string) => {
+      const { components } = await client.assets.download(asset.id);
+      const target = components[component];
+      if (!target) throw new Error(`the asset has no component ${component}`);
+      const link = document.createElement('a');
+      link.href = target.url;
+      link.download = component.split('/').at(-1) ?? component;
+      link.rel = 'noopener';
+      link.click();
+    },
+  });
+  return (
+    <div className="row-actions">
+      {Object.keys(asset.components).map((name) => (
+        <button
+          type="button"
+          key={name}
+          onClick={() => download.mutate(name)}
+          aria-label={`Download ${name} of ${asset.name}`}
+        >
+          Download {name}
+        </button>
+      ))}
+      {download.isError && <ErrorState error={download.error} />}
+    </div>
+  );
+}
