@@ -36,7 +36,7 @@ function piecesOf(target: UploadTarget, size: number): Piece[] {
  * Sends one piece with XMLHttpRequest, for its upload progress events (fetch has none). The browser sets
  * Content-Length from the Blob itself and refuses a script's own, so that one presigned header is left out.
  */
-function put(piece: Piece, body: Blob, onBytes: (loaded: number) => void, signal?: AbortSignal) {
+function put(piece: Piece, body: Blob, onBytes: (loaded: number) => void) {
   return new Promise<void>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open(piece.target.method, piece.target.url);
@@ -50,8 +50,6 @@ function put(piece: Piece, body: Blob, onBytes: (loaded: number) => void, signal
       } else reject(fromResponse(xhr.status, xhr.responseText));
     };
     xhr.onerror = () => reject(new Error('the storage could not be reached (network error or CORS refusal)'));
-    xhr.onabort = () => reject(new DOMException('the upload was cancelled', 'AbortError'));
-    signal?.addEventListener('abort', () => xhr.abort(), { once: true });
     xhr.send(body);
   });
 }
@@ -66,7 +64,6 @@ export async function uploadFile(
   file: File,
   links: Pick<AssetLinks, 'kind' | 'experimentId' | 'organizationId'>,
   onProgress: (sent: number, total: number) => void,
-  signal?: AbortSignal,
 ): Promise<AssetData> {
   const name = componentName(file.name);
   const created = await client.assets.createPresigned({
@@ -80,7 +77,7 @@ export async function uploadFile(
   onProgress(0, file.size);
   for (const piece of piecesOf(target, file.size)) {
     const blob = file.slice(piece.offset, piece.offset + piece.size);
-    await put(piece, blob, (loaded) => onProgress(done + Math.min(loaded, piece.size), file.size), signal);
+    await put(piece, blob, (loaded) => onProgress(done + Math.min(loaded, piece.size), file.size));
     done += piece.size;
   }
   return client.assets.finalize(created.id);
