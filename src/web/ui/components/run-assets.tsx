@@ -1,5 +1,6 @@
 import type { AssetData, RunRef } from '@assay/client/browser';
-import { useInfiniteQuery, useMutation } from '@tanstack/react-query';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useComponentDownload } from '../asset-download.ts';
 import { formatBytes, formatTime } from '../format.ts';
 import { useClient } from '../session.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from './status.tsx';
@@ -62,18 +63,7 @@ export function RunAssets({ run }: { run: RunRef }) {
 }
 
 function AssetRow({ asset }: { asset: AssetData }) {
-  const client = useClient();
-  // Download URLs are presigned and expire, so they are fetched at the click, never kept in the page.
-  const download = useMutation({
-    mutationFn: async (component: string) => {
-      const { components } = await client.assets.download(asset.id);
-      const target = components[component];
-      if (!target) throw new Error(`the asset has no component ${component}`);
-      return target.url;
-    },
-    // The storage answers with Content-Disposition: attachment, so the browser saves it and stays here.
-    onSuccess: (url) => window.location.assign(url),
-  });
+  const download = useComponentDownload(asset);
   const components = Object.entries(asset.components).sort(([x], [y]) => x.localeCompare(y));
   return (
     <tr>

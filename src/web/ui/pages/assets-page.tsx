@@ -1,7 +1,8 @@
 import { ASSET_KINDS, ASSET_STATES } from '@assay/contract';
 import type { AssetData, AssetState } from '@assay/client/browser';
-import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { useComponentDownload } from '../asset-download.ts';
 import { AssetUpload } from '../components/asset-upload.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatBytes, formatTime } from '../format.ts';
@@ -142,24 +143,9 @@ function AssetTable({ items, stale }: { items: AssetData[]; stale: boolean }) {
   );
 }
 
-/**
- * One button per component. The presigned GET URLs are fetched on click (they expire), and the browser
- * follows one: storage answers it with Content-Disposition: attachment, so it saves rather than shows.
- */
+/** One button per component of a ready asset. */
 function DownloadButtons({ asset }: { asset: AssetData }) {
-  const client = useClient();
-  const download = useMutation({
-    mutationFn: async (component: string) => {
-      const { components } = await client.assets.download(asset.id);
-      const target = components[component];
-      if (!target) throw new Error(`the asset has no component ${component}`);
-      const link = document.createElement('a');
-      link.href = target.url;
-      link.download = component.split('/').at(-1) ?? component;
-      link.rel = 'noopener';
-      link.click();
-    },
-  });
+  const download = useComponentDownload(asset);
   return (
     <div className="row-actions">
       {Object.keys(asset.components).map((name) => (
@@ -167,12 +153,13 @@ function DownloadButtons({ asset }: { asset: AssetData }) {
           type="button"
           key={name}
           onClick={() => download.mutate(name)}
+          disabled={download.isPending}
           aria-label={`Download ${name} of ${asset.name}`}
         >
           Download {name}
         </button>
       ))}
-      {download.isError && <ErrorState error={download.error} />}
+      {download.isError && <ErrorState error={download.error} title="Could not download" />}
     </div>
   );
 }
