@@ -101,7 +101,9 @@ describe('web UI in Chromium', () => {
     await createExperiment(page, 'Warmup matters', 'A 500-step warmup lowers the final loss');
     experimentUrl = page.url();
     await page.getByText('No variations yet').waitFor();
-    await page.getByLabel('Config YAML').fill('lr: 0.1\nsteps: [1, 2\nlaunch:\n  command: sleep 1\n');
+    await page
+      .getByRole('textbox', { name: /^Config YAML/ })
+      .fill('lr: 0.1\nsteps: [1, 2\nlaunch:\n  command: sleep 1\n');
     await page.getByRole('button', { name: 'Add variation' }).click();
     const alert = page.getByRole('alert');
     await alert.getByText('invalid_yaml').waitFor();
@@ -111,12 +113,14 @@ describe('web UI in Chromium', () => {
     assert.match(await marked.innerText(), /3 \| launch:/);
     // The caret is moved to the line the server named.
     const selected = await page
-      .getByLabel('Config YAML')
+      .getByRole('textbox', { name: /^Config YAML/ })
       .evaluate((el: any) => el.value.slice(el.selectionStart, el.selectionEnd));
     assert.equal(selected, 'launch:');
     await screenshot(page, 'variation-yaml-error');
 
-    await page.getByLabel('Config YAML').fill('lr: 0.1\nwarmup_steps: 500\nlaunch:\n  command: sleep 1\n');
+    await page
+      .getByRole('textbox', { name: /^Config YAML/ })
+      .fill('lr: 0.1\nwarmup_steps: 500\nlaunch:\n  command: sleep 1\n');
     await page.getByRole('button', { name: 'Add variation' }).click();
     await page.getByRole('heading', { name: 'Variation 1' }).waitFor();
     const card = page.locator('section.variation');
