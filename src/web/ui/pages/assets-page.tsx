@@ -4,6 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useComponentDownload } from '../asset-download.ts';
 import { AssetUpload } from '../components/asset-upload.tsx';
+import { Pager, useCursorPages } from '../components/pager.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatBytes, formatTime } from '../format.ts';
 import { useClient, useSession } from '../session.tsx';
@@ -17,8 +18,8 @@ export function AssetsPage() {
   const [kind, setKind] = useState('');
   const [state, setState] = useState<AssetState | ''>('');
   const [experimentId, setExperimentId] = useState('');
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const { cursor } = pages;
   const filters = {
     kind: kind || undefined,
     state: state || undefined,
@@ -38,7 +39,7 @@ export function AssetsPage() {
     <T,>(set: (v: T) => void) =>
     (v: T) => {
       set(v);
-      setCursors([undefined]);
+      pages.reset();
     };
 
   return (
@@ -93,19 +94,7 @@ export function AssetsPage() {
       ) : (
         <AssetTable items={list.data.items} stale={list.isPlaceholderData} />
       )}
-      <nav className="pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>
-          Previous page
-        </button>
-        <span>Page {cursors.length}</span>
-        <button
-          type="button"
-          disabled={!list.data?.next_cursor}
-          onClick={() => setCursors((c) => [...c, list.data!.next_cursor!])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager pages={pages} nextCursor={list.data?.next_cursor} />
     </section>
   );
 }

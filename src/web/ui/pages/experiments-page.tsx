@@ -3,6 +3,7 @@ import type { ExperimentState, ExperimentSummary } from '@assay/client/browser';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
+import { Pager, useCursorPages } from '../components/pager.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
 import { useClient, useSession } from '../session.tsx';
@@ -16,16 +17,15 @@ export function ExperimentsPage() {
   const { scope } = useSession();
   const [state, setState] = useState<ExperimentState | ''>('');
   const [q, setQ] = useState('');
-  // Cursors of the pages before the current one, so Previous can go back (the API pages forwards only).
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const { cursor } = pages;
   const filters = { state: state || undefined, q: q.trim() || undefined };
   const list = useQuery({
     queryKey: ['experiments', scope, filters, cursor],
     queryFn: () => client.experiments.list({ ...filters, cursor, limit: PAGE_SIZE, organizationId: scope }),
     placeholderData: keepPreviousData,
   });
-  const resetPaging = () => setCursors([undefined]);
+  const resetPaging = pages.reset;
 
   return (
     <section aria-labelledby="experiments-title">
@@ -78,19 +78,7 @@ export function ExperimentsPage() {
       ) : (
         <ExperimentTable items={list.data.items} stale={list.isPlaceholderData} />
       )}
-      <nav className="pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>
-          Previous page
-        </button>
-        <span>Page {cursors.length}</span>
-        <button
-          type="button"
-          disabled={!list.data?.next_cursor}
-          onClick={() => setCursors((c) => [...c, list.data!.next_cursor!])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager pages={pages} nextCursor={list.data?.next_cursor} />
     </section>
   );
 }

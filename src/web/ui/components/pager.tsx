@@ -1,0 +1,33 @@
+import { useState } from 'react';
+
+/**
+ * Cursor paging as the list endpoints answer it. The API pages forwards only, so the cursors of the pages seen
+ * are kept for Previous; a changed filter starts again at the first page.
+ */
+export function useCursorPages() {
+  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    page: cursors.length,
+    reset: () => setCursors([undefined]),
+    back: () => setCursors((c) => c.slice(0, -1)),
+    forward: (next: string) => setCursors((c) => [...c, next]),
+  };
+}
+
+export type CursorPages = ReturnType<typeof useCursorPages>;
+
+/** Previous / Next under a list; Next is off when the answer had no next cursor. */
+export function Pager({ pages, nextCursor }: { pages: CursorPages; nextCursor: string | null | undefined }) {
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" disabled={pages.page < 2} onClick={pages.back}>
+        Previous page
+      </button>
+      <span>Page {pages.page}</span>
+      <button type="button" disabled={!nextCursor} onClick={() => nextCursor && pages.forward(nextCursor)}>
+        Next page
+      </button>
+    </nav>
+  );
+}
