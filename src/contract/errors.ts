@@ -54,6 +54,7 @@ export const ERROR_CODES = [
   'variations_frozen',
   'no_variations',
   'run_ended',
+  'run_not_started',
   'run_not_provisioned',
   'incomplete_run',
   'asset_ready',

@@ -13,3 +13,4 @@ export * from './search.ts';
 export * from './api-keys.ts';
 export * from './organizations.ts';
 export * from './orchestrator.ts';
+export * from './metrics.ts';
