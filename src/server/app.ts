@@ -16,6 +16,7 @@ import type { ServiceConfig } from './config.ts';
 import type { Db } from './db/database.ts';
 import { experimentRoutes } from './experiments/experiment-routes.ts';
 import { healthRoutes } from './health-routes.ts';
+import { metricRoutes } from './metrics/metric-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
 import { openapiOptions } from './http/openapi.ts';
@@ -88,7 +89,8 @@ export async function buildApp({
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
-    routerOptions: { maxParamLength: 200 },
+    // A metric key (up to 250 characters) travels URL-encoded in the path: up to 3 bytes a character.
+    routerOptions: { maxParamLength: 800 },
     frameworkErrors: handleFrameworkError,
   });
   app.addHook('onRoute', documentBodyErrors);
@@ -121,6 +123,7 @@ export async function buildApp({
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db, config.ec2));
   await app.register(runRoutes(db, orchestrator));
+  await app.register(metricRoutes(db, config));
   await app.register(sweepRoutes(db, orchestrator, config.ec2));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
   await app.register(apiKeyRoutes(db, config, authenticator));

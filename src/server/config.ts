@@ -37,6 +37,8 @@ export interface ServiceConfig {
   readonly reconcileGiveUpMs: number;
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
   readonly workerKeyGraceMs: number;
+  /** A run takes metric points this long after it ended. */
+  readonly metricsGraceMs: number;
   /** How long a managed instance's one-time exchange token can buy its worker key. */
   readonly exchangeTokenTtlMs: number;
   readonly jwt: JwtConfig | undefined;
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     watchdogTimeoutMs: readSetting(env, 'ASSAY_WATCHDOG_TIMEOUT_S'),
     watchdogIntervalMs: readSetting(env, 'ASSAY_WATCHDOG_INTERVAL_S'),
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
+    metricsGraceMs: readSetting(env, 'ASSAY_METRICS_GRACE_S'),
     exchangeTokenTtlMs: readSetting(env, 'ASSAY_EXCHANGE_TOKEN_TTL_S'),
     authFailureLimit: readSetting(env, 'ASSAY_AUTH_FAILURE_LIMIT'),
     metricsScope: metricsScope(env),

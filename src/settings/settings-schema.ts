@@ -212,6 +212,13 @@ export const SETTINGS = {
     table: 'service',
     description: 'How long a worker key keeps working after its run ended (for output uploads)',
   },
+  ASSAY_METRICS_GRACE_S: {
+    kind: 'seconds',
+    default: 300,
+    readBy: serviceOnly,
+    table: 'service',
+    description: 'How long after its run ended a run still takes metric points (a runner’s last batches)',
+  },
   ASSAY_EXCHANGE_TOKEN_TTL_S: {
     kind: 'seconds',
     default: 900,

@@ -16,3 +16,17 @@ export function decodeCursor(cursor: string | undefined): string | undefined {
   if (!m) throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
   return m[1];
 }
+
+/** A cursor over a series ordered by an integer (a metric's steps): the last one served, opaque to callers. */
+export function encodeStepCursor(lastStep: number): string {
+  return Buffer.from(`v1s:${lastStep}`).toString('base64url');
+}
+
+export function decodeStepCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const m = /^v1s:(0|[1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const step = m ? Number(m[1]) : NaN;
+  if (!Number.isSafeInteger(step))
+    throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  return step;
+}

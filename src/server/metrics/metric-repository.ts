@@ -1,0 +1,273 @@
+import type { Queryable, Tx } from '../db/database.ts';
+
+/**
+ * Steps per block of metric_blocks (see 006_metrics.sql). A downsampled read of a long series reads one row per
+ * block instead of up to this many points.
+ */
+export const BLOCK_STEPS = 256;
+
+/** One point to store: `value` as PostgreSQL reads float8 text ('NaN', 'Infinity' included), `ts` null for now(). */
+export interface PointRow {
+  key: string;
+  step: number;
+  value: string;
+  ts: string | null;
+}
+
+export interface SeriesRow {
+  id: string;
+  key: string;
+  count: string;
+  last_step: number | null;
+  last_value: number | null;
+  last_ts: Date | null;
+  min_value: number | null;
+  max_value: number | null;
+}
+
+export interface StoredPoint {
+  step: number;
+  value: number;
+  ts: Date;
+}
+
+// float8 keeps every integer step exactly up to 2^53 (MAX_METRIC_STEP), and both drivers read it as a number.
+const SERIES_COLUMNS = `s.id, s.key, s.count, s.last_step::float8 AS last_step, s.last_value, s.last_ts, s.min_value,
+  s.max_value`;
+
+// The lowest and the highest non-NaN point of each group, and how many of its points are new; NaN = NaN in
+// PostgreSQL's float order, so `<> 'NaN'` leaves out exactly the NaN values.
+const EXTREMES = `(array_agg(step ORDER BY value, step) FILTER (WHERE value <> 'NaN'))[1] AS min_step,
+  min(value) FILTER (WHERE value <> 'NaN') AS min_value,
+  (array_agg(step ORDER BY value DESC, step) FILTER (WHERE value <> 'NaN'))[1] AS max_step,
+  max(value) FILTER (WHERE value <> 'NaN') AS max_value`;
+
+/**
+ * Stores the points of keys whose series exist, in one statement: the points (a repeated (series, step)
+ * overwrites), their blocks' counts and extremes, and their series' summaries. Answers one row per series
+ * written, with whether any of its points overwrote an earlier one (the summary's min and max, and the
+ * touched blocks', are then recomputed by `recomputeExtremes`, since an overwritten extreme may be gone).
+ * Keys without a series are left out of the answer: the caller creates them and stores their points again.
+ *
+ * `xmax <> 0` on a row that ON CONFLICT DO UPDATE returns tells an overwrite from an insert (the update leaves
+ * its row locked by the writing transaction). The summary UPDATE locks the series row, so concurrent batches of
+ * one series add up; the last point is the one with the highest step (on a tie, the newest write).
+ */
+export async function storePoints(
+  tx: Tx,
+  runId: string,
+  points: PointRow[],
+): Promise<{ key: string; id: string; stored: number; overwrote: boolean }[]> {
+  return tx.query(
+    `WITH input AS (
+       SELECT i.key, i.step, i.value::float8 AS value, COALESCE(i.ts, now()) AS ts
+         FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[]) AS i (key, step, value, ts)
+     ), series AS (
+       SELECT s.id, s.key FROM metric_series s WHERE s.run_id = $1 AND s.key IN (SELECT DISTINCT key FROM input)
+     ), stored AS (
+       INSERT INTO metric_points AS p (series_id, step, value, ts)
+       SELECT s.id, i.step, i.value, i.ts FROM input i JOIN series s ON s.key = i.key
+       ON CONFLICT (series_id, step) DO UPDATE SET value = EXCLUDED.value, ts = EXCLUDED.ts
+       RETURNING p.series_id, p.step, p.value, p.ts, p.xmax::text <> '0' AS overwritten
+     ), blocks AS (
+       INSERT INTO metric_blocks AS b (series_id, block, count, min_step, min_value, max_step, max_value)
+       SELECT series_id, step / ${BLOCK_STEPS}, count(*) FILTER (WHERE NOT overwritten), ${EXTREMES}
+         FROM stored GROUP BY series_id, step / ${BLOCK_STEPS}
+       ON CONFLICT (series_id, block) DO UPDATE SET
+         count = b.count + EXCLUDED.count,
+         min_step = CASE WHEN b.min_value IS NULL OR EXCLUDED.min_value < b.min_value THEN EXCLUDED.min_step ELSE b.min_step END,
+         min_value = LEAST(b.min_value, EXCLUDED.min_value),
+         max_step = CASE WHEN b.max_value IS NULL OR EXCLUDED.max_value > b.max_value THEN EXCLUDED.max_step ELSE b.max_step END,
+         max_value = GREATEST(b.max_value, EXCLUDED.max_value)
+     ), batch AS (
+       SELECT series_id, count(*) AS stored, count(*) FILTER (WHERE NOT overwritten) AS added,
+              bool_or(overwritten) AS overwrote, max(step) AS last_step,
+              (array_agg(value ORDER BY step DESC))[1] AS last_value, (array_agg(ts ORDER BY step DESC))[1] AS last_ts,
+              min(value) FILTER (WHERE value <> 'NaN') AS min_value, max(value) FILTER (WHERE value <> 'NaN') AS max_value
+         FROM stored GROUP BY series_id
+     )
+     UPDATE metric_series m SET
+       count = m.count + a.added,
+       last_value = CASE WHEN m.last_step IS NULL OR a.last_step >= m.last_step THEN a.last_value ELSE m.last_value END,
+       last_ts = CASE WHEN m.last_step IS NULL OR a.last_step >= m.last_step THEN a.last_ts ELSE m.last_ts END,
+       last_step = GREATEST(m.last_step, a.last_step),
+       min_value = LEAST(m.min_value, a.min_value),
+       max_value = GREATEST(m.max_value, a.max_value)
+       FROM batch a WHERE m.id = a.series_id
+     RETURNING m.key, m.id::text AS id, a.stored::int AS stored, a.overwrote`,
+    [
+      runId,
+      points.map((p) => p.key),
+      points.map((p) => p.step),
+      points.map((p) => p.value),
+      points.map((p) => p.ts),
+    ],
+  );
+}
+
+/** Creates the series of these keys that the run does not have yet (their summaries empty). */
+export async function createSeries(tx: Tx, runId: string, keys: string[]): Promise<void> {
+  await tx.query(
+    `INSERT INTO metric_series (run_id, key) SELECT $1, k FROM unnest($2::text[]) AS k
+     ON CONFLICT (run_id, key) DO NOTHING`,
+    [runId, keys],
+  );
+}
+
+/**
+ * After overwrites: the touched blocks' counts and extremes recomputed from their points (at most BLOCK_STEPS
+ * each), then the series' min and max from their blocks. Exact, and it reads no more than those blocks.
+ */
+export async function recomputeExtremes(
+  tx: Tx,
+  blocks: { seriesId: string; block: number }[],
+): Promise<void> {
+  await tx.query(
+    `UPDATE metric_blocks b SET count = x.count, min_step = x.min_step, min_value = x.min_value,
+            max_step = x.max_step, max_value = x.max_value
+       FROM (SELECT p.series_id, t.block, count(*)::int AS count, ${EXTREMES}
+               FROM unnest($1::bigint[], $2::bigint[]) AS t (series_id, block)
+               JOIN metric_points p ON p.series_id = t.series_id
+                AND p.step >= t.block * ${BLOCK_STEPS} AND p.step < (t.block + 1) * ${BLOCK_STEPS}
+              GROUP BY p.series_id, t.block) x
+      WHERE b.series_id = x.series_id AND b.block = x.block`,
+    [blocks.map((b) => b.seriesId), blocks.map((b) => b.block)],
+  );
+  await tx.query(
+    `UPDATE metric_series m SET min_value = x.min_value, max_value = x.max_value
+       FROM (SELECT series_id, min(min_value) AS min_value, max(max_value) AS max_value
+               FROM metric_blocks WHERE series_id = ANY($1::bigint[]) GROUP BY series_id) x
+      WHERE m.id = x.series_id`,
+    [[...new Set(blocks.map((b) => b.seriesId))]],
+  );
+}
+
+/** Every series of a run, by key (byte order, the same on both drivers). */
+export async function listSeries(db: Queryable, runId: string): Promise<SeriesRow[]> {
+  return db.query<SeriesRow>(
+    `SELECT ${SERIES_COLUMNS} FROM metric_series s WHERE s.run_id = $1 AND s.count > 0 ORDER BY s.key COLLATE "C"`,
+    [runId],
+  );
+}
+
+export async function findSeries(db: Queryable, runId: string, key: string): Promise<SeriesRow | undefined> {
+  const rows = await db.query<SeriesRow>(
+    `SELECT ${SERIES_COLUMNS} FROM metric_series s WHERE s.run_id = $1 AND s.key = $2`,
+    [runId, key],
+  );
+  return rows[0];
+}
+
+/**
+ * Points of a series in [lo, hi]: counted from the blocks wholly inside the range plus the points of the (at
+ * most two) blocks its ends cut, so a count never reads more than 2 × BLOCK_STEPS points. Also the first and
+ * last step in the range (index lookups).
+ */
+export async function rangeFacts(
+  db: Queryable,
+  seriesId: string,
+  lo: number,
+  hi: number,
+): Promise<{ count: number; first: number | null; last: number | null }> {
+  const [row] = await db.query<{ count: number; first: number | null; last: number | null }>(
+    `SELECT
+       (SELECT COALESCE(sum(count), 0) FROM metric_blocks
+         WHERE series_id = $1 AND block > $2::bigint / ${BLOCK_STEPS} AND block < $3::bigint / ${BLOCK_STEPS})::float8
+       + (SELECT count(*) FROM metric_points WHERE series_id = $1 AND step >= $2
+            AND step <= LEAST($3, ($2::bigint / ${BLOCK_STEPS} + 1) * ${BLOCK_STEPS} - 1))
+       + (SELECT count(*) FROM metric_points WHERE series_id = $1 AND $3::bigint / ${BLOCK_STEPS} > $2::bigint / ${BLOCK_STEPS}
+            AND step >= ($3::bigint / ${BLOCK_STEPS}) * ${BLOCK_STEPS} AND step <= $3) AS count,
+       (SELECT step::float8 FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step LIMIT 1) AS first,
+       (SELECT step::float8 FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step DESC LIMIT 1) AS last`,
+    [seriesId, lo, hi],
+  );
+  return { count: Number(row!.count), first: row!.first, last: row!.last };
+}
+
+/** Every point in [lo, hi] after `after`, in step order, up to `limit`. */
+export async function pagePoints(
+  db: Queryable,
+  seriesId: string,
+  lo: number,
+  hi: number,
+  after: number | undefined,
+  limit: number,
+): Promise<StoredPoint[]> {
+  return db.query<StoredPoint>(
+    `SELECT step::float8 AS step, value, ts FROM metric_points
+      WHERE series_id = $1 AND step >= $2 AND step <= $3 AND ($4::bigint IS NULL OR step > $4)
+      ORDER BY step LIMIT $5`,
+    [seriesId, lo, hi, after ?? null, limit],
+  );
+}
+
+/**
+ * The series in [lo, hi] cut into `buckets` equal step ranges, keeping each bucket's lowest and highest point
+ * (NaN only where a bucket holds nothing else), in step order: at most 2 × buckets points. The candidates are
+ * every point (`fromBlocks` false), or, for long ranges, the lowest and highest point of each block wholly inside
+ * the range plus every point of the blocks its ends cut: a bucket then keeps the extremes of its blocks'
+ * extremes, so a spike, being its block's extreme, survives just the same.
+ */
+export async function downsample(
+  db: Queryable,
+  seriesId: string,
+  lo: number,
+  hi: number,
+  buckets: number,
+  fromBlocks: boolean,
+): Promise<StoredPoint[]> {
+  const candidates = fromBlocks
+    ? `SELECT min_step AS step, min_value AS value FROM metric_blocks
+        WHERE series_id = $1 AND block > $2::bigint / ${BLOCK_STEPS} AND block < $3::bigint / ${BLOCK_STEPS} AND min_step IS NOT NULL
+       UNION ALL
+       SELECT max_step, max_value FROM metric_blocks
+        WHERE series_id = $1 AND block > $2::bigint / ${BLOCK_STEPS} AND block < $3::bigint / ${BLOCK_STEPS} AND max_step IS NOT NULL
+       UNION ALL
+       SELECT step, value FROM metric_points WHERE series_id = $1 AND step >= $2
+          AND step <= LEAST($3, ($2::bigint / ${BLOCK_STEPS} + 1) * ${BLOCK_STEPS} - 1)
+       UNION ALL
+       SELECT step, value FROM metric_points WHERE series_id = $1 AND $3::bigint / ${BLOCK_STEPS} > $2::bigint / ${BLOCK_STEPS}
+          AND step >= ($3::bigint / ${BLOCK_STEPS}) * ${BLOCK_STEPS} AND step <= $3`
+    : `SELECT step, value FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3`;
+  return db.query<StoredPoint>(
+    `WITH c AS (
+       SELECT step, value, floor((step - $2)::float8 * $4 / ($3 - $2 + 1)::float8) AS bucket FROM (${candidates}) x
+     ), kept AS (
+       (SELECT DISTINCT ON (bucket) step FROM c ORDER BY bucket, value = 'NaN', value, step)
+       UNION
+       (SELECT DISTINCT ON (bucket) step FROM c ORDER BY bucket, value = 'NaN', value DESC, step)
+     )
+     SELECT p.step::float8 AS step, p.value, p.ts FROM kept JOIN metric_points p ON p.series_id = $1 AND p.step = kept.step
+      ORDER BY p.step`,
+    [seriesId, lo, hi, buckets],
+  );
+}
+
+export interface ExperimentMetricRow {
+  run_id: string;
+  n: number;
+  r: number;
+  state: string;
+  key: string;
+  count: string;
+  last_step: number;
+  last_value: number;
+  min_value: number | null;
+  max_value: number | null;
+}
+
+/** The summaries of these keys in every run of the experiment, from metric_series alone. */
+export async function experimentSummaries(
+  db: Queryable,
+  experimentId: string,
+  keys: string[],
+): Promise<ExperimentMetricRow[]> {
+  return db.query<ExperimentMetricRow>(
+    `SELECT r.id AS run_id, r.n, r.r, r.state, s.key, s.count, s.last_step::float8 AS last_step, s.last_value,
+            s.min_value, s.max_value
+       FROM runs r JOIN metric_series s ON s.run_id = r.id
+      WHERE r.experiment_id = $1 AND s.key = ANY($2::text[]) AND s.count > 0
+      ORDER BY r.n, r.r, s.key COLLATE "C"`,
+    [experimentId, keys],
+  );
+}

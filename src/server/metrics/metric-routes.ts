@@ -1,0 +1,137 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  ExperimentMetrics,
+  ExperimentMetricsQuery,
+  ExperimentParams,
+  LogMetricsBody,
+  LogMetricsResult,
+  MAX_METRIC_POINTS_PER_REQUEST,
+  MetricSeries,
+  MetricSeriesQuery,
+  RunMetricList,
+  RunMetricParams,
+  RunParams,
+} from '@assay/contract';
+import type { ServiceConfig } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { withErrors } from '../http/schemas.ts';
+import type { RunKey } from '../runs/run-repository.ts';
+import * as service from './metric-service.ts';
+
+const tags = ['metrics'];
+
+/**
+ * The service's schemas coerce types (app.ts), which would store a `null` or `true` value, or a `"5"` step, as
+ * a number. A metric must not turn a missing value into 0, so these points are refused before the schema runs,
+ * as the schema refuses any other bad point (422 naming its path, through the one error mapper).
+ */
+async function refuseCoercedPoints(req: FastifyRequest): Promise<void> {
+  const metrics = (req.body as { metrics?: unknown } | undefined)?.metrics;
+  if (!Array.isArray(metrics)) return;
+  for (const [i, point] of metrics.entries()) {
+    if (typeof point !== 'object' || point === null) continue;
+    const { step, value } = point as { step?: unknown; value?: unknown };
+    const field =
+      'value' in point && typeof value !== 'number' && typeof value !== 'string'
+        ? 'value'
+        : 'step' in point && typeof step !== 'number'
+          ? 'step'
+          : undefined;
+    if (field === undefined) continue;
+    const message =
+      field === 'value' ? 'must be a number or "NaN", "Infinity", "-Infinity"' : 'must be integer';
+    throw Object.assign(new Error(`body/metrics/${i}/${field} ${message}`), {
+      statusCode: 400,
+      validationContext: 'body',
+      validation: [{ instancePath: `/metrics/${i}/${field}`, message }],
+    });
+  }
+}
+
+const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
+
+export function metricRoutes(db: Db, config: ServiceConfig) {
+  return async (base: FastifyInstance) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with runs:read.
+    const read = { scope: 'runs:read' as const, workerKeys: true };
+    const write = { scope: 'runs:write' as const, workerKeys: true };
+    const path = '/experiments/:id/variations/:n/runs/:r/metrics';
+
+    app.post(
+      path,
+      {
+        config: write,
+        preValidation: refuseCoercedPoints,
+        schema: {
+          tags,
+          operationId: 'logRunMetrics',
+          summary: `Log up to ${MAX_METRIC_POINTS_PER_REQUEST} metric points of a running run`,
+          description:
+            'Stores the batch whole or not at all. A point repeating an earlier (key, step) overwrites it, so a ' +
+            'batch may be resent; inside one batch the last repeat wins. Taken while the run is running and for ' +
+            '`ASSAY_METRICS_GRACE_S` after it ended (409 `run_ended` later, `run_not_started` before it started). ' +
+            'NaN and ±Infinity travel as the strings "NaN", "Infinity", "-Infinity"; a point without a timestamp ' +
+            'gets the time the service received it. A refused point is named by its path in `error.details` ' +
+            '(`/metrics/3/value`).',
+          params: RunParams,
+          body: LogMetricsBody,
+          response: withErrors({ 200: LogMetricsResult }, 409),
+        },
+      },
+      (req) => service.logMetrics(db, req.principal, keyOf(req.params), req.body, config.metricsGraceMs),
+    );
+    app.get(
+      path,
+      {
+        config: read,
+        schema: {
+          tags,
+          operationId: 'listRunMetrics',
+          summary: "The run's metric keys, each with its count, last point and extremes (NaN ignored)",
+          params: RunParams,
+          response: withErrors({ 200: RunMetricList }),
+        },
+      },
+      (req) => service.listRunMetrics(db, req.principal, keyOf(req.params)),
+    );
+    app.get(
+      `${path}/:key`,
+      {
+        config: read,
+        schema: {
+          tags,
+          operationId: 'getRunMetricSeries',
+          summary: 'One metric key of a run as a series in step order (the key URL-encoded: train%2Floss)',
+          description:
+            'Without `max_points`: every point in the step range, `limit` at a time (follow `next_cursor`). ' +
+            'With `max_points`: the whole range in one answer; when it holds more points, the server cuts the ' +
+            'range into max_points / 2 equal step buckets and keeps each bucket’s extremes, its lowest and its ' +
+            'highest point (NaN ignored), so spikes survive and the answer has at most `max_points` points. On ' +
+            'long ranges the extremes come from per-block extremes of 256 steps kept at ingest. A key the run ' +
+            'never logged answers an empty series.',
+          params: RunMetricParams,
+          querystring: MetricSeriesQuery,
+          response: withErrors({ 200: MetricSeries }),
+        },
+      },
+      (req) => service.getRunMetricSeries(db, req.principal, keyOf(req.params), req.params.key, req.query),
+    );
+    app.get(
+      '/experiments/:id/metrics',
+      {
+        config: { scope: 'runs:read' as const },
+        schema: {
+          tags,
+          operationId: 'getExperimentMetrics',
+          summary: "Compare runs: each run's last value, min, max and count of the asked metric keys",
+          params: ExperimentParams,
+          querystring: ExperimentMetricsQuery,
+          response: withErrors({ 200: ExperimentMetrics }),
+        },
+      },
+      (req) => service.getExperimentMetrics(db, req.principal, req.params.id, req.query.keys),
+    );
+  };
+}

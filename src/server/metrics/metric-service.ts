@@ -1,0 +1,202 @@
+import {
+  MAX_METRIC_KEYS_PER_QUERY,
+  MAX_METRIC_STEP,
+  MAX_METRIC_KEY_LENGTH,
+  METRIC_KEY_PATTERN,
+  encodeMetricValue,
+  type ExperimentMetrics,
+  type LogMetricsBody,
+  type MetricSeries,
+  type MetricSeriesQuery,
+  type MetricSummary,
+  type RunMetricFigures,
+  type RunMetricList,
+  type RunState,
+} from '@assay/contract';
+import type { Principal } from '../auth/principal.ts';
+import type { Db } from '../db/database.ts';
+import { getVisibleExperiment } from '../experiments/experiment-service.ts';
+import { decodeStepCursor, encodeStepCursor } from '../http/cursor.ts';
+import { badRequest, conflict } from '../http/errors.ts';
+import { iso } from '../http/schemas.ts';
+import type { RunKey } from '../runs/run-repository.ts';
+import { getRun } from '../runs/run-service.ts';
+import * as repo from './metric-repository.ts';
+
+const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
+
+/**
+ * Up to this many points in the asked range, a downsampled read buckets the points themselves; above it, the
+ * blocks' extremes (see repo.downsample), so it never sorts more than this many points or two per block.
+ */
+const RAW_DOWNSAMPLE_LIMIT = 50_000;
+
+/**
+ * POST …/metrics: the run must be running, or have ended no more than `graceMs` ago (a runner's last batches may
+ * land after it reported the end). The run is found through getRun, the same check that scopes heartbeats and
+ * output uploads, so a worker key reaches only its own run.
+ */
+export async function logMetrics(
+  db: Db,
+  principal: Principal,
+  key: RunKey,
+  body: LogMetricsBody,
+  graceMs: number,
+): Promise<{ stored: number }> {
+  const run = await getRun(db, principal, key);
+  if (run.state === 'pending')
+    throw conflict('run_not_started', 'metrics are taken once the run has started', { state: run.state });
+  if (run.ended_at && Date.now() - run.ended_at.getTime() > graceMs)
+    throw conflict(
+      'run_ended',
+      `the run ended more than ${Math.round(graceMs / 1000)} s ago and takes no more metrics`,
+      { state: run.state, ended_at: iso(run.ended_at) },
+    );
+  // A repeated (key, step) inside one batch: the last one wins (one statement cannot write a row twice).
+  const byPoint = new Map<string, repo.PointRow>();
+  for (const p of body.metrics) {
+    byPoint.set(`${p.step} ${p.key}`, {
+      key: p.key,
+      step: p.step,
+      value: String(p.value),
+      ts: p.timestamp ?? null,
+    });
+  }
+  const points = [...byPoint.values()];
+  return db.transaction(async (tx) => {
+    let written = await repo.storePoints(tx, run.id, points);
+    const have = new Set(written.map((w) => w.key));
+    const fresh = [...new Set(points.filter((p) => !have.has(p.key)).map((p) => p.key))];
+    if (fresh.length > 0) {
+      await repo.createSeries(tx, run.id, fresh);
+      const freshKeys = new Set(fresh);
+      written = written.concat(
+        await repo.storePoints(
+          tx,
+          run.id,
+          points.filter((p) => freshKeys.has(p.key)),
+        ),
+      );
+    }
+    const overwritten = new Map(written.filter((w) => w.overwrote).map((w) => [w.key, w.id]));
+    if (overwritten.size > 0) {
+      const blocks = new Map<string, { seriesId: string; block: number }>();
+      for (const p of points) {
+        const seriesId = overwritten.get(p.key);
+        if (seriesId === undefined) continue;
+        const block = Math.floor(p.step / repo.BLOCK_STEPS);
+        blocks.set(`${seriesId} ${block}`, { seriesId, block });
+      }
+      await repo.recomputeExtremes(tx, [...blocks.values()]);
+    }
+    return { stored: written.reduce((sum, w) => sum + w.stored, 0) };
+  });
+}
+
+const value = (v: number | null) => (v === null ? null : encodeMetricValue(v));
+
+function toSummary(row: repo.SeriesRow): MetricSummary {
+  return {
+    key: row.key,
+    count: Number(row.count),
+    last: { step: row.last_step!, value: encodeMetricValue(row.last_value!), timestamp: iso(row.last_ts)! },
+    min: value(row.min_value),
+    max: value(row.max_value),
+  };
+}
+
+export async function listRunMetrics(db: Db, principal: Principal, key: RunKey): Promise<RunMetricList> {
+  const run = await getRun(db, principal, key);
+  return { items: (await repo.listSeries(db, run.id)).map(toSummary) };
+}
+
+const toPoint = (p: repo.StoredPoint) => ({
+  step: p.step,
+  value: encodeMetricValue(p.value),
+  timestamp: iso(p.ts)!,
+});
+
+/**
+ * One key's series. With `max_points`: the whole range in one answer, downsampled to at most `max_points`
+ * points when it holds more (each of max_points / 2 equal step buckets keeps its lowest and highest point).
+ * Without: every point, `limit` at a time, the cursor holding the last step served. A key the run never logged
+ * answers an empty series.
+ */
+export async function getRunMetricSeries(
+  db: Db,
+  principal: Principal,
+  key: RunKey,
+  metric: string,
+  query: MetricSeriesQuery,
+): Promise<MetricSeries> {
+  const run = await getRun(db, principal, key);
+  const lo = query.min_step ?? 0;
+  const hi = query.max_step ?? MAX_METRIC_STEP;
+  const after = decodeStepCursor(query.cursor);
+  const empty = { key: metric, count: 0, downsampled: false, points: [], next_cursor: null };
+  const series = lo <= hi ? await repo.findSeries(db, run.id, metric) : undefined;
+  if (!series || Number(series.count) === 0) return empty;
+  const facts = await repo.rangeFacts(db, series.id, lo, hi);
+  if (facts.count === 0) return empty;
+  const { count, first, last } = facts as { count: number; first: number; last: number };
+  if (query.max_points !== undefined) {
+    if (count <= query.max_points) {
+      const points = await repo.pagePoints(db, series.id, lo, hi, undefined, query.max_points);
+      return { key: metric, count, downsampled: false, points: points.map(toPoint), next_cursor: null };
+    }
+    const buckets = Math.floor(query.max_points / 2);
+    const points = await repo.downsample(db, series.id, first, last, buckets, count > RAW_DOWNSAMPLE_LIMIT);
+    return { key: metric, count, downsampled: true, points: points.map(toPoint), next_cursor: null };
+  }
+  const limit = query.limit ?? 1000;
+  const page = await repo.pagePoints(db, series.id, lo, hi, after, limit + 1);
+  const more = page.length > limit;
+  const points = more ? page.slice(0, limit) : page;
+  return {
+    key: metric,
+    count,
+    downsampled: false,
+    points: points.map(toPoint),
+    next_cursor: more ? encodeStepCursor(points[points.length - 1]!.step) : null,
+  };
+}
+
+/** `keys=a,b`: each a valid key, at most MAX_METRIC_KEYS_PER_QUERY distinct ones, in the order asked. */
+function parseKeys(raw: string): string[] {
+  const keys = [...new Set(raw.split(','))];
+  if (keys.length > MAX_METRIC_KEYS_PER_QUERY)
+    throw badRequest('invalid_parameter', `keys names at most ${MAX_METRIC_KEYS_PER_QUERY} metric keys`, {
+      count: keys.length,
+    });
+  const bad = keys.find((k) => k.length > MAX_METRIC_KEY_LENGTH || !KEY_PATTERN.test(k));
+  if (bad !== undefined)
+    throw badRequest('invalid_parameter', `keys: ${JSON.stringify(bad)} is not a metric key`, { key: bad });
+  return keys;
+}
+
+export async function getExperimentMetrics(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  rawKeys: string,
+): Promise<ExperimentMetrics> {
+  const keys = parseKeys(rawKeys);
+  await getVisibleExperiment(db, principal, experimentId);
+  const runs = new Map<string, ExperimentMetrics['items'][number]>();
+  for (const row of await repo.experimentSummaries(db, experimentId, keys)) {
+    let item = runs.get(row.run_id);
+    if (!item) {
+      item = { run_id: row.run_id, n: row.n, r: row.r, state: row.state as RunState, metrics: {} };
+      runs.set(row.run_id, item);
+    }
+    const figures: RunMetricFigures = {
+      last_step: row.last_step,
+      last: encodeMetricValue(row.last_value),
+      min: value(row.min_value),
+      max: value(row.max_value),
+      count: Number(row.count),
+    };
+    item.metrics[row.key] = figures;
+  }
+  return { keys, items: [...runs.values()] };
+}

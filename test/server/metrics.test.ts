@@ -1,0 +1,378 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { committedExperiment, createRun, runningRun } from '../support/fixtures.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+type Point = { key: string; step: number; value: number | string; timestamp?: string };
+
+const points = (key: string, from: number, to: number, value: (step: number) => number | string) =>
+  Array.from({ length: to - from }, (_, i) => ({ key, step: from + i, value: value(from + i) }));
+
+for (const driver of ['postgres', 'pglite'] as const) {
+  describe(`run metrics on ${driver}`, () => {
+    let t: TestService;
+    let key: string;
+    let experimentId: string;
+    before(async () => {
+      t = await startTestService({ pglite: driver === 'pglite' });
+      key = (await t.createUser()).key;
+      experimentId = (await committedExperiment(t, key)).id;
+    });
+    after(() => t?.close());
+
+    const log = (path: string, metrics: Point[], k = key) => t.as(k).post(`${path}/metrics`, { metrics });
+    const series = (path: string, metric: string, query = '') =>
+      t.as(key).get(`${path}/metrics/${encodeURIComponent(metric)}${query}`);
+
+    it('stores a batch, and a resent batch overwrites instead of duplicating', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const batch = [
+        ...points('train/loss', 0, 100, (s) => 1 / (s + 1)),
+        ...points('acc', 0, 100, (s) => s / 100),
+      ];
+      const first = await log(run.path, batch);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.deepEqual(first.body, { stored: 200 });
+      const again = await log(run.path, batch);
+      assert.deepEqual([again.status, again.body], [200, { stored: 200 }]);
+      const list = await t.as(key).get(`${run.path}/metrics`);
+      assert.equal(list.status, 200);
+      assert.deepEqual(
+        list.body.items.map((s: any) => [s.key, s.count, s.last.step, s.last.value, s.min, s.max]),
+        [
+          ['acc', 100, 99, 0.99, 0, 0.99],
+          ['train/loss', 100, 99, 0.01, 0.01, 1],
+        ],
+      );
+      const loss = await series(run.path, 'train/loss', '?limit=10000');
+      assert.equal(loss.status, 200, JSON.stringify(loss.body));
+      assert.equal(loss.body.count, 100);
+      assert.equal(loss.body.points.length, 100, 'no duplicates');
+      assert.deepEqual(loss.body.points[3], {
+        step: 3,
+        value: 0.25,
+        timestamp: loss.body.points[3].timestamp,
+      });
+    });
+
+    it('keeps the last of repeats inside one batch, and the given timestamp or the time received', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const before = Date.now();
+      const res = await log(run.path, [
+        { key: 'x', step: 1, value: 1, timestamp: '2020-01-02T03:04:05.678Z' },
+        { key: 'x', step: 2, value: 5 },
+        { key: 'x', step: 1, value: 2, timestamp: '2021-01-02T03:04:05.678Z' },
+      ]);
+      assert.deepEqual([res.status, res.body], [200, { stored: 2 }]);
+      const got = (await series(run.path, 'x')).body;
+      assert.deepEqual(
+        got.points.map((p: any) => [p.step, p.value]),
+        [
+          [1, 2],
+          [2, 5],
+        ],
+      );
+      assert.equal(got.points[0].timestamp, '2021-01-02T03:04:05.678Z');
+      assert.ok(Date.parse(got.points[1].timestamp) >= before - 1000, got.points[1].timestamp);
+    });
+
+    it('round-trips NaN and ±Infinity, and min/max ignore NaN and follow overwrites', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const res = await log(run.path, [
+        { key: 'v', step: 0, value: 'NaN' },
+        { key: 'v', step: 1, value: 3 },
+        { key: 'v', step: 2, value: -2 },
+        { key: 'v', step: 3, value: 'NaN' },
+        { key: 'inf', step: 0, value: 'Infinity' },
+        { key: 'inf', step: 1, value: '-Infinity' },
+        { key: 'nan', step: 5, value: 'NaN' },
+      ]);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const summary = async () =>
+        Object.fromEntries(
+          (await t.as(key).get(`${run.path}/metrics`)).body.items.map((s: any) => [
+            s.key,
+            [s.count, s.last.step, s.last.value, s.min, s.max],
+          ]),
+        );
+      assert.deepEqual(await summary(), {
+        v: [4, 3, 'NaN', -2, 3],
+        inf: [2, 1, '-Infinity', '-Infinity', 'Infinity'],
+        nan: [1, 5, 'NaN', null, null],
+      });
+      assert.deepEqual(
+        (await series(run.path, 'inf')).body.points.map((p: any) => p.value),
+        ['Infinity', '-Infinity'],
+      );
+      // Overwriting the max (3) with a smaller value, and the min with NaN: both extremes must move.
+      await log(run.path, [
+        { key: 'v', step: 1, value: 1 },
+        { key: 'v', step: 2, value: 'NaN' },
+      ]);
+      assert.deepEqual((await summary()).v, [4, 3, 'NaN', 1, 1]);
+      await log(run.path, [{ key: 'v', step: 10, value: 7.5 }]);
+      assert.deepEqual((await summary()).v, [5, 10, 7.5, 1, 7.5]);
+      // An overwrite of an earlier step leaves the last point alone.
+      await log(run.path, [{ key: 'v', step: 0, value: -9 }]);
+      assert.deepEqual((await summary()).v, [5, 10, 7.5, -9, 7.5]);
+    });
+
+    it('refuses a batch with a bad point, naming its index, and stores nothing of it', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const good = points('ok', 0, 5, (s) => s);
+      for (const [bad, path] of [
+        [{ key: 'ok', step: 9, value: 'nan' }, '/metrics/3/value'],
+        [{ key: 'ok', step: -1, value: 1 }, '/metrics/3/step'],
+        [{ key: 'ok', step: 1.5, value: 1 }, '/metrics/3/step'],
+        [{ key: 'ok', step: 2, value: null }, '/metrics/3/value'],
+        [{ key: 'ok', step: 2, value: true }, '/metrics/3/value'],
+        [{ key: 'ok', step: '7', value: 1 }, '/metrics/3/step'],
+        [{ key: 'ok', step: null, value: 1 }, '/metrics/3/step'],
+        [{ key: 'bad key!', step: 2, value: 1 }, '/metrics/3/key'],
+        [{ key: ' lead', step: 2, value: 1 }, '/metrics/3/key'],
+        [{ key: 'k'.repeat(251), step: 2, value: 1 }, '/metrics/3/key'],
+        [{ key: 'ok', step: 2, value: 1, timestamp: 'yesterday' }, '/metrics/3/timestamp'],
+      ] as const) {
+        const res = await log(run.path, [...good.slice(0, 3), bad as never, ...good.slice(3)]);
+        assert.equal(res.status, 422, JSON.stringify(res.body));
+        assert.equal(res.body.error.code, 'validation_failed');
+        assert.equal(res.body.error.details[0].path, path, JSON.stringify(res.body));
+      }
+      assert.deepEqual((await t.as(key).get(`${run.path}/metrics`)).body.items, []);
+      const edge = await log(run.path, [
+        { key: 'k'.repeat(250), step: Number.MAX_SAFE_INTEGER, value: 1 },
+        { key: 'val acc', step: 0, value: 1e-300 },
+        { key: 'a_b-c.d/e:f', step: 0, value: -1.7976931348623157e308 },
+      ]);
+      assert.equal(edge.status, 200, JSON.stringify(edge.body));
+      const long = await series(run.path, 'k'.repeat(250));
+      assert.deepEqual(long.body.points[0].step, Number.MAX_SAFE_INTEGER);
+      assert.equal((await series(run.path, 'a_b-c.d/e:f')).body.points[0].value, -1.7976931348623157e308);
+      assert.equal((await series(run.path, 'val acc')).body.points[0].value, 1e-300);
+    });
+
+    it('refuses an empty batch and one over 1,000 points', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const over = await log(
+        run.path,
+        points('a', 0, 1001, (s) => s),
+      );
+      assert.equal(over.status, 422);
+      assert.equal(over.body.error.details[0].path, '/metrics');
+      assert.equal((await log(run.path, [])).status, 422);
+      assert.deepEqual(
+        [
+          (
+            await log(
+              run.path,
+              points('a', 0, 1000, (s) => s),
+            )
+          ).status,
+        ],
+        [200],
+      );
+    });
+
+    it('takes metrics only once the run started, and for the grace after it ended', async () => {
+      const pending = await createRun(t, key, experimentId);
+      const early = await log(pending.path, [{ key: 'a', step: 0, value: 1 }]);
+      assert.deepEqual([early.status, early.body.error.code], [409, 'run_not_started']);
+      const run = await runningRun(t, key, experimentId);
+      assert.equal((await t.as(key).post(`${run.path}/succeed`)).status, 200);
+      const late = await log(run.path, [{ key: 'a', step: 0, value: 1 }]);
+      assert.deepEqual([late.status, late.body], [200, { stored: 1 }], 'within the default grace of 300 s');
+    });
+
+    it('lets a worker key log and read its own run only', async () => {
+      const mine = await runningRun(t, key, experimentId);
+      const other = await runningRun(t, key, experimentId);
+      const minted = await t.as(key).post('/api-keys', {
+        description: 'worker',
+        kind: 'worker',
+        scopes: ['runs:read', 'runs:write'],
+        run: { experiment_id: experimentId, n: 1, r: (mine as { r: number }).r },
+      });
+      assert.equal(minted.status, 201, JSON.stringify(minted.body));
+      const worker = minted.body.key as string;
+      assert.equal((await log(mine.path, [{ key: 'a', step: 0, value: 1 }], worker)).status, 200);
+      assert.equal((await t.as(worker).get(`${mine.path}/metrics/a`)).body.points.length, 1);
+      const refused = await log(other.path, [{ key: 'a', step: 0, value: 1 }], worker);
+      assert.equal(refused.status, 404, JSON.stringify(refused.body));
+      assert.equal((await t.as(worker).get(`${other.path}/metrics`)).status, 404);
+      assert.deepEqual((await t.as(key).get(`${other.path}/metrics`)).body.items, []);
+      const experiment = await t.as(worker).get(`/experiments/${experimentId}/metrics?keys=a`);
+      assert.equal(experiment.status, 403);
+      const reader = await t.as(key).post('/api-keys', { description: 'no runs', scopes: ['assets:read'] });
+      assert.equal((await t.as(reader.body.key).get(`${mine.path}/metrics`)).status, 403);
+      assert.equal((await log(mine.path, [{ key: 'a', step: 1, value: 1 }], reader.body.key)).status, 403);
+    });
+
+    it("answers another tenant's runs and experiments as missing (404)", async () => {
+      const run = await runningRun(t, key, experimentId);
+      await log(run.path, [{ key: 'a', step: 0, value: 1 }]);
+      const stranger = (await t.createUser()).key;
+      for (const url of [
+        `${run.path}/metrics`,
+        `${run.path}/metrics/a`,
+        `${run.path}/metrics/a?max_points=10`,
+        `/experiments/${experimentId}/metrics?keys=a`,
+      ]) {
+        const res = await t.as(stranger).get(url);
+        assert.equal(res.status, 404, `${url}: ${JSON.stringify(res.body)}`);
+      }
+      assert.equal((await log(run.path, [{ key: 'a', step: 1, value: 1 }], stranger)).status, 404);
+      assert.equal((await series(run.path, 'a')).body.count, 1, 'nothing was stored');
+    });
+
+    it('pages a series by cursor and filters by step range; an unknown key is an empty series', async () => {
+      const run = await runningRun(t, key, experimentId);
+      await log(
+        run.path,
+        points('p', 0, 1000, (s) => s * 2),
+      );
+      await log(
+        run.path,
+        points('p', 1000, 1500, (s) => s * 2),
+      );
+      const seen: number[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const q: string = `?limit=400&min_step=100&max_step=1299${cursor ? `&cursor=${cursor}` : ''}`;
+        const res = await series(run.path, 'p', q);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.equal(res.body.count, 1200);
+        assert.equal(res.body.downsampled, false);
+        seen.push(...res.body.points.map((p: any) => p.step));
+        cursor = res.body.next_cursor;
+        pages++;
+      } while (cursor);
+      assert.equal(pages, 3);
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 1200 }, (_, i) => i + 100),
+      );
+      const bad = await series(run.path, 'p', '?cursor=nonsense');
+      assert.deepEqual([bad.status, bad.body.error.code], [400, 'invalid_cursor']);
+      const none = await series(run.path, 'never');
+      assert.deepEqual(
+        [none.status, none.body],
+        [200, { key: 'never', count: 0, downsampled: false, points: [], next_cursor: null }],
+      );
+      const slash = await t.as(key).get(`${run.path}/metrics/${encodeURIComponent('train/loss')}`);
+      assert.equal(slash.status, 200, 'an encoded slash stays in the key');
+    });
+
+    for (const [label, length] of [
+      ['short', 3000],
+      ['long (block extremes)', 60_000],
+    ] as const) {
+      it(`downsamples a ${label} series to at most max_points, keeping each bucket's extremes`, async () => {
+        const run = await runningRun(t, key, experimentId);
+        const spikeUp = Math.floor(length * 0.37);
+        const spikeDown = Math.floor(length * 0.81);
+        const value = (s: number) =>
+          s === spikeUp ? 1000 : s === spikeDown ? -1000 : Math.sin(s / 50) + (s % 7) / 100;
+        const sends: Promise<unknown>[] = [];
+        for (let from = 0; from < length; from += 1000)
+          sends.push(log(run.path, points('s', from, Math.min(length, from + 1000), value)));
+        for (const res of (await Promise.all(sends)) as { status: number }[]) assert.equal(res.status, 200);
+        for (const maxPoints of [2, 101, 1000]) {
+          const res = await series(run.path, 's', `?max_points=${maxPoints}`);
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          assert.equal(res.body.count, length);
+          assert.equal(res.body.downsampled, true);
+          assert.ok(res.body.points.length <= maxPoints, `${res.body.points.length} > ${maxPoints}`);
+          assert.ok(res.body.points.length >= Math.min(maxPoints, 2) - 1, `${res.body.points.length}`);
+          const steps = res.body.points.map((p: any) => p.step);
+          assert.deepEqual(
+            steps,
+            [...steps].sort((a: number, b: number) => a - b),
+            'in step order',
+          );
+          for (const p of res.body.points) assert.equal(p.value, value(p.step), `point ${p.step}`);
+          assert.ok(steps.includes(spikeUp), `the upward spike survives max_points=${maxPoints}`);
+          assert.ok(steps.includes(spikeDown), `the downward spike survives max_points=${maxPoints}`);
+        }
+        const ranged = await series(
+          run.path,
+          's',
+          `?max_points=50&min_step=${spikeUp - 700}&max_step=${spikeUp + 700}`,
+        );
+        assert.equal(ranged.body.count, 1401);
+        assert.ok(ranged.body.points.length <= 50);
+        assert.ok(ranged.body.points.every((p: any) => p.step >= spikeUp - 700 && p.step <= spikeUp + 700));
+        assert.ok(ranged.body.points.some((p: any) => p.step === spikeUp));
+        const small = await series(run.path, 's', `?max_points=1000&max_step=99`);
+        assert.deepEqual(
+          [small.body.count, small.body.downsampled, small.body.points.length],
+          [100, false, 100],
+        );
+      });
+    }
+
+    it('compares runs of an experiment by their keys’ summaries', async () => {
+      const e = await committedExperiment(t, key);
+      const a = await runningRun(t, key, e.id);
+      const b = await runningRun(t, key, e.id);
+      await runningRun(t, key, e.id); // logs nothing: absent from the answer
+      await log(a.path, [...points('loss', 0, 10, (s) => 10 - s), ...points('acc', 0, 10, (s) => s / 10)]);
+      await log(b.path, [...points('loss', 0, 5, (s) => 20 - s), ...points('other', 0, 3, (s) => s)]);
+      const res = await t.as(key).get(`/experiments/${e.id}/metrics?keys=loss,acc,loss`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(res.body.keys, ['loss', 'acc']);
+      assert.deepEqual(
+        res.body.items.map((i: any) => [i.r, i.state, i.run_id, i.metrics]),
+        [
+          [
+            (a as { r: number }).r,
+            'running',
+            a.id,
+            {
+              acc: { last_step: 9, last: 0.9, min: 0, max: 0.9, count: 10 },
+              loss: { last_step: 9, last: 1, min: 1, max: 10, count: 10 },
+            },
+          ],
+          [
+            (b as { r: number }).r,
+            'running',
+            b.id,
+            { loss: { last_step: 4, last: 16, min: 16, max: 20, count: 5 } },
+          ],
+        ],
+      );
+      const tooMany = Array.from({ length: 51 }, (_, i) => `k${i}`).join(',');
+      for (const q of [`keys=${tooMany}`, 'keys=a,bad%20key!', 'keys=a,,b', 'keys=']) {
+        const bad = await t.as(key).get(`/experiments/${e.id}/metrics?${q}`);
+        assert.equal(bad.status, 400, `${q}: ${JSON.stringify(bad.body)}`);
+      }
+      assert.equal((await t.as(key).get(`/experiments/${e.id}/metrics`)).status, 400);
+    });
+  });
+
+  describe(`run metrics after the grace on ${driver}`, () => {
+    let t: TestService;
+    before(async () => {
+      t = await startTestService({ pglite: driver === 'pglite', env: { ASSAY_METRICS_GRACE_S: '0.001' } });
+    });
+    after(() => t?.close());
+
+    it('refuses points once the grace after the end has passed (409 run_ended)', async () => {
+      const e = await committedExperiment(t, t.adminKey);
+      const run = await runningRun(t, t.adminKey, e.id);
+      assert.equal(
+        (await t.as(t.adminKey).post(`${run.path}/metrics`, { metrics: [{ key: 'a', step: 0, value: 1 }] }))
+          .status,
+        200,
+      );
+      assert.equal((await t.as(t.adminKey).post(`${run.path}/fail`, { reason: 'crash' })).status, 200);
+      await sleep(20);
+      const res = await t
+        .as(t.adminKey)
+        .post(`${run.path}/metrics`, { metrics: [{ key: 'a', step: 1, value: 1 }] });
+      assert.deepEqual([res.status, res.body.error.code], [409, 'run_ended']);
+      assert.equal((await t.as(t.adminKey).get(`${run.path}/metrics/a`)).body.count, 1);
+    });
+  });
+}
