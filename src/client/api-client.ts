@@ -12,6 +12,7 @@ import { ConfigError } from './core/errors.ts';
 import { OrganizationDefault } from './core/organization.ts';
 import { Transport } from './core/transport.ts';
 import { Experiment } from './handles/experiment.ts';
+import { MetricBuffer, type MetricsOptions } from './handles/metric-buffer.ts';
 import { Run } from './handles/run.ts';
 import { Variation } from './handles/variation.ts';
 import { ApiKeys } from './resources/api-keys.ts';
@@ -36,6 +37,8 @@ export interface ApiClientOptions {
   organizationSlug?: string;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
+  /** How run handles batch and retry `logMetrics` points. */
+  metrics?: MetricsOptions;
 }
 
 /**
@@ -54,6 +57,7 @@ export class ApiClient implements ClientCore {
   readonly apiKeys: ApiKeys;
   readonly me: Me;
   readonly organizations: Organizations;
+  readonly metricsOptions: MetricsOptions | undefined;
 
   /** Throws ConfigError when a setting is invalid, before any request. */
   constructor(options: ApiClientOptions) {
@@ -84,6 +88,9 @@ export class ApiClient implements ClientCore {
     this.apiKeys = new ApiKeys(this.transport);
     this.me = new Me(this.transport);
     this.organizations = new Organizations(this.transport);
+    // A bad batch size or interval fails here, not at a run's first logMetrics.
+    if (options.metrics) new MetricBuffer(() => Promise.resolve(), options.metrics);
+    this.metricsOptions = options.metrics;
   }
 
   /** A handle on an existing experiment. */

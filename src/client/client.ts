@@ -9,6 +9,7 @@ import {
   type Settings,
   type SettingsOptions,
 } from './config.ts';
+import type { MetricsOptions } from './handles/metric-buffer.ts';
 import type { AssetData, RunRef } from './resources/assets.ts';
 import { createUploader, type UploadHandle, type Uploader, type UploadParams } from './uploads/uploader.ts';
 
@@ -21,6 +22,8 @@ export interface ClientOptions extends SettingsOptions {
   uploadStorePath?: string;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
+  /** How run handles batch and retry `logMetrics` points. */
+  metrics?: MetricsOptions;
 }
 
 /**
@@ -35,10 +38,10 @@ export class Client extends ApiClient {
 
   /** Explicit options first, then SERVICE_* variables, then ~/.assay files, then defaults. */
   constructor(options: ClientOptions = {}) {
-    const { uploadStorePath, fetch, ...explicit } = options;
+    const { uploadStorePath, fetch, metrics, ...explicit } = options;
     const resolved = (options as PresetOptions)[PRESET] ?? resolveSettings(explicit);
     const { serverUrl, apiKey, timeout, organizationId, organizationSlug } = resolved.settings;
-    super({ serverUrl, apiKey, timeout, organizationId, organizationSlug, fetch });
+    super({ serverUrl, apiKey, timeout, organizationId, organizationSlug, fetch, metrics });
     this.settings = resolved.settings;
     this.sources = resolved.sources;
     this.#uploadStorePath = uploadStorePath ?? path.join(os.homedir(), '.assay', 'uploads.db');

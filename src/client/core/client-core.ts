@@ -5,6 +5,7 @@ import type { Me } from '../resources/me.ts';
 import type { Runs } from '../resources/runs.ts';
 import type { Search } from '../resources/search.ts';
 import type { Variations } from '../resources/variations.ts';
+import type { MetricsOptions } from '../handles/metric-buffer.ts';
 import type { Transport } from './transport.ts';
 
 /** What handles need from their client: the namespaces, the transport for run moves, and the upload tracker. */
@@ -17,6 +18,8 @@ export interface ClientCore {
   readonly search: Search;
   readonly apiKeys: ApiKeys;
   readonly me: Me;
+  /** How run handles batch and retry metric points. */
+  readonly metricsOptions: MetricsOptions | undefined;
   /** Resolves when this process's uploads for the run are done; raises UploadError naming any that failed. */
   waitForRunUploads(run: RunRef): Promise<void>;
 }

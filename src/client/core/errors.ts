@@ -103,6 +103,21 @@ export class UploadError extends ServiceError {
   }
 }
 
+/**
+ * Metric points that a run handle buffered and could not deliver: the service refused a batch (a 4xx, e.g. 409
+ * `run_ended`), or kept failing (unreachable, 5xx) longer than the handle retries. `dropped` points were
+ * discarded with it, since resending cannot help; `cause` is the last error. Raised by the handle's next
+ * `logMetrics`, `flushMetrics`, `succeed` or `fail` call.
+ */
+export class MetricsError extends ServiceError {
+  readonly dropped: number;
+
+  constructor(dropped: number, cause: unknown) {
+    super(`${dropped} metric point(s) not stored: ${causeText(cause)}`, { cause });
+    this.dropped = dropped;
+  }
+}
+
 function causeText(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }

@@ -1,6 +1,7 @@
 import type {
   Experiment,
   ExperimentDetail,
+  ExperimentMetrics,
   ExperimentSummary,
   ExperimentState,
   LineageDirection,
@@ -13,6 +14,8 @@ import type { Transport } from '../core/transport.ts';
 
 export type {
   ExperimentDetail,
+  ExperimentMetrics,
+  RunMetricFigures,
   ExperimentState,
   ExperimentSummary,
   LineageDirection,
@@ -115,5 +118,13 @@ export class Experiments {
     params: { direction?: LineageDirection; depth?: number } = {},
   ): Promise<LineageResponse> {
     return this.#t.get(path`/experiments/${id}/lineage` + query(params));
+  }
+
+  /**
+   * The given metric keys' figures (last, min, max, count) in every run of the experiment that logged any of
+   * them, to compare runs; at most MAX_METRIC_KEYS_PER_QUERY keys.
+   */
+  metrics(id: string, keys: readonly string[]): Promise<ExperimentMetrics> {
+    return this.#t.get(path`/experiments/${id}/metrics` + query({ keys: keys.join(',') }));
   }
 }

@@ -1,8 +1,43 @@
-import type { Checkpoint, Provisioned, Run, RunConfig } from '@assay/contract';
-import { path } from '../core/path.ts';
+import type {
+  Checkpoint,
+  LogMetricsResult,
+  MetricPoint,
+  MetricPointInput,
+  MetricSeries,
+  MetricSummary,
+  Provisioned,
+  Run,
+  RunConfig,
+  RunMetricList,
+} from '@assay/contract';
+import { path, query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export type { Checkpoint, FailureReason, RunConfig, RunHeartbeat, RunState } from '@assay/contract';
+export type {
+  Checkpoint,
+  FailureReason,
+  LogMetricsResult,
+  MetricPoint,
+  MetricPointInput,
+  MetricSeries,
+  MetricSummary,
+  MetricValue,
+  RunConfig,
+  RunHeartbeat,
+  RunMetricList,
+  RunState,
+} from '@assay/contract';
+
+/** Which part of a key's series to read; see `Runs.metricSeries`. */
+export interface MetricSeriesParams {
+  /** Downsample on the server to about this many points, over the whole step range, in one answer. */
+  maxPoints?: number;
+  minStep?: number;
+  maxStep?: number;
+  /** Points per page when not downsampling (default 1,000). */
+  limit?: number;
+  cursor?: string;
+}
 
 /** A run as the service answers it (the contract's Run). */
 export type RunData = Run;
@@ -56,5 +91,67 @@ export class Runs {
   /** The newest ready checkpoint of the run's variation with download URLs; NotFoundError when none. */
   checkpoint(experimentId: string, n: number, r: number): Promise<Checkpoint> {
     return this.#t.get(path`/experiments/${experimentId}/variations/${n}/runs/${r}/checkpoint`);
+  }
+
+  /**
+   * Stores one batch of points as they are (at most MAX_METRIC_POINTS_PER_REQUEST; values in their wire form,
+   * see encodeMetricValue). Repeating a batch overwrites the same (key, step) points, so a retry is safe.
+   * `run.logMetrics` on a handle buffers, batches and retries for you.
+   */
+  logMetrics(
+    experimentId: string,
+    n: number,
+    r: number,
+    points: MetricPointInput[],
+  ): Promise<LogMetricsResult> {
+    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics`, {
+      metrics: points,
+    });
+  }
+
+  /** Every metric key of the run with its count, last point and extremes, by key. */
+  async metrics(experimentId: string, n: number, r: number): Promise<MetricSummary[]> {
+    return (
+      await this.#t.get<RunMetricList>(path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics`)
+    ).items;
+  }
+
+  /**
+   * One key's series in step order: with `maxPoints`, the whole step range downsampled to about that many
+   * points in one answer (for a chart); without, one page of every point (`next_cursor` for the next).
+   */
+  metricSeries(
+    experimentId: string,
+    n: number,
+    r: number,
+    key: string,
+    params: MetricSeriesParams = {},
+  ): Promise<MetricSeries> {
+    return this.#t.get(
+      path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics/${key}` +
+        query({
+          max_points: params.maxPoints,
+          min_step: params.minStep,
+          max_step: params.maxStep,
+          limit: params.limit,
+          cursor: params.cursor,
+        }),
+    );
+  }
+
+  /** Every point of one key (in a step range), page by page, in step order. */
+  async *iterateMetricPoints(
+    experimentId: string,
+    n: number,
+    r: number,
+    key: string,
+    params: Omit<MetricSeriesParams, 'maxPoints' | 'cursor'> = {},
+  ): AsyncGenerator<MetricPoint> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.metricSeries(experimentId, n, r, key, { ...params, cursor });
+      yield* page.points;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
   }
 }
