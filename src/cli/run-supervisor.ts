@@ -41,6 +41,8 @@ export async function supervise(
   try {
     const configFile = path.join(workDir, 'config.json');
     await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    const metricsFile = path.join(workDir, 'metrics.jsonl');
+    await writeFile(metricsFile, '', { mode: 0o600 });
     await mkdir(options.outputsDir, { recursive: true });
     const environment = await environmentSnapshot(command);
     await untilReachable(
@@ -56,11 +58,12 @@ export async function supervise(
       ...process.env,
       ASSAY_CONFIG_FILE: configFile,
       ASSAY_OUTPUTS_DIR: options.outputsDir,
+      ASSAY_METRICS_FILE: metricsFile,
       ASSAY_EXPERIMENT_ID: run.experimentId,
       ASSAY_VARIATION: String(run.n),
       ASSAY_RUN: String(run.r),
     };
-    return await watch(client, run, command, env, options);
+    return await watch(client, run, command, env, metricsFile, options);
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
@@ -76,9 +79,19 @@ async function watch(
   run: Run,
   command: readonly string[],
   env: NodeJS.ProcessEnv,
+  metricsFile: string,
   options: SuperviseOptions,
 ): Promise<number> {
   const progress = new ProgressLine();
+  // Loaded beside the command's start, not before it: the tail only has to begin before the file grows much.
+  const metrics = import('./run-metrics.ts').then(({ MetricsFileTail }) => {
+    const tail = new MetricsFileTail(metricsFile, run, {
+      onMalformed: (line, reason) => log(`ASSAY_METRICS_FILE line ${line} skipped: ${reason}`),
+      onError: (error) => log(`metrics not stored: ${errorLine(error)}`),
+    });
+    tail.start();
+    return tail;
+  });
   const ref = { experimentId: run.experimentId, n: run.n, r: run.r };
   const outputs = new OutputsWatcher(
     options.outputsDir,
@@ -137,6 +150,8 @@ async function watch(
     const exit = await child.exited;
     exited = true;
     if (exit.error !== undefined) log(exit.error);
+    // The command's last points are stored before its run ends.
+    await (await metrics).finish();
     const interrupted = new Promise<NodeJS.Signals>((resolve) => (lateSignal = resolve));
     if (ending?.reason === 'interrupted') {
       // A signal to assay run often means the machine is going down: report first, then upload what is left.
@@ -160,6 +175,7 @@ async function watch(
     return await report(run, heartbeat, exit, ending, uploaded);
   } finally {
     for (const s of SIGNALS) process.off(s, onSignal);
+    (await metrics).stop();
     await heartbeat.stop();
     progress.done();
   }

@@ -1,6 +1,7 @@
 // `assay runs …`: the runs of a variation; `assay run` (run-command.ts) is the runner itself.
-import type { RunData } from '../client/resources/runs.ts';
+import type { MetricPoint, RunData } from '../client/resources/runs.ts';
 import { openClient } from './cli-client.ts';
+import { UsageError } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';
 import type { JsonOptions } from './program/shared-options.ts';
 
@@ -77,6 +78,53 @@ export async function provision(
     ['workflow', provisioned.workflow_id],
     ...(provisioned.workflow_url ? [['temporal ui', provisioned.workflow_url] as const] : []),
   ]);
+  return 0;
+}
+
+export interface MetricsOptions extends JsonOptions {
+  key?: string;
+  maxPoints?: number;
+}
+
+/** Every key's summary, or with --key one key's points: all of them page by page, or downsampled. */
+export async function metrics(
+  experimentId: string,
+  n: number,
+  r: number,
+  values: MetricsOptions,
+): Promise<number> {
+  const { client } = openClient();
+  if (values.key === undefined) {
+    if (values.maxPoints !== undefined) throw new UsageError('--max-points goes with --key');
+    const items = await client.runs.metrics(experimentId, n, r);
+    if (values.json) printJson({ items });
+    else
+      printTable(items, [
+        ['KEY', (m) => m.key],
+        ['COUNT', (m) => m.count],
+        ['LAST STEP', (m) => m.last.step],
+        ['LAST', (m) => m.last.value],
+        ['MIN', (m) => m.min],
+        ['MAX', (m) => m.max],
+      ]);
+    return 0;
+  }
+  let series;
+  if (values.maxPoints !== undefined) {
+    series = await client.runs.metricSeries(experimentId, n, r, values.key, { maxPoints: values.maxPoints });
+  } else {
+    const points: MetricPoint[] = [];
+    for await (const point of client.runs.iterateMetricPoints(experimentId, n, r, values.key))
+      points.push(point);
+    series = { key: values.key, count: points.length, downsampled: false, points, next_cursor: null };
+  }
+  if (values.json) printJson(series);
+  else
+    printTable(series.points, [
+      ['STEP', (p) => p.step],
+      ['VALUE', (p) => p.value],
+      ['TIME', (p) => p.timestamp],
+    ]);
   return 0;
 }
 

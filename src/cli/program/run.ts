@@ -7,7 +7,8 @@ import { exitWith } from './shared-options.ts';
 const HELP = `
 Runs COMMAND as run R of variation N (a new run when --run is not given): reads the variation's config,
 starts the run with an environment snapshot, heartbeats in the background, uploads the files that appear in
-the outputs directory as assets of kind "output", and succeeds or fails the run by how COMMAND ends.
+the outputs directory as assets of kind "output", records the metrics COMMAND writes to ASSAY_METRICS_FILE,
+and succeeds or fails the run by how COMMAND ends.
 Without the three flags, the ids come from SERVICE_EXPERIMENT_ID, SERVICE_VARIATION and SERVICE_RUN (the
 variables of a managed worker). A managed worker's SERVICE_EXCHANGE_TOKEN is traded for its run's worker key
 first (it works once); the key then takes SERVICE_API_KEY's place. Options end at "--" or at the first word
@@ -16,6 +17,12 @@ that is not one.
 COMMAND gets, besides this environment:
   ASSAY_CONFIG_FILE     a JSON file: config_json, accelerate_config_json, launch_config and the run's ids
   ASSAY_OUTPUTS_DIR     where to write outputs (absolute)
+  ASSAY_METRICS_FILE    append one JSON object per line for scalar metrics, e.g.
+                        {"step": 10, "loss": 0.31, "acc": 0.9}; "timestamp" (ISO 8601 or Unix seconds) is
+                        optional, a line without "step" takes the step after the previous line's; values are
+                        numbers or NaN, Infinity, -Infinity (bare or quoted). The runner ships them as the run's
+                        metrics while COMMAND runs, the last ones before the run ends; a malformed line is
+                        reported with its number and skipped.
   ASSAY_EXPERIMENT_ID, ASSAY_VARIATION, ASSAY_RUN
 
 Exit code: COMMAND's own (128 + n when signal n killed it); never 0 unless the run succeeded.

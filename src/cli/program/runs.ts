@@ -1,6 +1,7 @@
 // `assay runs …`: the declaration of the commands; runs-commands.ts does the work.
 import type { Command } from 'commander';
 import { wholeNumber } from '../command-args.ts';
+import type { MetricsOptions } from '../runs-commands.ts';
 import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
 
 const load = () => import('../runs-commands.ts');
@@ -8,7 +9,7 @@ const load = () => import('../runs-commands.ts');
 export function addRunsCommands(program: Command): void {
   const group = program
     .command('runs')
-    .description('the runs of a variation: list, show, create, cancel, provision (a managed run)');
+    .description('the runs of a variation: list, show, create, cancel, provision (a managed run), metrics');
   const variation = (c: Command) =>
     c
       .argument('<experiment>', 'the experiment id')
@@ -41,4 +42,20 @@ export function addRunsCommands(program: Command): void {
   ).action(
     exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).provision(e, n, r, o)),
   );
+  run(
+    group
+      .command('metrics')
+      .summary("a run's metrics: each key's count, last, min and max, or one key's points")
+      .description(
+        "a run's metrics: each key's count, last point, min and max; with --key, that key's points in step " +
+          'order (every point, or about --max-points of them, downsampled by the server)',
+      ),
+  )
+    .option('--key <key>', "one key's points instead of the summary of every key")
+    .option('--max-points <n>', 'with --key: downsample to about N points (2 to 10000)', wholeNumber)
+    .action(
+      exitWith(async (e: string, n: number, r: number, o: MetricsOptions) =>
+        (await load()).metrics(e, n, r, o),
+      ),
+    );
 }
