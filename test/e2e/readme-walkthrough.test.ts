@@ -72,6 +72,28 @@ for (const backend of ['embedded PGlite', 'PostgreSQL'] as const) {
       assert.deepEqual(stdout.trim().split('\n'), ['ready', 'ready']);
     });
 
+    it('runs the metrics example as written: a Python program logs through assay run, read back three ways', async () => {
+      const home = await mkdtemp(path.join(tmpdir(), 'assay-readme-home-'));
+      try {
+        const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await readmeBlock('metrics')], {
+          env: { ...process.env, HOME: home, KEY: server.bootstrapKey!, ASSAY_URL: server.url },
+          cwd: repoRoot,
+          timeout: 120_000,
+        });
+        const lines = stdout.trim().split('\n');
+        assert.ok(
+          lines.some((l) => /^loss\s+100\s+99\s+0\.01\s+0\.01\s+1$/.test(l)),
+          stdout,
+        );
+        assert.ok(lines.includes('{"key":"loss","count":100,"last":0.01,"min":0.01,"max":1}'), stdout);
+        assert.ok(lines.includes('{"key":"lr","count":100,"last":0.1,"min":0.1,"max":0.1}'), stdout);
+        assert.ok(lines.includes('{"key":"loss","count":100,"downsampled":true}'), stdout);
+        assert.equal(lines.at(-1), '{"r":1,"loss":0.01}');
+      } finally {
+        await rm(home, { recursive: true, force: true });
+      }
+    });
+
     it('runs the managed-runs example as written: Temporal, the worker and the local provider, embedded', async () => {
       assert.match(server.process.output(), /Temporal UI: http:\/\/127\.0\.0\.1:\d+/);
       const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', await readmeBlock('managed')], {
