@@ -87,7 +87,7 @@ async function watch(
   const metrics = import('./run-metrics.ts').then(({ MetricsFileTail }) => {
     const tail = new MetricsFileTail(metricsFile, run, {
       onMalformed: (line, reason) => log(`ASSAY_METRICS_FILE line ${line} skipped: ${reason}`),
-      onError: (error) => log(`metrics not stored: ${errorLine(error)}`),
+      onError: (error) => log(`metrics: ${errorLine(error)}`),
     });
     tail.start();
     return tail;

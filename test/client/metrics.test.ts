@@ -203,6 +203,7 @@ describe('run metrics through the client', () => {
     );
     assert.ok(error instanceof MetricsError, String(error));
     assert.equal(error.dropped, 2);
+    assert.match(error.message, /^2 metric point\(s\) not stored: .*\(run_not_started\)$/);
     assert.ok(error.cause instanceof ConflictError);
     assert.equal(error.cause.code, 'run_not_started');
     assert.equal(proxy.posts().length - before, 1);

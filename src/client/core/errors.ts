@@ -113,7 +113,8 @@ export class MetricsError extends ServiceError {
   readonly dropped: number;
 
   constructor(dropped: number, cause: unknown) {
-    super(`${dropped} metric point(s) not stored: ${causeText(cause)}`, { cause });
+    const code = cause instanceof APIError ? ` (${cause.code})` : '';
+    super(`${dropped} metric point(s) not stored: ${causeText(cause)}${code}`, { cause });
     this.dropped = dropped;
   }
 }
