@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestService, type TestService } from '../support/service.ts';
+
+// Words none of the queries below share a stem with, so only the planted sentences match.
+const FILLER = (
+  'the model was trained for several epochs on the held out split and we logged the loss every hundred ' +
+  'steps while the accuracy on validation kept rising slowly before it levelled off near the end of training ' +
+  'batch size and optimiser state were kept fixed across runs to make the comparison fair'
+).split(' ');
+
+/** `n` words of neutral research prose, starting at an offset so documents do not read alike. */
+function filler(n: number, offset: number): string {
+  return Array.from({ length: n }, (_, i) => FILLER[(offset + i * 7) % FILLER.length]).join(' ');
+}
+
+for (const driver of ['postgres', 'pglite'] as const) {
+  describe(`search ranking on ${driver}: what a person would pick first comes first`, () => {
+    let t: TestService;
+    let key: string;
+    let offset = 0;
+    const doc = async (name: string, content: string, metadata: object = {}) => {
+      const res = await t.as(key).post('/assets', { kind: 'report', name, content, metadata });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      offset += 3;
+    };
+    const names = async (q: string) => {
+      const res = await t.as(key).get(`/search?q=${encodeURIComponent(q)}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const ranks = res.body.items.map((i: { rank: number }) => i.rank);
+      assert.deepEqual(
+        ranks,
+        [...ranks].sort((a, b) => b - a),
+        'ranks are answered best first',
+      );
+      return res.body.items.map((i: { name: string }) => i.name) as string[];
+    };
+
+    before(async () => {
+      t = await startTestService({ pglite: driver === 'pglite' });
+      key = (await t.createUser()).key;
+      // One word. The newest document is created last, so recency never explains the order asserted below.
+      await doc('Dropout sweep on the small model', `${filler(60, offset)}. Dropout of 0.1 was best.`);
+      await doc('Regularisation notes', filler(120, offset), { tags: ['dropout', 'weight-decay'] });
+      await doc('Long training diary', `${filler(400, offset)}. We also tried dropout once.`);
+      // Phrase: the exact phrase deep in a long text, against both words early but apart.
+      await doc(
+        'Run diary',
+        `${filler(300, offset)}. Label smoothing helped a little. ${filler(40, offset)}`,
+      );
+      await doc(
+        'Ablations',
+        `The label column was noisy. ${filler(30, offset)}. We applied smoothing to the plotted curves. ${filler(200, offset)}`,
+      );
+      // Several words: all three together, against documents with two or one of them.
+      await doc(
+        'Stability tricks',
+        `${filler(150, offset)}. Gradient clipping with a threshold of one fixed the spikes. ${filler(50, offset)}`,
+      );
+      await doc(
+        'Optimiser notes',
+        `Gradient noise was high. ${filler(40, offset)}. Clipping was off. ${filler(150, offset)}`,
+      );
+      await doc('Early stopping', `The patience threshold was five. ${filler(200, offset)}`);
+      // Name match: a document named by the query, against one whose text uses the words.
+      await doc('Cosine annealing baseline', `${filler(200, offset)}. Nothing surprising here.`);
+      await doc(
+        'Scheduler comparison',
+        `We compare cosine annealing against a step schedule and the constant baseline. ${filler(200, offset)}. Cosine annealing won.`,
+      );
+    });
+    after(() => t.close());
+
+    it('one word: a name holding it beats a tag, which beats a passing mention deep in a long text', async () => {
+      assert.deepEqual(await names('dropout'), [
+        'Dropout sweep on the small model',
+        'Regularisation notes',
+        'Long training diary',
+      ]);
+    });
+
+    it('phrase: the exact phrase beats the words apart, quoted or not', async () => {
+      assert.deepEqual(await names('"label smoothing"'), ['Run diary']);
+      assert.deepEqual(await names('label smoothing'), ['Run diary', 'Ablations']);
+    });
+
+    it('several words: the document with all of them comes first', async () => {
+      assert.deepEqual(await names('gradient clipping threshold'), ['Stability tricks']);
+      const any = await names('gradient or clipping or threshold');
+      assert.equal(any[0], 'Stability tricks');
+      assert.deepEqual([...any].sort(), ['Early stopping', 'Optimiser notes', 'Stability tricks']);
+    });
+
+    it('name match: the document named by the query beats one whose text uses its words', async () => {
+      assert.deepEqual(await names('cosine annealing baseline'), [
+        'Cosine annealing baseline',
+        'Scheduler comparison',
+      ]);
+    });
+  });
+}
