@@ -97,5 +97,14 @@ for (const driver of ['postgres', 'pglite'] as const) {
         'Scheduler comparison',
       ]);
     });
+
+    it('with more matches than are ranked in full, the name match still comes first', async () => {
+      // More than search-repository.ts RANK_CANDIDATES (200), every one newer than the name match.
+      await doc('Mixup ablation', `${filler(80, offset)}. Mixup alone did little.`);
+      for (let i = 0; i < 210; i++) await doc(`Batch note ${i}`, `Mixup was on. ${filler(20, i)}`);
+      const found = await names('mixup');
+      assert.equal(found.length, 20);
+      assert.equal(found[0], 'Mixup ablation');
+    });
   });
 }
