@@ -235,6 +235,7 @@ ${table(
 GIN index build (\`CREATE INDEX assets_search … USING GIN (search_vector)\` over ${indexFrom.toLocaleString('en')} rows,
 maintenance_work_mem ${maintenanceWorkMem}): **${indexS.toFixed(1)} s**. Migration 007's backfill (its \`UPDATE assets SET rank_vector = …\`
 over all ${o.docs.toLocaleString('en')} rows, as an upgrade of a loaded table runs it): **${backfillS.toFixed(1)} s**; \`VACUUM ANALYZE assets\` afterwards: ${vacuumS.toFixed(1)} s.
+The queries below run on the table as that upgrade leaves it (the backfill's old row versions vacuumed, the heap not shrunk).
 The bulk rows carry the same search_vector expression as the service's finalize (checked equal on the ${apiDocs} rows the
 service wrote); they have no bytes in object storage, which search never reads.
 
