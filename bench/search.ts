@@ -1,6 +1,9 @@
-// Full-text search over a generated corpus on the real service: ingest rate, GIN index build, and p50/p95 of
-// GET /search against the same SQL sent straight to PostgreSQL. Prints figures (not a test).
+// Full-text search over a generated corpus on the real service: ingest rate, GIN index build, the cost of
+// migration 007's rank_vector backfill, and p50/p95 of GET /search against the same SQL sent straight to
+// PostgreSQL and against the statement before migration 007 (the baseline), in the same run. Prints figures
+// (not a test).
 // Run: node bench/search.ts [--docs 100000] [--api-docs 2000] [--indexed-docs 10000] [--queries 300] [--concurrency 4]
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { Agent } from 'undici';
 import { type QueryKind, queries, vocabulary } from './support/corpus.ts';
@@ -14,6 +17,8 @@ import {
   verifySearchVectors,
 } from './support/search-ingest.ts';
 import {
+  BASELINE_SQL,
+  baselineSearch,
   httpSearch,
   matchCounts,
   runAll,
@@ -90,6 +95,17 @@ try {
     throw new Error(
       `${mismatched} service-indexed rows differ from the bulk load's search_vector expression`,
     );
+  // Migration 007's backfill as an upgrade runs it on a table that already holds these rows (it recomputes
+  // the same rank_vector the load wrote), then the VACUUM that takes its dead row versions away.
+  const migration = await readFile(
+    new URL('../src/server/db/migrations/007_search_rank.sql', import.meta.url),
+    'utf8',
+  );
+  const backfill = migration.slice(migration.indexOf('UPDATE assets'));
+  log(`migration 007 backfill (its UPDATE) over ${o.docs} rows`);
+  started = performance.now();
+  await pool.query(backfill);
+  const backfillS = seconds(started);
   started = performance.now();
   await pool.query('VACUUM ANALYZE assets');
   const vacuumS = seconds(started);
@@ -100,34 +116,46 @@ try {
       heap: string;
       index: string;
       vector: number;
+      rankVector: number;
       text: number;
       buffers: string;
     }>(
       `SELECT count(*) AS rows, pg_size_pretty(pg_total_relation_size('assets')) AS table, pg_size_pretty(pg_relation_size('assets')) AS heap,
             pg_size_pretty(pg_relation_size('assets_search')) AS index, avg(pg_column_size(search_vector))::int AS vector,
-            avg(pg_column_size(search_text))::int AS text, current_setting('shared_buffers') AS buffers FROM assets`,
+            avg(pg_column_size(rank_vector))::int AS "rankVector", avg(pg_column_size(search_text))::int AS text, current_setting('shared_buffers') AS buffers FROM assets`,
     )
   ).rows[0]!;
 
   const sql = await sqlSearch(pool, owner.owner_user_id);
   const http = httpSearch(api);
+  const before = baselineSearch(pool, sql.params);
   const rows: string[][] = [];
   const concurrentRows: string[][] = [];
   const slowest: string[] = [];
   for (const kind of KINDS) {
     const list = queries(v, o.seed, o.docs, kind, o.queries);
     const warm = list.slice(0, 20);
-    await runPaired(http, sql.run, warm);
+    await runPaired([http, sql.run, before], warm);
     log(
-      `${kind}: ${list.length} queries, one at a time (HTTP and SQL paired), then ${o.concurrency} at a time`,
+      `${kind}: ${list.length} queries, one at a time (HTTP, SQL and the baseline SQL paired), then ${o.concurrency} at a time`,
     );
-    const paired = await runPaired(http, sql.run, list);
+    const [httpP, sqlP, beforeP] = await runPaired([http, sql.run, before], list);
+    const paired = { a: httpP!, b: sqlP! };
     const httpC = await runAll(http, list, o.concurrency);
     const sqlC = await runAll(sql.run, list, o.concurrency);
+    const beforeC = await runAll(before, list, o.concurrency);
     const counts = await matchCounts(pool, list);
+    // How much of the baseline's page (ranking every match in full) the bounded candidate set keeps.
+    const kept = beforeP!.map((b, i) => {
+      const mine = new Set(paired.b[i]!.ids);
+      return b.ids!.length === 0 ? 1 : b.ids!.filter((id) => mine.has(id)).length / b.ids!.length;
+    });
+    const samePage = beforeP!.filter((b, i) => b.ids!.join() === paired.b[i]!.ids!.join()).length;
     const worst = paired.b.reduce((w, t, i) => (t.ms > paired.b[w]!.ms ? i : w), 0);
+    const worstBefore = beforeP!.reduce((w, t, i) => (t.ms > beforeP![w]!.ms ? i : w), 0);
     slowest.push(
       `- ${kind}, \`${list[worst]}\` (${ms(paired.b[worst]!.ms)} ms as SQL): ${await explainSearch(pool, sql.sql, sql.params(list[worst]!))}.`,
+      `- ${kind}, baseline, \`${list[worstBefore]}\` (${ms(beforeP![worstBefore]!.ms)} ms): ${await explainSearch(pool, BASELINE_SQL, sql.params(list[worstBefore]!))}.`,
     );
     const p = (t: Timed[], q: number) =>
       quantile(
@@ -142,7 +170,9 @@ try {
       (paired.a.reduce((s, t) => s + t.items, 0) / list.length).toFixed(1),
       `${ms(p(paired.a, 0.5))} / ${ms(p(paired.a, 0.95))}`,
       `${ms(p(paired.b, 0.5))} / ${ms(p(paired.b, 0.95))}`,
-      `${ratio(paired.a, paired.b, 0.5)} / ${ratio(paired.a, paired.b, 0.95)}`,
+      `${ms(p(beforeP!, 0.5))} / ${ms(p(beforeP!, 0.95))}`,
+      `${ratio(beforeP!, paired.b, 0.5)} / ${ratio(beforeP!, paired.b, 0.95)}`,
+      `${((kept.reduce((x, y) => x + y, 0) / kept.length) * 100).toFixed(1)} % / ${samePage} of ${list.length}`,
     ]);
     concurrentRows.push([
       kind,
@@ -150,7 +180,9 @@ try {
       httpC.perSecond.toFixed(0),
       `${ms(p(sqlC.timings, 0.5))} / ${ms(p(sqlC.timings, 0.95))}`,
       sqlC.perSecond.toFixed(0),
-      `${ratio(httpC.timings, sqlC.timings, 0.5)} / ${ratio(httpC.timings, sqlC.timings, 0.95)}`,
+      `${ms(p(beforeC.timings, 0.5))} / ${ms(p(beforeC.timings, 0.95))}`,
+      beforeC.perSecond.toFixed(0),
+      `${ratio(beforeC.timings, sqlC.timings, 0.5)} / ${ratio(beforeC.timings, sqlC.timings, 0.95)}`,
     ]);
   }
 
@@ -165,7 +197,7 @@ Command: \`${['node bench/search.ts', ...process.argv.slice(2)].join(' ')}\` · 
 Corpus (seed ${o.seed}): ${o.vocabulary.toLocaleString('en')} made-up content words after 76 English stop words, Zipf (s = 1) over all of
 them; each document a 3–7 word name, metadata \`{project, tags[3]}\`, and 80–400 words of text. ${Number(sizes.rows).toLocaleString('en')} rows:
 table ${sizes.table} with TOAST (heap ${sizes.heap}; search_vector ${sizes.vector} B and search_text ${sizes.text} B on average, both
-stored out of line), GIN index ${sizes.index}; shared_buffers ${sizes.buffers}. The service runs as its own process
+stored out of line; rank_vector ${sizes.rankVector} B, in the heap row), GIN index ${sizes.index}; shared_buffers ${sizes.buffers}. The service runs as its own process
 (\`assay server\`, log level info, orchestrator off) on a fresh database; queries go over keep-alive HTTP (undici).
 
 Ingest:
@@ -201,21 +233,27 @@ ${table(
 )}
 
 GIN index build (\`CREATE INDEX assets_search … USING GIN (search_vector)\` over ${indexFrom.toLocaleString('en')} rows,
-maintenance_work_mem ${maintenanceWorkMem}): **${indexS.toFixed(1)} s**. \`VACUUM ANALYZE assets\` afterwards: ${vacuumS.toFixed(1)} s.
+maintenance_work_mem ${maintenanceWorkMem}): **${indexS.toFixed(1)} s**. Migration 007's backfill (its \`UPDATE assets SET rank_vector = …\`
+over all ${o.docs.toLocaleString('en')} rows, as an upgrade of a loaded table runs it): **${backfillS.toFixed(1)} s**; \`VACUUM ANALYZE assets\` afterwards: ${vacuumS.toFixed(1)} s.
+The queries below run on the table as that upgrade leaves it (the backfill's old row versions vacuumed, the heap not shrunk).
 The bulk rows carry the same search_vector expression as the service's finalize (checked equal on the ${apiDocs} rows the
 service wrote); they have no bytes in object storage, which search never reads.
 
 Queries, one at a time (${o.queries} per kind after 20 warm-up; each query over HTTP and as SQL back to back). Matches: documents
-matching the query (p50 / p95 / max); the service answers the top 20. Latency in ms, p50 / p95:
+matching the query (p50 / p95 / max); the service answers the top 20. Latency in ms, p50 / p95. Before: the statement before
+migration 007 (every match ranked on the full search_vector), on the same table in the same run, paired with the other two.
+Kept: the share of the before-statement's top 20 that the new one answers too (mean), and the queries whose page is identical:
 
-${table(['Kind', 'Matches', 'Items/answer', 'GET /search', 'SQL', 'Service/SQL'], rows)}
+${table(['Kind', 'Matches', 'Items/answer', 'GET /search', 'SQL', 'Service/SQL', 'SQL before', 'Before/SQL', 'Kept / same page'], rows)}
 
 Same queries, ${o.concurrency} in flight (HTTP: ${o.concurrency} keep-alive connections; SQL: a pool of ${o.concurrency}), ms p50 / p95:
 
-${table(['Kind', 'GET /search', 'q/s', 'SQL', 'q/s', 'Service/SQL'], concurrentRows)}
+${table(['Kind', 'GET /search', 'q/s', 'SQL', 'q/s', 'Service/SQL', 'SQL before', 'q/s', 'Before/SQL'], concurrentRows)}
 
-SQL is the statement search-service.ts sends (recorded from a real call, ts_rank_cd over all matches, top 20, ts_headline on those),
-one round trip through node-postgres; the service adds HTTP, auth (cached), the scope lookup query, validation and JSON.
+SQL is the statement search-service.ts sends (recorded from a real call: every match scored on the inline rank_vector, the best
+200 ranked with ts_rank_cd on search_vector, top 20, ts_headline on those), one round trip through node-postgres; the service adds
+HTTP, auth (cached), the scope lookup query, validation and JSON. SQL before: the same round trip with the statement of commit
+a96bdd1 (\`BASELINE_SQL\` in bench/support/search-queries.ts).
 
 Slowest query of each kind, EXPLAIN (ANALYZE, BUFFERS) run afterwards:
 

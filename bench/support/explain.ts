@@ -20,7 +20,7 @@ function find(node: PlanNode, type: string): PlanNode | undefined {
   return undefined;
 }
 
-/** One sentence: execution time, matches ranked, the share of the bitmap heap scan, and the buffers touched. */
+/** One sentence: execution time, matches found, the share of the bitmap heap scan, and the buffers touched. */
 export async function explainSearch(pool: pg.Pool, sql: string, params: readonly unknown[]): Promise<string> {
   const rows = (
     await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number }> }>(
@@ -33,7 +33,7 @@ export async function explainSearch(pool: pg.Pool, sql: string, params: readonly
   const ranked = heap?.['Actual Rows'] ?? Number.NaN;
   const blocks = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
   return (
-    `execution ${ms(total)} ms for ${ranked.toLocaleString('en')} matching rows ranked; the bitmap index and heap scan that finds them ` +
+    `execution ${ms(total)} ms for ${ranked.toLocaleString('en')} matching rows; the bitmap index and heap scan that finds them ` +
     `${heap ? ms(heap['Actual Total Time']) : '?'} ms; ${blocks.toLocaleString('en')} 8 kB buffers touched ` +
     `(${(plan['Shared Read Blocks'] ?? 0).toLocaleString('en')} read outside shared_buffers)`
   );

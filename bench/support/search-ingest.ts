@@ -13,6 +13,11 @@ const SEARCH_VECTOR = `setweight(to_tsvector('english', name), 'A') ||
   setweight(jsonb_to_tsvector('english', metadata, '["string"]'), 'B') ||
   setweight(to_tsvector('english', COALESCE(search_text, '')), 'C')`;
 
+/** The rank_vector of the same markReady (and of migration 007_search_rank.sql), checked the same way. */
+const RANK_VECTOR = `setweight(to_tsvector('english', name), 'A') ||
+  setweight(jsonb_to_tsvector('english', metadata, '["string"]'), 'B') ||
+  setweight(to_tsvector('english', left(COALESCE(search_text, ''), 400)), 'C')`;
+
 export interface Owner {
   organizationId: string | null;
   ownerUserId: string;
@@ -95,8 +100,8 @@ export async function insertDocuments(
          SELECT d.id, d.name, d.metadata::jsonb AS metadata, d.search_text, d.size, d.sha256
            FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[]) AS d(id, name, metadata, search_text, size, sha256)
        ), inserted AS (
-         INSERT INTO assets (id, organization_id, owner_user_id, kind, name, state, metadata, inline, finalized_at, search_text, search_vector)
-         SELECT id, $1::uuid, $2::uuid, 'document', name, 'ready', metadata, true, now(), search_text, ${SEARCH_VECTOR} FROM docs
+         INSERT INTO assets (id, organization_id, owner_user_id, kind, name, state, metadata, inline, finalized_at, search_text, search_vector, rank_vector)
+         SELECT id, $1::uuid, $2::uuid, 'document', name, 'ready', metadata, true, now(), search_text, ${SEARCH_VECTOR}, ${RANK_VECTOR} FROM docs
          RETURNING id
        )
        INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key)
@@ -109,10 +114,10 @@ export async function insertDocuments(
   return sqlSeconds;
 }
 
-/** Rows the service indexed itself whose vector differs from SEARCH_VECTOR (0 when the bulk load matches). */
+/** Rows the service indexed itself whose vectors differ from SEARCH_VECTOR or RANK_VECTOR (0 when the bulk load matches). */
 export async function verifySearchVectors(pool: pg.Pool, ids: readonly string[]): Promise<number> {
   const rows = await pool.query<{ n: string }>(
-    `SELECT count(*) AS n FROM assets WHERE id = ANY($1::uuid[]) AND search_vector IS DISTINCT FROM (${SEARCH_VECTOR})`,
+    `SELECT count(*) AS n FROM assets WHERE id = ANY($1::uuid[]) AND (search_vector IS DISTINCT FROM (${SEARCH_VECTOR}) OR rank_vector IS DISTINCT FROM (${RANK_VECTOR}))`,
     [ids],
   );
   return Number(rows.rows[0]!.n);

@@ -2,6 +2,7 @@
 import type pg from 'pg';
 import { type Dispatcher, request } from 'undici';
 import type { Principal } from '../../src/server/auth/principal.ts';
+import { assetVisible } from '../../src/server/assets/asset-repository.ts';
 import type { Db } from '../../src/server/db/database.ts';
 import { search } from '../../src/server/search/search-service.ts';
 
@@ -9,6 +10,8 @@ export interface Timed {
   ms: number;
   /** Rows answered (at most the page size). */
   items: number;
+  /** The ids answered, best first (SQL paths only). */
+  ids?: string[];
 }
 
 export type Search = (q: string) => Promise<Timed>;
@@ -65,9 +68,38 @@ export async function sqlSearch(
     run: async (q) => {
       const values = params(q);
       const started = performance.now();
-      const result = await pool.query(statement.sql, values);
-      return { ms: performance.now() - started, items: result.rowCount ?? 0 };
+      const result = await pool.query<{ id: string }>(statement.sql, values);
+      const ms = performance.now() - started;
+      return { ms, items: result.rowCount ?? 0, ids: result.rows.map((r) => r.id) };
     },
+  };
+}
+
+/**
+ * The baseline: the statement of src/server/search/search-repository.ts before migration 007 (commit a96bdd1),
+ * which ranked every match with ts_rank_cd on the full, out-of-line search_vector. Personal scope, no kind
+ * filter, the same parameters as the recorded statement ($1 user, $2 run, $3 query, $4 page size).
+ */
+export const BASELINE_SQL = `WITH query AS (SELECT websearch_to_tsquery('english', $3) AS q),
+     hits AS (
+       SELECT a.id, ts_rank_cd(a.search_vector, query.q) AS rank
+         FROM assets a, query
+        WHERE a.search_vector @@ query.q AND a.state = 'ready' AND a.organization_id IS NULL AND a.owner_user_id = $1 AND ${assetVisible('a', '$1', '$2')}
+        ORDER BY rank DESC, a.created_at DESC, a.id LIMIT $4
+     )
+     SELECT a.id, a.kind, a.name, a.experiment_id, a.run_id, a.created_at, hits.rank::float8 AS rank,
+            ts_headline('english', COALESCE(NULLIF(a.search_text, ''), a.name), query.q,
+                        'StartSel=<mark>, StopSel=</mark>, MaxFragments=2, MaxWords=30, MinWords=8, FragmentDelimiter=" … "') AS snippet
+       FROM hits JOIN assets a ON a.id = hits.id, query
+      ORDER BY hits.rank DESC, a.created_at DESC, a.id`;
+
+/** BASELINE_SQL with the recorded statement's parameters (`params` of sqlSearch). */
+export function baselineSearch(pool: pg.Pool, params: (q: string) => unknown[]): Search {
+  return async (q) => {
+    const started = performance.now();
+    const result = await pool.query<{ id: string }>(BASELINE_SQL, params(q));
+    const ms = performance.now() - started;
+    return { ms, items: result.rowCount ?? 0, ids: result.rows.map((r) => r.id) };
   };
 }
 
@@ -88,20 +120,13 @@ export async function runAll(
   return { timings, perSecond: queries.length / ((performance.now() - started) / 1000) };
 }
 
-/** One at a time, each query over both paths back to back, which goes first alternating (paired samples). */
-export async function runPaired(
-  a: Search,
-  b: Search,
-  queries: readonly string[],
-): Promise<{ a: Timed[]; b: Timed[] }> {
-  const out = { a: [] as Timed[], b: [] as Timed[] };
+/** One at a time, each query over every path back to back, which goes first rotating (paired samples). */
+export async function runPaired(paths: readonly Search[], queries: readonly string[]): Promise<Timed[][]> {
+  const out = paths.map(() => [] as Timed[]);
   for (const [i, q] of queries.entries()) {
-    if (i % 2 === 0) {
-      out.a.push(await a(q));
-      out.b.push(await b(q));
-    } else {
-      out.b.push(await b(q));
-      out.a.push(await a(q));
+    for (let k = 0; k < paths.length; k++) {
+      const p = (i + k) % paths.length;
+      out[p]!.push(await paths[p]!(q));
     }
   }
   return out;

@@ -112,7 +112,13 @@ export async function markReady(
             search_vector = CASE WHEN $3 THEN
               setweight(to_tsvector('english', name), 'A') ||
               setweight(jsonb_to_tsvector('english', metadata, '["string"]'), 'B') ||
-              setweight(to_tsvector('english', COALESCE($2, '')), 'C') END
+              setweight(to_tsvector('english', COALESCE($2, '')), 'C') END,
+            -- search-repository.ts ranks candidates on this one: the opening of the text only, so it stays
+            -- in the heap row; the same expression as migration 007_search_rank.sql.
+            rank_vector = CASE WHEN $3 THEN
+              setweight(to_tsvector('english', name), 'A') ||
+              setweight(jsonb_to_tsvector('english', metadata, '["string"]'), 'B') ||
+              setweight(to_tsvector('english', left(COALESCE($2, ''), 400)), 'C') END
       WHERE id = $1 AND state = 'pending' RETURNING id`,
     [id, searchText, searchable],
   );
