@@ -18,21 +18,23 @@ export interface AssayServer {
 
 /**
  * `node bin/assay.js server` on a fresh database, no orchestrator, logging warnings only. `nodeFlags` (e.g.
- * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_TTL_MS) for experiments.
+ * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_TTL_MS) for experiments,
+ * `serverRoot` runs the server of another checkout (e.g. the base commit's, for a before/after).
  */
 export async function startAssay(
   databaseUrl: string,
   nodeFlags: string[] = [],
   extraEnv: Record<string, string> = {},
+  serverRoot = repoRoot,
 ): Promise<AssayServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-bench-'));
   const child = spawnProcessGroup(
     process.execPath,
-    [...nodeFlags, path.join(repoRoot, 'bin/assay.js'), 'server'],
+    [...nodeFlags, path.join(serverRoot, 'bin/assay.js'), 'server'],
     {
       name: 'assay server',
-      cwd: repoRoot,
+      cwd: serverRoot,
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
