@@ -1,5 +1,5 @@
 // Our service as a real process on PostgreSQL, and the runner lifecycle against it over HTTP.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../test/support/free-port.ts';
@@ -54,7 +54,11 @@ export async function startAssay(
     timeoutMs: 90_000,
     intervalMs: 200,
   });
-  const key = /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
+  // Off a terminal the server writes the key to a file (mode 600) and prints only the file's path.
+  const keyFile = /bootstrap admin key written to (\S+);/.exec(child.output())?.[1];
+  const key = keyFile
+    ? (await readFile(keyFile, 'utf8')).trim()
+    : /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
   if (!key) {
     await child.stop();
     throw new Error(`assay server printed no bootstrap admin key; its output:\n${child.output()}`);

@@ -210,7 +210,9 @@ export interface HeartbeatRow {
  * running), each ask checked with its own principal as `ADDRESSED` does. A run asked twice is updated once and
  * both asks get its row. The rows are locked in id order, as the watchdog locks them (failSilentRuns), so two
  * batches sharing runs, or a batch and the watchdog, wait for each other instead of deadlocking; a run the
- * watchdog failed first is skipped by the re-check of its state under the lock, and answers 409 like any late beat.
+ * watchdog failed first is skipped by the UPDATE's re-check of its state, and answers 409 like any late beat.
+ * Each lookup is a LATERAL … LIMIT 1 on the (experiment, n, r) key and the lock goes by primary key, so the plan
+ * stays a handful of index probes per ask even on tables the planner has no statistics for yet.
  */
 export async function heartbeatRuns(
   db: Queryable,
@@ -222,15 +224,17 @@ export async function heartbeatRuns(
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[], $5::uuid[]) WITH ORDINALITY
          AS a(user_id, experiment_id, n, r, run_id, i)),
      target AS (
-       SELECT a.i, r.id FROM ask a
-         JOIN runs r ON r.experiment_id = a.experiment_id AND r.n = a.n AND r.r = a.r
-                    AND (a.run_id IS NULL OR r.id = a.run_id)
-         JOIN experiments e ON e.id = r.experiment_id AND ${experimentVisible('e', 'a.user_id')}),
+       SELECT a.i, x.id FROM ask a
+         CROSS JOIN LATERAL (
+           SELECT r.id FROM runs r
+            WHERE r.experiment_id = a.experiment_id AND r.n = a.n AND r.r = a.r AND (a.run_id IS NULL OR r.id = a.run_id)
+            LIMIT 1) x
+         JOIN experiments e ON e.id = a.experiment_id AND ${experimentVisible('e', 'a.user_id')}),
      locked AS (
-       SELECT r.id FROM runs r WHERE r.id IN (SELECT id FROM target) AND r.state = ANY($7::text[])
-        ORDER BY r.id FOR UPDATE),
+       SELECT r.id FROM runs r WHERE r.id = ANY(ARRAY(SELECT id FROM target)) ORDER BY r.id FOR UPDATE),
      beat AS (
-       UPDATE runs r SET state = $6, last_heartbeat_at = now() FROM locked l WHERE r.id = l.id
+       UPDATE runs r SET state = $6, last_heartbeat_at = now() FROM locked l
+        WHERE r.id = l.id AND r.state = ANY($7::text[])
        RETURNING r.id, r.state, r.cancel_requested, r.last_heartbeat_at)
      SELECT t.i::int AS i, b.state, b.cancel_requested, b.last_heartbeat_at FROM target t JOIN beat b ON b.id = t.id`,
     [
