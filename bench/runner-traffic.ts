@@ -2,9 +2,10 @@
 // with the MLflow tracking server doing its nearest equivalent and with pgbench running the heartbeat's own
 // UPDATE (the database's limit). Prints figures (not a test); every phase has a deadline; loopback only.
 // Run: node bench/runner-traffic.ts [--runners 100,1000] [--seconds 20] [--skip-mlflow] [--skip-pgbench] [--cpu-prof]
-//   [--heartbeat-runs 1000] [--heartbeats-only] [--assay-root <checkout>] [--out <file>]
+//   [--heartbeat-runs 1000] [--heartbeats-only] [--assay-root <checkout>] [--compare-root <checkout>] [--out <file>]
 // --heartbeat-runs: the heartbeat phase's connections beat over that many running runs (pgbench's clients too);
-// --heartbeats-only: no lifecycle phase; --assay-root: the server of another checkout (a before/after).
+// --heartbeats-only: no lifecycle phase; --assay-root: the server of another checkout; --compare-root: that
+// checkout's server measured too, right before ours in the same run (a before/after under the same load).
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,6 +55,7 @@ const { values } = parseArgs({
     'heartbeat-runs': { type: 'string' },
     'heartbeats-only': { type: 'boolean', default: false },
     'assay-root': { type: 'string' },
+    'compare-root': { type: 'string' },
     out: { type: 'string', default: 'bench/results/runner-traffic.md' },
   },
 });
@@ -73,6 +75,7 @@ if (
 }
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const assayRoot = path.resolve(values['assay-root'] ?? repoRoot);
+const compareRoot = values['compare-root'] === undefined ? undefined : path.resolve(values['compare-root']);
 const profileDir = path.join(repoRoot, 'bench/results/profiles');
 
 // Bounded: Ctrl-C or the overall deadline aborts the load loops; the finally blocks stop servers and drop databases.
@@ -145,19 +148,37 @@ async function measureServer<Run>(
   }
 }
 
-async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
+/** Our server of `root` through both phases; `compared` (the --compare-root server) is measured without pgbench. */
+async function assayRow(
+  row: Row,
+  pgbench: string | undefined,
+  root = assayRoot,
+  compared?: string,
+): Promise<void> {
   const n = row.runners;
   const db = await freshDatabase('assay');
   const flags = values['cpu-prof']
     ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=assay-${n}-runners.cpuprofile`]
     : [];
   if (values['cpu-prof']) await mkdir(profileDir, { recursive: true });
-  const server = await startAssay(databaseUrl(db), flags, {}, assayRoot);
+  const server = await startAssay(databaseUrl(db), flags, {}, root);
   let pgbenchSetup: { user: string; exp: string } | undefined;
   try {
     const target = await assayTarget(server, n);
     try {
-      row.assay = await measureServer('Assay', server.process, db, target, n, 5);
+      const figures = await measureServer(
+        compared ? `Assay ${compared}` : 'Assay',
+        server.process,
+        db,
+        target,
+        n,
+        5,
+      );
+      if (compared) {
+        row.compared = figures;
+        return;
+      }
+      row.assay = figures;
       if (pgbench) {
         await target.prepareForPgbench(heartbeatRuns ?? n);
         pgbenchSetup = { user: target.userId, exp: target.experimentId };
@@ -169,6 +190,11 @@ async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
     await server.process.stop();
   }
   checkAborted();
+  if (compared) {
+    await dropDatabase(db);
+    databases.delete(db);
+    return;
+  }
   if (!pgbench) row.pgbench = { skipped: 'pgbench: skipped (--skip-pgbench, or no pgbench binary found)' };
   else if (pgbenchSetup) {
     // Our service's pool is closed by now; other users of the shared server keep theirs, so leave a margin.
@@ -242,7 +268,7 @@ async function main(): Promise<void> {
   const header = [
     '# Runner traffic',
     '',
-    `Run ${started.toISOString()} with \`node bench/runner-traffic.ts ${process.argv.slice(2).join(' ')}\`${values['assay-root'] ? ` (the server from ${values['assay-root']}, ${await commitOf(assayRoot)})` : ` at ${await commitOf(repoRoot)}`}.`,
+    `Run ${started.toISOString()} with \`node bench/runner-traffic.ts ${process.argv.slice(2).join(' ')}\`${values['assay-root'] ? ` (the server from ${values['assay-root']}, ${await commitOf(assayRoot)})` : ` at ${await commitOf(repoRoot)}`}${compareRoot ? `, compared with the server of ${await commitOf(compareRoot)}` : ''}.`,
     '',
     ...machine.map((m) => `- ${m}`),
     '- Assay lifecycle: POST …/runs, GET …/config, POST start, POST heartbeat, POST succeed (5 requests); MLflow: runs/create, runs/log-metric, runs/update FINISHED (3).',
@@ -259,6 +285,14 @@ async function main(): Promise<void> {
       checkAborted();
       const row: Row = { runners };
       console.log(`${runners} runners:`);
+      if (compareRoot) {
+        const label = await commitOf(compareRoot);
+        await assayRow(row, pgbench, compareRoot, label).catch((error: unknown) => {
+          checkAborted();
+          row.compared = { skipped: `Assay ${label}: failed: ${String(error).slice(0, 500)}` };
+          console.error(row.compared.skipped);
+        });
+      }
       // One server failing must not lose the others' figures: its row says why instead.
       await assayRow(row, pgbench).catch((error: unknown) => {
         checkAborted();

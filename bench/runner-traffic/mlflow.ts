@@ -82,7 +82,8 @@ export async function startMlflow(databaseUrl: string): Promise<MlflowServer> {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, async () => (await fetch(`${url}/health`)).ok, {
-    timeoutMs: 180_000,
+    // Its migrations on an empty database take minutes on a busy shared machine.
+    timeoutMs: 420_000,
     intervalMs: 500,
   });
   return { url, process: child };

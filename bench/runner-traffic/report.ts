@@ -17,6 +17,8 @@ export interface ServerFigures {
 export interface Row {
   runners: number;
   assay?: ServerFigures | { skipped: string };
+  /** The --compare-root server (e.g. the base commit's), measured right before ours. */
+  compared?: ServerFigures | { skipped: string };
   mlflow?: ServerFigures | { skipped: string };
   pgbench?: PgbenchResult | { skipped: string };
 }
@@ -68,6 +70,7 @@ export function section(row: Row, seconds: number, heartbeatRuns?: number): stri
     '| Server | Clients | Heartbeats/s | Heartbeat p50 / p99 | Server CPU per heartbeat | Lifecycles/s | Lifecycle p50 / p99 | Server CPU per lifecycle | RSS idle → peak | Errors |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
+  if (row.compared && !skipped(row.compared)) lines.push(serverLine(row.compared, row.runners));
   if (row.assay && !skipped(row.assay)) lines.push(serverLine(row.assay, row.runners));
   if (row.mlflow && !skipped(row.mlflow)) lines.push(serverLine(row.mlflow, row.runners));
   if (row.pgbench && !skipped(row.pgbench)) {
@@ -78,7 +81,9 @@ export function section(row: Row, seconds: number, heartbeatRuns?: number): stri
     );
   }
   lines.push('');
-  const measured = [row.assay, row.mlflow].filter((f): f is ServerFigures => f !== undefined && !skipped(f));
+  const measured = [row.compared, row.assay, row.mlflow].filter(
+    (f): f is ServerFigures => f !== undefined && !skipped(f),
+  );
   if (measured.length > 0) {
     lines.push(
       "CPU during each phase: cores busy for the server / its database's PostgreSQL backends / this load client / the rest of",
@@ -99,7 +104,7 @@ export function section(row: Row, seconds: number, heartbeatRuns?: number): stri
       '',
     );
   }
-  for (const other of [row.assay, row.mlflow, row.pgbench])
+  for (const other of [row.compared, row.assay, row.mlflow, row.pgbench])
     if (other && skipped(other)) lines.push(`- ${other.skipped}`);
   const a = row.assay && !skipped(row.assay) ? row.assay : undefined;
   if (a && row.mlflow && !skipped(row.mlflow)) {
@@ -117,6 +122,26 @@ export function section(row: Row, seconds: number, heartbeatRuns?: number): stri
       );
     }
   }
+  const c = row.compared && !skipped(row.compared) ? row.compared : undefined;
+  if (a && c) {
+    const hb = ratio(a.heartbeats.perSecond, c.heartbeats.perSecond);
+    const lc = ratio(a.lifecycles?.perSecond ?? Number.NaN, c.lifecycles?.perSecond ?? Number.NaN);
+    const pgCpu = ratio(
+      c.heartbeats.cpu?.msPerOp.postgres ?? Number.NaN,
+      a.heartbeats.cpu?.msPerOp.postgres ?? Number.NaN,
+    );
+    lines.push(
+      `- ours/${c.label}: heartbeats ${times(hb)}${a.lifecycles ? `, lifecycles ${times(lc)}` : ''}; PostgreSQL CPU per heartbeat, ${c.label}/ours: ${times(pgCpu)}`,
+    );
+    if (row.mlflow && !skipped(row.mlflow) && c.lifecycles && row.mlflow.lifecycles)
+      lines.push(
+        `- ${c.label}/MLflow: heartbeats ${times(ratio(c.heartbeats.perSecond, row.mlflow.heartbeats.perSecond))}, lifecycles ${times(ratio(c.lifecycles.perSecond, row.mlflow.lifecycles.perSecond))}`,
+      );
+    if (row.pgbench && !skipped(row.pgbench)) {
+      const pg = ratio(c.heartbeats.perSecond, row.pgbench.perSecond);
+      lines.push(`- ${c.label}/pgbench: heartbeats ${times(pg)}, p99 ${ms(c.heartbeats.p99Ms)}`);
+    }
+  }
   if (a && row.pgbench && !skipped(row.pgbench)) {
     const pg = ratio(a.heartbeats.perSecond, row.pgbench.perSecond);
     const p99 = a.heartbeats.p99Ms;
@@ -124,7 +149,7 @@ export function section(row: Row, seconds: number, heartbeatRuns?: number): stri
       `- ours/pgbench: heartbeats ${times(pg)}, our p99 ${ms(p99)} (goal ≥ 1.0× with p99 ≤ 50 ms: ${pg >= 1 && p99 <= 50 ? 'met' : 'not met'})`,
     );
   }
-  for (const f of [a, row.mlflow]) {
+  for (const f of [c, a, row.mlflow]) {
     if (!f || skipped(f)) continue;
     const first = f.heartbeats.firstError ?? f.lifecycles?.firstError;
     if (first) lines.push(`- ${f.label}: first error: ${first}`);
