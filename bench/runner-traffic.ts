@@ -2,6 +2,10 @@
 // with the MLflow tracking server doing its nearest equivalent and with pgbench running the heartbeat's own
 // UPDATE (the database's limit). Prints figures (not a test); every phase has a deadline; loopback only.
 // Run: node bench/runner-traffic.ts [--runners 100,1000] [--seconds 20] [--skip-mlflow] [--skip-pgbench] [--cpu-prof]
+//   [--heartbeat-runs 1000] [--heartbeats-only] [--assay-root <checkout>] [--compare-root <checkout>] [--out <file>]
+// --heartbeat-runs: the heartbeat phase's connections beat over that many running runs (pgbench's clients too);
+// --heartbeats-only: no lifecycle phase; --assay-root: the server of another checkout; --compare-root: that
+// checkout's server measured too, right before ours in the same run (a before/after under the same load).
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +31,19 @@ import { section, type Row, type ServerFigures } from './runner-traffic/report.t
 import { cpuAccount } from './runner-traffic/cpu-account.ts';
 import { groupUsage, rssSampler } from './runner-traffic/stats.ts';
 import type { ProcessGroup } from '../test/support/process-group.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+/** The checkout's commit, short, marked when its tree has changes. */
+async function commitOf(dir: string): Promise<string> {
+  const git = (...args: string[]) =>
+    promisify(execFile)('git', ['-C', dir, ...args]).then((r) => r.stdout.trim());
+  const [head, dirty] = await Promise.all([
+    git('rev-parse', '--short', 'HEAD'),
+    git('status', '--porcelain', '--untracked-files=no'),
+  ]);
+  return dirty ? `${head} with changes` : head;
+}
 
 const { values } = parseArgs({
   options: {
@@ -35,18 +52,30 @@ const { values } = parseArgs({
     'skip-mlflow': { type: 'boolean', default: false },
     'skip-pgbench': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'heartbeat-runs': { type: 'string' },
+    'heartbeats-only': { type: 'boolean', default: false },
+    'assay-root': { type: 'string' },
+    'compare-root': { type: 'string' },
     out: { type: 'string', default: 'bench/results/runner-traffic.md' },
   },
 });
 const runnerCounts = values.runners.split(',').map((s) => Number(s.trim()));
 const seconds = Number(values.seconds);
+const heartbeatRuns = values['heartbeat-runs'] === undefined ? undefined : Number(values['heartbeat-runs']);
 if (
   runnerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) ||
-  !(seconds >= 2 && seconds <= 600)
+  !(seconds >= 2 && seconds <= 600) ||
+  (heartbeatRuns !== undefined &&
+    (!Number.isInteger(heartbeatRuns) ||
+      runnerCounts.some((n) => heartbeatRuns < n || heartbeatRuns > 20000)))
 ) {
-  throw new Error('--runners takes counts from 1 to 5000 (comma-separated), --seconds 2 to 600');
+  throw new Error(
+    '--runners takes counts from 1 to 5000 (comma-separated), --seconds 2 to 600, --heartbeat-runs at least the most runners, up to 20000',
+  );
 }
 const repoRoot = path.resolve(import.meta.dirname, '..');
+const assayRoot = path.resolve(values['assay-root'] ?? repoRoot);
+const compareRoot = values['compare-root'] === undefined ? undefined : path.resolve(values['compare-root']);
 const profileDir = path.join(repoRoot, 'bench/results/profiles');
 
 // Bounded: Ctrl-C or the overall deadline aborts the load loops; the finally blocks stop servers and drop databases.
@@ -97,9 +126,12 @@ async function measureServer<Run>(
   const sampler = rssSampler(server.pid);
   const cpu = await cpuAccount(server.pid, database);
   try {
-    console.log(`  ${label}: heartbeat phase (${runners} runners, ${seconds} s)`);
-    const heartbeats = await heartbeatPhase(target, runners, seconds, abort.signal, cpu);
+    const over = heartbeatRuns === undefined ? '' : ` over ${heartbeatRuns} running runs`;
+    console.log(`  ${label}: heartbeat phase (${runners} runners${over}, ${seconds} s)`);
+    const heartbeats = await heartbeatPhase(target, runners, seconds, abort.signal, cpu, heartbeatRuns);
     checkAborted();
+    if (values['heartbeats-only'])
+      return { label, heartbeats, rssIdle, rssPeak: sampler.peak(), lifecycleRequests };
     console.log(`  ${label}: lifecycle phase (${runners} runners, ${seconds} s)`);
     const lifecycles = await lifecyclePhase(
       target as RunnerTarget<unknown>,
@@ -116,21 +148,39 @@ async function measureServer<Run>(
   }
 }
 
-async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
+/** Our server of `root` through both phases; `compared` (the --compare-root server) is measured without pgbench. */
+async function assayRow(
+  row: Row,
+  pgbench: string | undefined,
+  root = assayRoot,
+  compared?: string,
+): Promise<void> {
   const n = row.runners;
   const db = await freshDatabase('assay');
   const flags = values['cpu-prof']
     ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=assay-${n}-runners.cpuprofile`]
     : [];
   if (values['cpu-prof']) await mkdir(profileDir, { recursive: true });
-  const server = await startAssay(databaseUrl(db), flags);
+  const server = await startAssay(databaseUrl(db), flags, {}, root);
   let pgbenchSetup: { user: string; exp: string } | undefined;
   try {
     const target = await assayTarget(server, n);
     try {
-      row.assay = await measureServer('Assay', server.process, db, target, n, 5);
+      const figures = await measureServer(
+        compared ? `Assay ${compared}` : 'Assay',
+        server.process,
+        db,
+        target,
+        n,
+        5,
+      );
+      if (compared) {
+        row.compared = figures;
+        return;
+      }
+      row.assay = figures;
       if (pgbench) {
-        await target.prepareForPgbench(n);
+        await target.prepareForPgbench(heartbeatRuns ?? n);
         pgbenchSetup = { user: target.userId, exp: target.experimentId };
       }
     } finally {
@@ -140,6 +190,11 @@ async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
     await server.process.stop();
   }
   checkAborted();
+  if (compared) {
+    await dropDatabase(db);
+    databases.delete(db);
+    return;
+  }
   if (!pgbench) row.pgbench = { skipped: 'pgbench: skipped (--skip-pgbench, or no pgbench binary found)' };
   else if (pgbenchSetup) {
     // Our service's pool is closed by now; other users of the shared server keep theirs, so leave a margin.
@@ -153,7 +208,7 @@ async function assayRow(row: Row, pgbench: string | undefined): Promise<void> {
     row.pgbench = await runPgbench(
       pgbench,
       db,
-      await heartbeatScript(PGBENCH_VARIATION, n),
+      await heartbeatScript(PGBENCH_VARIATION, heartbeatRuns ?? n),
       pgbenchSetup,
       clients,
       seconds,
@@ -213,11 +268,13 @@ async function main(): Promise<void> {
   const header = [
     '# Runner traffic',
     '',
-    `Run ${started.toISOString()} with \`node bench/runner-traffic.ts --runners ${values.runners} --seconds ${seconds}${values['skip-mlflow'] ? ' --skip-mlflow' : ''}\`.`,
+    `Run ${started.toISOString()} with \`node bench/runner-traffic.ts ${process.argv.slice(2).join(' ')}\`${values['assay-root'] ? ` (the server from ${values['assay-root']}, ${await commitOf(assayRoot)})` : ` at ${await commitOf(repoRoot)}`}${compareRoot ? `, compared with the server of ${await commitOf(compareRoot)}` : ''}.`,
     '',
     ...machine.map((m) => `- ${m}`),
     '- Assay lifecycle: POST …/runs, GET …/config, POST start, POST heartbeat, POST succeed (5 requests); MLflow: runs/create, runs/log-metric, runs/update FINISHED (3).',
-    '- Heartbeat phase: each runner begins its own run, then heartbeats in a closed loop; lifecycle phase: each runner runs whole lifecycles back to back.',
+    heartbeatRuns === undefined
+      ? '- Heartbeat phase: each runner begins its own run, then heartbeats in a closed loop; lifecycle phase: each runner runs whole lifecycles back to back.'
+      : `- Heartbeat phase: ${heartbeatRuns} runs are begun, then each runner (one connection) heartbeats a run drawn at random among them in a closed loop, as each pgbench client does over as many runs${values['heartbeats-only'] ? '; no lifecycle phase' : ''}.`,
     "  Figures count requests that end inside the phase after a warm-up (2 s, or a tenth of a shorter phase); RSS is the server's whole process group (MLflow: its uvicorn workers too).",
     '',
   ].join('\n');
@@ -228,6 +285,14 @@ async function main(): Promise<void> {
       checkAborted();
       const row: Row = { runners };
       console.log(`${runners} runners:`);
+      if (compareRoot) {
+        const label = await commitOf(compareRoot);
+        await assayRow(row, pgbench, compareRoot, label).catch((error: unknown) => {
+          checkAborted();
+          row.compared = { skipped: `Assay ${label}: failed: ${String(error).slice(0, 500)}` };
+          console.error(row.compared.skipped);
+        });
+      }
       // One server failing must not lose the others' figures: its row says why instead.
       await assayRow(row, pgbench).catch((error: unknown) => {
         checkAborted();
@@ -240,7 +305,7 @@ async function main(): Promise<void> {
         row.mlflow = { skipped: `MLflow: failed: ${String(error).slice(0, 500)}` };
         console.error(row.mlflow.skipped);
       });
-      const text = section(row, seconds);
+      const text = section(row, seconds, heartbeatRuns);
       sections.push(text);
       console.log(`\n${text}`);
     }

@@ -1,5 +1,5 @@
 // Our service as a real process on PostgreSQL, and the runner lifecycle against it over HTTP.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../test/support/free-port.ts';
@@ -18,21 +18,23 @@ export interface AssayServer {
 
 /**
  * `node bin/assay.js server` on a fresh database, no orchestrator, logging warnings only. `nodeFlags` (e.g.
- * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_TTL_MS) for experiments.
+ * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_TTL_MS) for experiments,
+ * `serverRoot` runs the server of another checkout (e.g. the base commit's, for a before/after).
  */
 export async function startAssay(
   databaseUrl: string,
   nodeFlags: string[] = [],
   extraEnv: Record<string, string> = {},
+  serverRoot = repoRoot,
 ): Promise<AssayServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-bench-'));
   const child = spawnProcessGroup(
     process.execPath,
-    [...nodeFlags, path.join(repoRoot, 'bin/assay.js'), 'server'],
+    [...nodeFlags, path.join(serverRoot, 'bin/assay.js'), 'server'],
     {
       name: 'assay server',
-      cwd: repoRoot,
+      cwd: serverRoot,
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
@@ -52,7 +54,11 @@ export async function startAssay(
     timeoutMs: 90_000,
     intervalMs: 200,
   });
-  const key = /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
+  // Off a terminal the server writes the key to a file (mode 600) and prints only the file's path.
+  const keyFile = /bootstrap admin key written to (\S+);/.exec(child.output())?.[1];
+  const key = keyFile
+    ? (await readFile(keyFile, 'utf8')).trim()
+    : /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
   if (!key) {
     await child.stop();
     throw new Error(`assay server printed no bootstrap admin key; its output:\n${child.output()}`);

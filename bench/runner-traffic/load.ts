@@ -121,6 +121,8 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 /**
  * Phase 1: N runners each begin their own run, then heartbeat in a closed loop (as fast as answers come) for
  * `seconds`, then finish. Only requests that start and end inside the window after a warm-up are counted.
+ * With `runs` > N, N connections heartbeat over that many running runs instead, each beat for a run drawn at
+ * random, as pgbench's `random(1, runs)` draws them.
  */
 export async function heartbeatPhase<Run>(
   target: RunnerTarget<Run>,
@@ -128,11 +130,15 @@ export async function heartbeatPhase<Run>(
   seconds: number,
   signal: AbortSignal,
   cpu?: CpuAccount,
+  runCount = runners,
 ): Promise<HeartbeatResult> {
-  const runs = await target.prepareRuns(runners);
+  const runs = await target.prepareRuns(runCount);
   const beginS = await timed(() => Promise.all(runs.map((run) => target.begin(run))));
   const { window, end } = windowOf(seconds);
-  const result = await closedLoops(window, runners, end, signal, cpu, (i) => target.heartbeat(runs[i]!));
+  const pick = (i: number) => (runCount === runners ? i : Math.floor(Math.random() * runCount));
+  const result = await closedLoops(window, runners, end, signal, cpu, (i) =>
+    target.heartbeat(runs[pick(i)]!),
+  );
   const finishS = await timed(() => Promise.all(runs.map((run) => target.finish(run))));
   return { ...result, beginS, finishS };
 }

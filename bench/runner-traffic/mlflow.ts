@@ -82,7 +82,8 @@ export async function startMlflow(databaseUrl: string): Promise<MlflowServer> {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, async () => (await fetch(`${url}/health`)).ok, {
-    timeoutMs: 180_000,
+    // Its migrations on an empty database take minutes on a busy shared machine.
+    timeoutMs: 420_000,
     intervalMs: 500,
   });
   return { url, process: child };
@@ -99,11 +100,21 @@ export async function mlflowTarget(
   connections: number,
 ): Promise<RunnerTarget<string> & { close(): Promise<void> }> {
   const http = new JsonHttp(server.url, connections);
-  const { experiment_id } = await http.setupCall<{ experiment_id: string }>(
-    'POST',
-    `${api}/experiments/create`,
-    { name: `runner-traffic-${process.pid}-${Date.now()}` },
-  );
+  const name = `runner-traffic-${process.pid}-${Date.now()}`;
+  // A retried create (its answer lost to a closed connection) finds the experiment made the first time.
+  const experiment_id = await http
+    .setupCall<{ experiment_id: string }>('POST', `${api}/experiments/create`, { name })
+    .then(
+      (created) => created.experiment_id,
+      async (error: unknown) => {
+        if (!String(error).includes('RESOURCE_ALREADY_EXISTS')) throw error;
+        const found = await http.setupCall<{ experiment: { experiment_id: string } }>(
+          'GET',
+          `${api}/experiments/get-by-name?experiment_name=${encodeURIComponent(name)}`,
+        );
+        return found.experiment.experiment_id;
+      },
+    );
   let step = 0;
   const create = async (setup = false) =>
     (

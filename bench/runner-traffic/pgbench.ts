@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Principal } from '../../src/server/auth/principal.ts';
 import type { Db, Queryable } from '../../src/server/db/database.ts';
-import { heartbeat } from '../../src/server/runs/run-service.ts';
+import { heartbeats } from '../../src/server/runs/run-service.ts';
 import { cpuAccount, cpuSplit, type CpuSnapshot } from './cpu-account.ts';
 import type { PhaseResult } from './load.ts';
 import { Latencies } from './stats.ts';
@@ -28,7 +28,7 @@ function pgbenchValue(value: unknown): string {
 }
 
 /**
- * The statements `heartbeat()` in run-service.ts sends, captured by calling it on a recording database, so the
+ * The statements a lone heartbeat (`heartbeats()` in run-service.ts) sends, captured by calling it on a recording database, so the
  * script follows the service's SQL wherever it goes. Parameters $1…$n become pgbench variables or literals.
  */
 export async function heartbeatScript(variation: number, runs: number): Promise<string> {
@@ -56,7 +56,8 @@ export async function heartbeatScript(variation: number, runs: number): Promise<
     isAdmin: true,
     runId: null,
   };
-  await heartbeat(db, principal, { experimentId: EXPERIMENT, n: variation, r: R });
+  // Alone in its window, as pgbench sends it, a heartbeat takes the service's one-run statement.
+  await heartbeats(db)(principal, { experimentId: EXPERIMENT, n: variation, r: R });
   // pgbench reads one statement per line (or up to the semicolon); its variables are substituted per transaction.
   return [`\\set r random(1, ${runs})`, ...statements.map((s) => `${s};`)].join('\n') + '\n';
 }

@@ -5,7 +5,8 @@ import type { PgbenchResult } from './pgbench.ts';
 export interface ServerFigures {
   label: string;
   heartbeats: HeartbeatResult;
-  lifecycles: PhaseResult;
+  /** Absent with --heartbeats-only. */
+  lifecycles?: PhaseResult;
   /** RSS of the server's whole process group (bytes): right after setup, and the peak under load. */
   rssIdle: number;
   rssPeak: number;
@@ -16,6 +17,8 @@ export interface ServerFigures {
 export interface Row {
   runners: number;
   assay?: ServerFigures | { skipped: string };
+  /** The --compare-root server (e.g. the base commit's), measured right before ours. */
+  compared?: ServerFigures | { skipped: string };
   mlflow?: ServerFigures | { skipped: string };
   pgbench?: PgbenchResult | { skipped: string };
 }
@@ -50,18 +53,24 @@ function cpuLine(label: string, phase: string, p: PhaseResult): string | undefin
 function serverLine(f: ServerFigures, runners: number): string {
   const h = f.heartbeats;
   const l = f.lifecycles;
-  const errors = errorsOf(h, l);
-  return `| ${f.label} | ${runners} | ${num(h.perSecond)} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${cpu(h)} | ${num(l.perSecond)} (${f.lifecycleRequests} req.) | ${ms(l.p50Ms)} / ${ms(l.p99Ms)} | ${cpu(l)} | ${mib(f.rssIdle)} → ${mib(f.rssPeak)} | ${errors} |`;
+  const errors = errorsOf(h, ...(l ? [l] : []));
+  const lifecycle = l
+    ? `${num(l.perSecond)} (${f.lifecycleRequests} req.) | ${ms(l.p50Ms)} / ${ms(l.p99Ms)} | ${cpu(l)}`
+    : '— | — | —';
+  return `| ${f.label} | ${runners} | ${num(h.perSecond)} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${cpu(h)} | ${lifecycle} | ${mib(f.rssIdle)} → ${mib(f.rssPeak)} | ${errors} |`;
 }
 
 /** One section per runner count: the table, then the ratios against the goals. */
-export function section(row: Row, seconds: number): string {
+export function section(row: Row, seconds: number, heartbeatRuns?: number): string {
+  const over =
+    heartbeatRuns === undefined ? '' : ` over ${heartbeatRuns.toLocaleString('en-US')} running runs`;
   const lines = [
-    `### ${row.runners.toLocaleString('en-US')} runners, ${seconds} s per phase`,
+    `### ${row.runners.toLocaleString('en-US')} runners${over}, ${seconds} s per phase`,
     '',
     '| Server | Clients | Heartbeats/s | Heartbeat p50 / p99 | Server CPU per heartbeat | Lifecycles/s | Lifecycle p50 / p99 | Server CPU per lifecycle | RSS idle → peak | Errors |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
+  if (row.compared && !skipped(row.compared)) lines.push(serverLine(row.compared, row.runners));
   if (row.assay && !skipped(row.assay)) lines.push(serverLine(row.assay, row.runners));
   if (row.mlflow && !skipped(row.mlflow)) lines.push(serverLine(row.mlflow, row.runners));
   if (row.pgbench && !skipped(row.pgbench)) {
@@ -72,7 +81,9 @@ export function section(row: Row, seconds: number): string {
     );
   }
   lines.push('');
-  const measured = [row.assay, row.mlflow].filter((f): f is ServerFigures => f !== undefined && !skipped(f));
+  const measured = [row.compared, row.assay, row.mlflow].filter(
+    (f): f is ServerFigures => f !== undefined && !skipped(f),
+  );
   if (measured.length > 0) {
     lines.push(
       "CPU during each phase: cores busy for the server / its database's PostgreSQL backends / this load client / the rest of",
@@ -86,24 +97,24 @@ export function section(row: Row, seconds: number): string {
       ...measured
         .flatMap((f) => [
           cpuLine(f.label, 'heartbeats', f.heartbeats),
-          cpuLine(f.label, 'lifecycles', f.lifecycles),
+          f.lifecycles && cpuLine(f.label, 'lifecycles', f.lifecycles),
         ])
-        .filter((l): l is string => l !== undefined),
+        .filter((l): l is string => typeof l === 'string'),
       ...(row.pgbench && !skipped(row.pgbench) && row.pgbench.cpu ? [pgbenchCpuLine(row.pgbench.cpu)] : []),
       '',
     );
   }
-  for (const other of [row.assay, row.mlflow, row.pgbench])
+  for (const other of [row.compared, row.assay, row.mlflow, row.pgbench])
     if (other && skipped(other)) lines.push(`- ${other.skipped}`);
   const a = row.assay && !skipped(row.assay) ? row.assay : undefined;
   if (a && row.mlflow && !skipped(row.mlflow)) {
     const hb = ratio(a.heartbeats.perSecond, row.mlflow.heartbeats.perSecond);
-    const lc = ratio(a.lifecycles.perSecond, row.mlflow.lifecycles.perSecond);
+    const lc = ratio(a.lifecycles?.perSecond ?? Number.NaN, row.mlflow.lifecycles?.perSecond ?? Number.NaN);
     lines.push(
       `- ours/MLflow: heartbeats ${times(hb)}, lifecycles ${times(lc)} (goal ≥ 10×: ${hb >= 10 && lc >= 10 ? 'met' : 'not met'})`,
     );
     const m = row.mlflow;
-    if (a.heartbeats.cpu && a.lifecycles.cpu && m.heartbeats.cpu && m.lifecycles.cpu) {
+    if (a.heartbeats.cpu && a.lifecycles?.cpu && m.heartbeats.cpu && m.lifecycles?.cpu) {
       const hbCpu = ratio(m.heartbeats.cpu.msPerOp.server, a.heartbeats.cpu.msPerOp.server);
       const lcCpu = ratio(m.lifecycles.cpu.msPerOp.server, a.lifecycles.cpu.msPerOp.server);
       lines.push(
@@ -111,13 +122,36 @@ export function section(row: Row, seconds: number): string {
       );
     }
   }
+  const c = row.compared && !skipped(row.compared) ? row.compared : undefined;
+  if (a && c) {
+    const hb = ratio(a.heartbeats.perSecond, c.heartbeats.perSecond);
+    const lc = ratio(a.lifecycles?.perSecond ?? Number.NaN, c.lifecycles?.perSecond ?? Number.NaN);
+    const pgCpu = ratio(
+      c.heartbeats.cpu?.msPerOp.postgres ?? Number.NaN,
+      a.heartbeats.cpu?.msPerOp.postgres ?? Number.NaN,
+    );
+    lines.push(
+      `- ours/${c.label}: heartbeats ${times(hb)}${a.lifecycles ? `, lifecycles ${times(lc)}` : ''}; PostgreSQL CPU per heartbeat, ${c.label}/ours: ${times(pgCpu)}`,
+    );
+    if (row.mlflow && !skipped(row.mlflow) && c.lifecycles && row.mlflow.lifecycles)
+      lines.push(
+        `- ${c.label}/MLflow: heartbeats ${times(ratio(c.heartbeats.perSecond, row.mlflow.heartbeats.perSecond))}, lifecycles ${times(ratio(c.lifecycles.perSecond, row.mlflow.lifecycles.perSecond))}`,
+      );
+    if (row.pgbench && !skipped(row.pgbench)) {
+      const pg = ratio(c.heartbeats.perSecond, row.pgbench.perSecond);
+      lines.push(`- ${c.label}/pgbench: heartbeats ${times(pg)}, p99 ${ms(c.heartbeats.p99Ms)}`);
+    }
+  }
   if (a && row.pgbench && !skipped(row.pgbench)) {
     const pg = ratio(a.heartbeats.perSecond, row.pgbench.perSecond);
-    lines.push(`- ours/pgbench: heartbeats ${times(pg)} (goal ≥ 0.5×: ${pg >= 0.5 ? 'met' : 'not met'})`);
+    const p99 = a.heartbeats.p99Ms;
+    lines.push(
+      `- ours/pgbench: heartbeats ${times(pg)}, our p99 ${ms(p99)} (goal ≥ 1.0× with p99 ≤ 50 ms: ${pg >= 1 && p99 <= 50 ? 'met' : 'not met'})`,
+    );
   }
-  for (const f of [a, row.mlflow]) {
+  for (const f of [c, a, row.mlflow]) {
     if (!f || skipped(f)) continue;
-    const first = f.heartbeats.firstError ?? f.lifecycles.firstError;
+    const first = f.heartbeats.firstError ?? f.lifecycles?.firstError;
     if (first) lines.push(`- ${f.label}: first error: ${first}`);
   }
   return lines.join('\n') + '\n';

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.ts';
-import type { Queryable, Tx } from '../db/database.ts';
+import type { Queryable } from '../db/database.ts';
 import { RUN_MOVES, type RunMove } from '@assay/contract';
 import { managedRunWorkflowId } from '../../orchestrator/orchestrator.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
@@ -50,33 +50,36 @@ function address(principal: Principal, key: RunKey): unknown[] {
   return [principal.userId, key.experimentId, key.n, key.r, principal.runId];
 }
 
-/** Takes the next run number from the variation's counter; see insertVariation for why this cannot duplicate. */
+/**
+ * Takes the next run number from the variation's counter and inserts the run, in one statement (one round trip,
+ * one commit): the UPDATE locks the variation row, so concurrent creations queue up, and a failed insert rolls
+ * the number back with it (no gaps, no duplicates). Undefined when the variation is missing, invisible, or its
+ * experiment is not committed.
+ */
 export async function insertRun(
-  tx: Tx,
+  db: Queryable,
   userId: string,
   experimentId: string,
   n: number,
 ): Promise<RunRow | undefined> {
-  const [counter] = await tx.query<{ r: number }>(
-    `UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
-      WHERE e.id = v.experiment_id AND v.experiment_id = $2 AND v.n = $3 AND e.state = 'committed' AND ${experimentVisible('e', '$1')}
-      RETURNING v.next_run_r - 1 AS r`,
+  const rows = await db.query<RunRow>(
+    `WITH counter AS (
+       UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
+        WHERE e.id = v.experiment_id AND v.experiment_id = $2 AND v.n = $3 AND e.state = 'committed' AND ${experimentVisible('e', '$1')}
+        RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
+     INSERT INTO runs AS r (experiment_id, n, r) SELECT experiment_id, n, r FROM counter RETURNING ${COLUMNS}`,
     [userId, experimentId, n],
-  );
-  if (!counter) return undefined;
-  const rows = await tx.query<RunRow>(
-    `INSERT INTO runs AS r (experiment_id, n, r) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-    [experimentId, n, counter.r],
   );
   return rows[0];
 }
 
 /**
- * A managed run beside the variation's others, numbered from the same counter as insertRun; no tenancy check
- * (sweeps check it before, recovery runs belong to the orchestrator). Undefined unless the experiment is committed.
+ * A managed run beside the variation's others, numbered from the same counter as insertRun, in one statement
+ * too; no tenancy check (sweeps check it before, recovery runs belong to the orchestrator). Undefined unless the
+ * experiment is committed.
  */
 export async function insertManagedRun(
-  tx: Tx,
+  db: Queryable,
   run: {
     experimentId: string;
     n: number;
@@ -85,25 +88,21 @@ export async function insertManagedRun(
     recoversRunId: string | null;
   },
 ): Promise<RunRow | undefined> {
-  const [counter] = await tx.query<{ r: number }>(
-    `UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
-      WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
-      RETURNING v.next_run_r - 1 AS r`,
-    [run.experimentId, run.n],
+  // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
+  // with a marker for r (16 digits, longer than any run of digits a uuid or an int4 can hold) and SQL puts r in.
+  const marker = String(Number.MAX_SAFE_INTEGER);
+  const [head, tail, ...more] = managedRunWorkflowId(run.experimentId, run.n, Number.MAX_SAFE_INTEGER).split(
+    marker,
   );
-  if (!counter) return undefined;
-  const rows = await tx.query<RunRow>(
-    `INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id)
-     VALUES ($1, $2, $3, true, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [
-      run.experimentId,
-      run.n,
-      counter.r,
-      managedRunWorkflowId(run.experimentId, run.n, counter.r),
-      run.provisionedBy,
-      run.sweepId,
-      run.recoversRunId,
-    ],
+  if (tail === undefined || more.length > 0) throw new Error('managed run workflow id: r must appear once');
+  const rows = await db.query<RunRow>(
+    `WITH counter AS (
+       UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
+        WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
+        RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
+     INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id)
+     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7 FROM counter RETURNING ${COLUMNS}`,
+    [run.experimentId, run.n, head, tail, run.provisionedBy, run.sweepId, run.recoversRunId],
   );
   return rows[0];
 }
@@ -194,6 +193,65 @@ export const startRun = (db: Queryable, p: Principal, key: RunKey, environment: 
 export const heartbeatRun = (db: Queryable, p: Principal, key: RunKey) =>
   applyRunMove(db, p, key, 'heartbeat', 'last_heartbeat_at = now()');
 
+export interface HeartbeatAsk {
+  principal: Principal;
+  key: RunKey;
+}
+
+export interface HeartbeatRow {
+  state: string;
+  cancel_requested: boolean;
+  last_heartbeat_at: Date | null;
+}
+
+/**
+ * The heartbeats of many runs in one statement, one commit: per ask (same index), the run's state, cancel flag and
+ * heartbeat time, or undefined where the move does not apply (run missing, invisible to that caller, or not
+ * running), each ask checked with its own principal as `ADDRESSED` does. A run asked twice is updated once and
+ * both asks get its row. The rows are locked in id order, as the watchdog locks them (failSilentRuns), so two
+ * batches sharing runs, or a batch and the watchdog, wait for each other instead of deadlocking; a run the
+ * watchdog failed first is skipped by the UPDATE's re-check of its state, and answers 409 like any late beat.
+ * Each lookup is a LATERAL … LIMIT 1 on the (experiment, n, r) key and the lock goes by primary key, so the plan
+ * stays a handful of index probes per ask even on tables the planner has no statistics for yet.
+ */
+export async function heartbeatRuns(
+  db: Queryable,
+  asks: readonly HeartbeatAsk[],
+): Promise<(HeartbeatRow | undefined)[]> {
+  const { from, to } = RUN_MOVES.heartbeat;
+  const rows = await db.query<HeartbeatRow & { i: number }>(
+    `WITH ask AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[], $5::uuid[]) WITH ORDINALITY
+         AS a(user_id, experiment_id, n, r, run_id, i)),
+     target AS (
+       SELECT a.i, x.id FROM ask a
+         CROSS JOIN LATERAL (
+           SELECT r.id FROM runs r
+            WHERE r.experiment_id = a.experiment_id AND r.n = a.n AND r.r = a.r AND (a.run_id IS NULL OR r.id = a.run_id)
+            LIMIT 1) x
+         JOIN experiments e ON e.id = a.experiment_id AND ${experimentVisible('e', 'a.user_id')}),
+     locked AS (
+       SELECT r.id FROM runs r WHERE r.id = ANY(ARRAY(SELECT id FROM target)) ORDER BY r.id FOR UPDATE),
+     beat AS (
+       UPDATE runs r SET state = $6, last_heartbeat_at = now() FROM locked l
+        WHERE r.id = l.id AND r.state = ANY($7::text[])
+       RETURNING r.id, r.state, r.cancel_requested, r.last_heartbeat_at)
+     SELECT t.i::int AS i, b.state, b.cancel_requested, b.last_heartbeat_at FROM target t JOIN beat b ON b.id = t.id`,
+    [
+      asks.map((a) => a.principal.userId),
+      asks.map((a) => a.key.experimentId),
+      asks.map((a) => a.key.n),
+      asks.map((a) => a.key.r),
+      asks.map((a) => a.principal.runId),
+      to,
+      from,
+    ],
+  );
+  const answers = new Array<HeartbeatRow | undefined>(asks.length);
+  for (const { i, ...row } of rows) answers[i - 1] = row;
+  return answers;
+}
+
 export const succeedRun = (db: Queryable, p: Principal, key: RunKey) =>
   applyRunMove(db, p, key, 'succeed', 'ended_at = now()');
 
@@ -230,17 +288,23 @@ export async function readConfig(db: Queryable, principal: Principal, key: RunKe
 
 /**
  * Fails every running run silent for longer than the timeout, in one statement: concurrent replicas both run
- * it, and Postgres re-checks `state = 'running'` on each locked row, so each run is failed exactly once.
+ * it, and Postgres re-checks `state = 'running'` and the heartbeat time on each row it locks, so each run is
+ * failed exactly once, and a run whose heartbeat committed meanwhile is spared. Rows are locked in id order, as
+ * heartbeatRuns locks them, so neither deadlocks the other.
  */
 export async function failSilentRuns(
   db: Queryable,
   timeoutMs: number,
 ): Promise<{ id: string; workflow_id: string | null }[]> {
   return db.query<{ id: string; workflow_id: string | null }>(
-    `UPDATE runs SET state = 'failed', failure_reason = 'heartbeat_timeout', ended_at = now(),
+    `WITH silent AS (
+       SELECT id FROM runs
+        WHERE state = 'running' AND last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
+        ORDER BY id FOR UPDATE)
+     UPDATE runs r SET state = 'failed', failure_reason = 'heartbeat_timeout', ended_at = now(),
             failure_message = 'no heartbeat for ' || $1::text || ' ms'
-      WHERE state = 'running' AND last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
-      RETURNING id, workflow_id`,
+       FROM silent s WHERE r.id = s.id
+      RETURNING r.id, r.workflow_id`,
     [timeoutMs],
   );
 }

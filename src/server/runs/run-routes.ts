@@ -35,6 +35,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
     const read = { scope: 'runs:read' as const, workerKeys: true };
     const write = { scope: 'runs:write' as const, workerKeys: true };
     const path = '/experiments/:id/variations/:n/runs';
+    const heartbeat = service.heartbeats(db);
 
     app.post(
       path,
@@ -128,7 +129,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
           response: withErrors({ 200: RunHeartbeat }, 409),
         },
       },
-      (req) => service.heartbeat(db, req.principal, keyOf(req.params)),
+      (req) => heartbeat(req.principal, keyOf(req.params)),
     );
     app.post(
       `${path}/:r/succeed`,
