@@ -42,7 +42,7 @@ describe('auth cache across two replicas on one PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let dataDir: string;
   let serverEnv: Record<string, string>;
-  let servers: AssayServer[] = [];
+  const servers: AssayServer[] = [];
   let a: Api;
   let b: Api;
   let admin: string;
