@@ -222,8 +222,7 @@ export function createAuthenticator(
         return principal;
       } catch (err) {
         // A refusal is final (unknown, revoked and expired keys stay so); a database error is not cached.
-        if (err instanceof AppError && err.statusCode === 401 && cacheable(seen, keyId))
-          refused.set(cacheKey, err);
+        if (err instanceof AppError && err.statusCode === 401) refused.set(cacheKey, err);
         throw err;
       }
     }
