@@ -30,12 +30,18 @@ async function answers401Within(api: Api, key: string, ms: number, what: string)
   await eventually(async () => (await status(api, key)) === 401, ms, what);
 }
 
-/** Uses the key twice on a replica and checks the second use was answered from its cache. */
+/**
+ * Uses the key on a replica until a use is answered from its cache (reads no key from the database). Not always
+ * the second use: a check that overlapped a notice about its key (its creation's or a change's) caches nothing.
+ */
 async function cacheOn(api: Api, key: string, expected = 200): Promise<void> {
   assert.equal(await status(api, key), expected);
-  const before = await lookups(api);
-  assert.equal(await status(api, key), expected);
-  assert.equal(await lookups(api), before, 'the second use reads no key from the database');
+  for (let attempt = 1; ; attempt++) {
+    const before = await lookups(api);
+    assert.equal(await status(api, key), expected);
+    if ((await lookups(api)) === before) return;
+    assert.ok(attempt < 5, 'a use of the key is answered from the cache');
+  }
 }
 
 describe('auth cache across two replicas on one PostgreSQL', () => {
@@ -128,7 +134,7 @@ describe('auth cache across two replicas on one PostgreSQL', () => {
     const owner = await userKey();
     const k = await mint(a, owner);
     // Minted lifetimes are whole days: a key about to expire is made by setting its expiry, before any cache has it.
-    await sql.query(`UPDATE api_keys SET expires_at = now() + interval '2 seconds' WHERE id = $1`, [k.id]);
+    await sql.query(`UPDATE api_keys SET expires_at = now() + interval '5 seconds' WHERE id = $1`, [k.id]);
     await cacheOn(b, k.key);
     await answers401Within(b, k.key, 10_000, 'the expired key is refused although nothing announced it');
   });
