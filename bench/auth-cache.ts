@@ -4,7 +4,7 @@
 // database beyond the heartbeat itself: API keys read to authenticate (the service's own counter), and, from
 // PostgreSQL's statistics, index scans and updates of `api_keys` and transactions committed per heartbeat.
 // The default cadence (5 s) stands for a runner's 30 s: above the old 3 s cache, below the new 300 s one.
-// Run: node bench/auth-cache.ts --before <tree> [--runners 200] [--interval 5] [--seconds 40]
+// Run: node bench/auth-cache.ts --before <tree> [--before-name <commit>] [--runners 200] [--interval 5] [--seconds 40]
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,7 @@ import { Latencies } from './runner-traffic/stats.ts';
 const { values } = parseArgs({
   options: {
     before: { type: 'string' },
+    'before-name': { type: 'string', default: 'the --before tree' },
     runners: { type: 'string', default: '200' },
     interval: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '40' },
@@ -194,7 +195,7 @@ const load = os
   .join(' ');
 const facts = await serverFacts();
 const results: Figures[] = [];
-results.push(await measure('before (3 s cache)', path.resolve(values.before)));
+results.push(await measure(`before (${values['before-name']}, 3 s cache)`, path.resolve(values.before)));
 results.push(await measure('after (300 s cache, revocations broadcast)', here));
 
 const per = (n: number, f: Figures) => (f.beats ? (n / f.beats).toFixed(3) : '—');
@@ -208,7 +209,7 @@ const ratio = (x: number, y: number) => (y === 0 ? '∞' : (x / y).toFixed(1));
 const block = [
   '# Auth cache',
   '',
-  `Run ${new Date().toISOString()} with \`node bench/auth-cache.ts --before <base tree> --runners ${runners} --interval ${intervalMs / 1000} --seconds ${phaseMs / 1000}\`.`,
+  `Run ${new Date().toISOString()} with \`node bench/auth-cache.ts --before <tree of ${values['before-name']}> --runners ${runners} --interval ${intervalMs / 1000} --seconds ${phaseMs / 1000}\`.`,
   '',
   `- ${os.cpus().length} × ${os.cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; ${facts}`,
   `- load average at start: ${load} (the client, the servers and PostgreSQL share these cores)`,

@@ -4,7 +4,7 @@ import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
 
 /**
  * The channel every change that stops a key from working is announced on (a trigger of migration
- * 006_api_key_change_notify.sql, which spells the same name): a key id, or `*` for every cached entry.
+ * 007_api_key_change_notify.sql, which spells the same name): a key id, or `*` for every cached entry.
  */
 export const KEY_CHANGES_CHANNEL = 'assay_api_key_changes';
 
