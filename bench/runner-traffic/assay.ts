@@ -18,7 +18,7 @@ export interface AssayServer {
 
 /**
  * `node bin/assay.js server` on a fresh database, no orchestrator, logging warnings only. `nodeFlags` (e.g.
- * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_TTL_MS) for experiments,
+ * --cpu-prof) go to node, `extraEnv` adds service settings (e.g. ASSAY_AUTH_CACHE_S) for experiments,
  * `serverRoot` runs the server of another checkout (e.g. the base commit's, for a before/after).
  */
 export async function startAssay(

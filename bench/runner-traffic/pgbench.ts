@@ -46,6 +46,7 @@ export async function heartbeatScript(variation: number, runs: number): Promise<
     driver: 'postgres',
     query: record,
     transaction: (fn) => fn({ inTransaction: true, query: record, exec: async () => {} }),
+    listen: () => ({ close: async () => {} }),
     close: async () => {},
   };
   const principal: Principal = {

@@ -117,6 +117,7 @@ export async function buildApp({
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
   const authenticator = createAuthenticator(config, db, app.log, metrics);
+  app.addHook('onClose', () => authenticator.close());
   installAuth(app, authenticator);
 
   await app.register(healthRoutes(db, storage));

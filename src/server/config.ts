@@ -23,8 +23,12 @@ export interface ServiceConfig {
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
   readonly apiKeyTtlDays: number;
-  /** How long a verified token stays cached; bounds how late a revocation is seen by other replicas. */
+  /** PostgreSQL only: where the LISTEN session connects, when not to `databaseUrl`. */
+  readonly databaseListenUrl: string | undefined;
+  /** How long a verified token stays cached; revocations are broadcast, so this bounds no revocation's delay. */
   readonly authCacheTtlMs: number;
+  /** How often cached keys are re-read for revocation: the staleness bound should a notice go unheard. */
+  readonly authRecheckMs: number;
   readonly authCacheMaxEntries: number;
   /** Failed authentications one address may make per minute before it gets 429; 0: no limit. */
   readonly authFailureLimit: number;
@@ -130,7 +134,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     logLevel: readSetting(env, 'ASSAY_LOG_LEVEL'),
     bodyLimitBytes: readSetting(env, 'ASSAY_BODY_LIMIT_BYTES'),
     apiKeyTtlDays: readSetting(env, 'ASSAY_API_KEY_TTL_DAYS'),
-    authCacheTtlMs: readSetting(env, 'ASSAY_AUTH_CACHE_TTL_MS'),
+    databaseListenUrl: readSetting(env, 'ASSAY_DATABASE_LISTEN_URL'),
+    authCacheTtlMs: readSetting(env, 'ASSAY_AUTH_CACHE_S'),
+    authRecheckMs: readSetting(env, 'ASSAY_AUTH_RECHECK_S'),
     authCacheMaxEntries: readSetting(env, 'ASSAY_AUTH_CACHE_MAX'),
     watchdogTimeoutMs: readSetting(env, 'ASSAY_WATCHDOG_TIMEOUT_S'),
     watchdogIntervalMs: readSetting(env, 'ASSAY_WATCHDOG_INTERVAL_S'),

@@ -51,6 +51,7 @@ export async function createService(
       dataDir: `${config.dataDir}/pglite`,
       statementTimeoutMs: config.pgStatementTimeoutMs,
       idleInTransactionTimeoutMs: config.pgIdleInTransactionTimeoutMs,
+      listenUrl: config.databaseListenUrl,
     }));
   let bootstrapKey: string | undefined;
   try {

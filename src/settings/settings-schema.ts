@@ -83,6 +83,17 @@ export const SETTINGS = {
     shownDefault: 'unset: embedded PGlite',
     description: 'PostgreSQL connection string (`postgres://…`)',
   },
+  ASSAY_DATABASE_LISTEN_URL: {
+    kind: 'text',
+    pattern: /^postgres(ql)?:\/\//,
+    expected: 'a postgres:// or postgresql:// URL',
+    secret: true,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'unset: `DATABASE_URL`',
+    description:
+      'Where the one `LISTEN` session per replica connects (revocation notices); set it when `DATABASE_URL` goes through a pooler in transaction mode',
+  },
   ASSAY_DATA_DIR: {
     kind: 'text',
     default: './.assay-data',
@@ -142,14 +153,21 @@ export const SETTINGS = {
     table: 'service',
     description: 'Default lifetime of minted keys',
   },
-  ASSAY_AUTH_CACHE_TTL_MS: {
-    kind: 'integer',
-    default: 3000,
-    min: 0,
-    max: 60_000,
+  ASSAY_AUTH_CACHE_S: {
+    kind: 'seconds',
+    default: 300,
     readBy: serviceOnly,
     table: 'service',
-    description: 'How long a verified token stays cached; a revocation reaches other replicas within this',
+    description:
+      'How long a verified token stays cached (never past its key’s expiry); revocations reach every replica at once through PostgreSQL `LISTEN/NOTIFY`',
+  },
+  ASSAY_AUTH_RECHECK_S: {
+    kind: 'seconds',
+    default: 30,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'How often a replica re-reads whether its cached keys were revoked, a bound on staleness should a revocation notice go unheard',
   },
   ASSAY_AUTH_CACHE_MAX: {
     kind: 'integer',

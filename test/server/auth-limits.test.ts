@@ -34,7 +34,7 @@ describe('refused API keys and the failed-authentication limit', () => {
   before(async () => {
     // A long cache TTL keeps the timing out of the assertions: entries cannot lapse mid-test.
     t = await startTestService({
-      env: { ASSAY_AUTH_FAILURE_LIMIT: String(LIMIT), ASSAY_AUTH_CACHE_TTL_MS: '60000' },
+      env: { ASSAY_AUTH_FAILURE_LIMIT: String(LIMIT), ASSAY_AUTH_CACHE_S: '60' },
     });
     user = await t.createUser();
   });

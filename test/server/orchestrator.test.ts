@@ -117,7 +117,7 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.equal((await t.as(embedded.token).get('/experiments')).status, 403);
     await embedded.revoke();
     await embedded.revoke();
-    // revoke() works on the database; this replica's cache forgets within ASSAY_AUTH_CACHE_TTL_MS.
+    // revoke() works on the database alone; this replica's cache hears of it through the key-change notice.
     const deadline = Date.now() + 10_000;
     let status = 200;
     while (status !== 401 && Date.now() < deadline) {

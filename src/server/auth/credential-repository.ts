@@ -2,6 +2,12 @@ import type { ApiKeyKind } from '@assay/contract';
 import type { Queryable } from '../db/database.ts';
 import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
 
+/**
+ * The channel every change that stops a key from working is announced on (a trigger of migration
+ * 009_api_key_change_notify.sql, which spells the same name): a key id, or `*` for every cached entry.
+ */
+export const KEY_CHANGES_CHANNEL = 'assay_api_key_changes';
+
 export interface StoredKey {
   id: string;
   user_id: string;
@@ -12,6 +18,10 @@ export interface StoredKey {
   expired: boolean;
   revoked: boolean;
   run_ended_long_ago: boolean;
+  /** Milliseconds the key has left before it expires (null: no expiry), by the database's clock. */
+  expires_in_ms: number | null;
+  /** Worker keys of an ended run: milliseconds left of the grace after the run's end (null: the run goes on). */
+  grace_left_ms: number | null;
   is_admin: boolean;
 }
 
@@ -26,6 +36,9 @@ export async function findKeyForAuth(
             (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired,
             (k.revoked_at IS NOT NULL) AS revoked,
             (r.ended_at IS NOT NULL AND r.ended_at < now() - make_interval(secs => $2::float8 / 1000)) AS run_ended_long_ago,
+            (EXTRACT(EPOCH FROM k.expires_at - now()) * 1000)::float8 AS expires_in_ms,
+            (EXTRACT(EPOCH FROM r.ended_at + make_interval(secs => $2::float8 / 1000) - now()) * 1000)::float8
+              AS grace_left_ms,
             u.is_admin
        FROM api_keys k
        JOIN users u ON u.id = k.user_id
@@ -34,6 +47,19 @@ export async function findKeyForAuth(
     [id, workerGraceMs],
   );
   return rows[0];
+}
+
+/**
+ * Which of these keys still work as far as revocation and expiry go (unrevoked, unexpired, still stored): the
+ * periodic re-check of a replica's cached keys, one primary-key lookup each.
+ */
+export async function findLiveKeyIds(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM api_keys
+      WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function touchKey(db: Queryable, id: string): Promise<void> {

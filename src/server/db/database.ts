@@ -9,6 +9,8 @@ export async function openDatabase(opts: {
   dataDir: string;
   statementTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
+  /** PostgreSQL only: where LISTEN sessions connect, when not to `databaseUrl` (a pooler in transaction mode). */
+  listenUrl?: string | undefined;
 }): Promise<Db> {
   if (opts.databaseUrl) {
     const { openPostgres } = await import('./postgres-driver.ts');

@@ -13,9 +13,21 @@ export interface Tx extends Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/** What a LISTEN on one channel reports; `onListening` and `onLost` alternate, starting with either. */
+export interface NoticeHandlers {
+  /** A NOTIFY on the channel, with its payload. */
+  onNotify(payload: string): void;
+  /** Listening (again): every notice committed from now on arrives; any committed before may have been missed. */
+  onListening(): void;
+  /** Not listening (the session ended, or could not be opened); notices go unheard until `onListening`. */
+  onLost(error: Error): void;
+}
+
 export interface Db extends Queryable {
   readonly driver: 'postgres' | 'pglite';
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** LISTENs on a channel until closed, reopening a lost session by itself. Close it before the database. */
+  listen(channel: string, handlers: NoticeHandlers): { close(): Promise<void> };
   close(): Promise<void>;
 }
 

@@ -22,6 +22,23 @@ export async function openPglite(dataDir: string): Promise<Db> {
         }),
       );
     },
+    listen(channel, handlers) {
+      // One in-process connection: it never drops, and it hears its own NOTIFYs, delivered as their statement ends.
+      const unlisten = db
+        .listen(channel, (payload) => handlers.onNotify(payload))
+        .then((stop) => {
+          handlers.onListening();
+          return stop;
+        });
+      unlisten.catch((err: unknown) => handlers.onLost(err instanceof Error ? err : new Error(String(err))));
+      return {
+        async close() {
+          await (
+            await unlisten.catch(() => undefined)
+          )?.();
+        },
+      };
+    },
     async close() {
       await db.close();
     },

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { storableParams, type Db, type Tx } from './db-handle.ts';
+import { storableParams, type Db, type NoticeHandlers, type Tx } from './db-handle.ts';
+
+/** How the listening sessions show in `pg_stat_activity` (docs/production.md names it for operators). */
+export const LISTENER_APPLICATION_NAME = 'assay-listener';
 
 const names = new Map<string, string>();
 
@@ -26,6 +29,11 @@ export interface PostgresOptions {
   /** The server ends a session idle this long inside a transaction, releasing its locks; 0 turns it off. */
   idleInTransactionTimeoutMs: number;
   poolSize?: number;
+  /**
+   * Where LISTEN sessions connect, when not to `connectionString`: LISTEN needs a session of its own, which a
+   * pooler in transaction mode (PgBouncer's `pool_mode = transaction`) does not keep.
+   */
+  listenUrl?: string | undefined;
 }
 
 /** A pooled node-postgres connection; errors on idle clients are logged by the pool owner, never thrown. */
@@ -79,8 +87,71 @@ export function openPostgres(connectionString: string, o: PostgresOptions): Db {
         client.release(broken);
       }
     },
+    listen(channel, handlers) {
+      return listenSession(o.listenUrl ?? connectionString, channel, handlers);
+    },
     async close() {
       await pool.end();
+    },
+  };
+}
+
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5000;
+
+/**
+ * One dedicated connection (outside the pool, which would hand it to other queries) that LISTENs and nothing else.
+ * When it is lost (server restart, failover, pg_terminate_backend) it reconnects with backoff; notices sent in the
+ * gap are gone, which is why the handlers hear `onLost` and `onListening`.
+ */
+function listenSession(url: string, channel: string, handlers: NoticeHandlers): { close(): Promise<void> } {
+  let closed = false;
+  let current: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let delayMs = RECONNECT_MIN_MS;
+
+  const open = async () => {
+    if (closed) return;
+    const client = new pg.Client({
+      connectionString: url,
+      application_name: LISTENER_APPLICATION_NAME,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    current = client;
+    let gone = false;
+    const lose = (error: Error) => {
+      if (gone) return;
+      gone = true;
+      client.end().catch(() => {});
+      if (closed) return;
+      handlers.onLost(error);
+      retry = setTimeout(() => void open(), delayMs);
+      delayMs = Math.min(delayMs * 2, RECONNECT_MAX_MS);
+    };
+    client.on('error', lose);
+    client.on('end', () => lose(new Error('the listening session ended')));
+    client.on('notification', (notice) => {
+      if (notice.channel === channel) handlers.onNotify(notice.payload ?? '');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    } catch (error) {
+      lose(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    if (gone || closed) return;
+    delayMs = RECONNECT_MIN_MS;
+    handlers.onListening();
+  };
+  void open();
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      await current?.end().catch(() => {});
     },
   };
 }
