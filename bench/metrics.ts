@@ -86,6 +86,7 @@ interface IngestResult {
   runners: number;
   batch: number;
   batches: number;
+  unfinished: number;
   errors: number;
   seconds: number;
   pointsPerS: number;
@@ -94,58 +95,77 @@ interface IngestResult {
   cpu: CpuSplit;
 }
 
-/** Every runner sends batch after batch for `seconds` (closed loop: the next as soon as the last answered). */
+/**
+ * Every runner sends batch after batch for `seconds` (closed loop: the next as soon as the last answered). Points/s
+ * counts batches answered inside the window; batches still in flight at its end get as long again to answer (their
+ * latencies count), and any still open then are reported as unfinished and abandoned.
+ */
 async function ingestPhase(
   target: string,
   runners: number,
   batch: number,
   send: (runner: number, batchIndex: number) => Promise<void>,
   cpu: CpuAccount,
+  warmUp: boolean,
 ): Promise<IngestResult> {
   const latencies = new Latencies();
   let errors = 0;
+  let inWindow = 0;
   let firstError: unknown;
   const next = new Array<number>(runners).fill(0);
-  // Each runner's first batch creates its series; a short warm-up keeps that out of the figures.
-  await mapLimit(
-    Array.from({ length: runners }, (_, i) => i),
-    runners,
-    (i) => send(i, next[i]!++),
-  );
+  // Each runner's first batch creates its series; a warm-up batch keeps that out of the figures.
+  if (warmUp)
+    await mapLimit(
+      Array.from({ length: runners }, (_, i) => i),
+      runners,
+      (i) => send(i, next[i]!++),
+    );
   const before = await cpu.snapshot();
   const start = performance.now();
   const end = start + seconds * 1000;
-  await Promise.all(
+  let closed = false;
+  let open = 0;
+  const runnersDone = Promise.all(
     Array.from({ length: runners }, async (_, i) => {
-      while (performance.now() < end && !abort.signal.aborted) {
+      while (performance.now() < end && !abort.signal.aborted && !closed) {
         const t0 = performance.now();
+        open++;
         try {
           await send(i, next[i]!++);
-          latencies.add(performance.now() - t0);
+          if (closed) return;
+          const t1 = performance.now();
+          latencies.add(t1 - t0);
+          if (t1 <= end) inWindow++;
         } catch (error) {
+          if (closed) return;
           errors++;
           firstError ??= error;
+        } finally {
+          open--;
         }
       }
     }),
   );
-  const elapsed = (performance.now() - start) / 1000;
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   const after = await cpu.snapshot();
+  await Promise.race([runnersDone, new Promise((resolve) => setTimeout(resolve, seconds * 1000))]);
+  closed = true;
   if (firstError) console.error(`  ${target}: ${errors} errors, the first: ${String(firstError)}`);
   const result = {
     target,
     runners,
     batch,
     batches: latencies.count,
+    unfinished: open,
     errors,
-    seconds: elapsed,
-    pointsPerS: (latencies.count * batch) / elapsed,
+    seconds,
+    pointsPerS: (inWindow * batch) / seconds,
     p50: latencies.quantile(0.5),
     p99: latencies.quantile(0.99),
-    cpu: cpuSplit(before, after, latencies.count * batch),
+    cpu: cpuSplit(before, after, inWindow * batch),
   };
   console.log(
-    `  ${target}: ${runners} runners × ${batch}-point batches: ${Math.round(result.pointsPerS).toLocaleString('en-US')} points/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, server ${(result.cpu.msPerOp.server * 1000).toFixed(1)} µs + PostgreSQL ${(result.cpu.msPerOp.postgres * 1000).toFixed(1)} µs CPU per point (load ${load()})`,
+    `  ${target}: ${runners} runners × ${batch}-point batches: ${Math.round(result.pointsPerS).toLocaleString('en-US')} points/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${open} unfinished, server ${(result.cpu.msPerOp.server * 1000).toFixed(1)} µs + PostgreSQL ${(result.cpu.msPerOp.postgres * 1000).toFixed(1)} µs CPU per point (load ${load()})`,
   );
   return result;
 }
@@ -193,6 +213,7 @@ async function assayIngest(runners: number): Promise<IngestResult[]> {
           batch,
           async (i, k) => void (await http.call('POST', `${paths[i]}/metrics`, assayBody(k, batch))),
           cpu,
+          true,
         ),
       );
     }
@@ -251,6 +272,7 @@ async function mlflowIngest(runners: number): Promise<IngestResult[] | string> {
               })),
             })),
           cpu,
+          false,
         ),
       );
     }
@@ -371,18 +393,18 @@ async function main(): Promise<void> {
     `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}; load average (1/5/15 min) ${loadBefore} at start, ${load()} at the end`,
     `(the machine is shared: ratios within the run count, absolute figures move with the load). MLflow ${await mlflowVersion()}`,
     `with its default ${MLFLOW_WORKERS} workers, \`POST /api/2.0/mlflow/runs/log-batch\`; both on the same PostgreSQL server, each its own database.`,
-    'Closed loop: each runner sends its next batch when the last one answered; a batch holds',
+    'Closed loop: each runner sends its next batch when the last one answered (points/s counts batches answered in the window; batches still open a window later are "unfinished"); a batch holds',
     `${KEYS} keys × (batch / ${KEYS}) steps. CPU per point is the server's process group and its PostgreSQL backends.`,
     '',
-    '| runners | batch | target | points/s | p50 / p99 per batch | CPU per point: server + PostgreSQL | errors | ours / MLflow |',
-    '| ------: | ----: | ------ | -------: | ------------------: | ---------------------------------: | -----: | ------------: |',
+    '| runners | batch | target | points/s | p50 / p99 per batch | CPU per point: server + PostgreSQL | errors / unfinished | ours / MLflow |',
+    '| ------: | ----: | ------ | -------: | ------------------: | ---------------------------------: | ------------------: | ------------: |',
   ];
   for (const row of rows) {
     for (const a of row.assay) {
       const m = typeof row.mlflow === 'string' ? undefined : row.mlflow.find((x) => x.batch === a.batch);
       for (const r of m ? [a, m] : [a]) {
         lines.push(
-          `| ${r.runners} | ${r.batch} | ${r.target} | ${f(r.pointsPerS)} | ${f(r.p50)} / ${f(r.p99)} ms | ${(r.cpu.msPerOp.server * 1000).toFixed(1)} + ${(r.cpu.msPerOp.postgres * 1000).toFixed(1)} µs | ${r.errors} | ${r === a && m ? `${(a.pointsPerS / m.pointsPerS).toFixed(1)}×` : ''} |`,
+          `| ${r.runners} | ${r.batch} | ${r.target} | ${f(r.pointsPerS)} | ${f(r.p50)} / ${f(r.p99)} ms | ${(r.cpu.msPerOp.server * 1000).toFixed(1)} + ${(r.cpu.msPerOp.postgres * 1000).toFixed(1)} µs | ${r.errors} / ${r.unfinished} | ${r === a && m ? `${(a.pointsPerS / m.pointsPerS).toFixed(1)}×` : ''} |`,
         );
       }
       if (!m) lines.push(`| ${row.runners} | ${a.batch} | MLflow | ${String(row.mlflow)} | | | | |`);
