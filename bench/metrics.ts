@@ -2,7 +2,7 @@
 // side by side with MLflow's runs/log-batch on the same PostgreSQL server (the runner-traffic harness starts both),
 // and the downsampled read of a 1,000,000-point series against a 1,000-point one in the same run. Prints figures
 // (not a test); every phase is bounded by --seconds; loopback only.
-// Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--read-points 1000000] [--skip-mlflow]
+// Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--read-points 1000000] [--skip-mlflow] [--skip-ingest]
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     'read-points': { type: 'string', default: '1000000' },
     'read-requests': { type: 'string', default: '200' },
     'skip-mlflow': { type: 'boolean', default: false },
+    'skip-ingest': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/metrics.md' },
   },
 });
@@ -240,11 +241,22 @@ async function mlflowIngest(runners: number): Promise<IngestResult[] | string> {
   try {
     const results: IngestResult[] = [];
     for (const batch of batchSizes) {
-      const { experiment_id } = await http.setupCall<{ experiment_id: string }>(
-        'POST',
-        `${api}/experiments/create`,
-        { name: `metrics-${process.pid}-${batch}` },
-      );
+      // setupCall resends after a dropped connection, which may follow a create that went through.
+      const name = `metrics-${process.pid}-${batch}`;
+      const experiment_id = await http
+        .setupCall<{ experiment_id: string }>('POST', `${api}/experiments/create`, { name })
+        .then(
+          (r) => r.experiment_id,
+          async (error: unknown) => {
+            if (!String(error).includes('RESOURCE_ALREADY_EXISTS')) throw error;
+            return (
+              await http.setupCall<{ experiment: { experiment_id: string } }>(
+                'GET',
+                `${api}/experiments/get-by-name?experiment_name=${name}`,
+              )
+            ).experiment.experiment_id;
+          },
+        );
       const runIds = await mapLimit(
         Array.from({ length: runners }),
         32,
@@ -378,7 +390,7 @@ async function main(): Promise<void> {
   const loadBefore = load();
   console.log(`metrics bench: load average ${loadBefore}; ${await serverFacts()}`);
   const rows: { runners: number; assay: IngestResult[]; mlflow: IngestResult[] | string }[] = [];
-  for (const runners of runnerCounts) {
+  for (const runners of values['skip-ingest'] ? [] : runnerCounts) {
     console.log(`${runners} runners`);
     const assay = await assayIngest(runners);
     const mlflow = await mlflowIngest(runners);
