@@ -2,6 +2,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { bootstrapKeyPath } from '../../src/server/admin/bootstrap-key-file.ts';
 import { freePort } from '../../test/support/free-port.ts';
 import { spawnProcessGroup, type ProcessGroup } from '../../test/support/process-group.ts';
 import { waitUntilReady } from '../../test/support/readiness.ts';
@@ -54,14 +55,14 @@ export async function startAssay(
     timeoutMs: 90_000,
     intervalMs: 200,
   });
-  // Off a terminal the server writes the key to a file (mode 600) and prints only the file's path.
-  const keyFile = /bootstrap admin key written to (\S+);/.exec(child.output())?.[1];
-  const key = keyFile
-    ? (await readFile(keyFile, 'utf8')).trim()
-    : /bootstrap admin key: (sk_user_\S+)/.exec(child.output())?.[1];
+  // The service writes the bootstrap admin key to a mode-600 file in its data directory, not to its output.
+  const key = await readFile(bootstrapKeyPath(dataDir), 'utf8').then(
+    (text) => text.trim(),
+    () => undefined,
+  );
   if (!key) {
     await child.stop();
-    throw new Error(`assay server printed no bootstrap admin key; its output:\n${child.output()}`);
+    throw new Error(`assay server wrote no bootstrap admin key; its output:\n${child.output()}`);
   }
   return { url, process: child, key };
 }

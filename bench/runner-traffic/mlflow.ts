@@ -81,8 +81,8 @@ export async function startMlflow(databaseUrl: string): Promise<MlflowServer> {
     stopGraceMs: 10_000,
   });
   const url = `http://127.0.0.1:${port}`;
+  // Its migrations on an empty database took over 3 minutes on a busy 2-core machine.
   await waitUntilReady(child, async () => (await fetch(`${url}/health`)).ok, {
-    // Its migrations on an empty database take minutes on a busy shared machine.
     timeoutMs: 420_000,
     intervalMs: 500,
   });

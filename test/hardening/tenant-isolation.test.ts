@@ -38,7 +38,7 @@ interface Child {
 interface GetOp {
   path: string;
   params: string[];
-  query: { name: string; schema: { maximum?: number; anyOf?: { const?: string }[] } }[];
+  query: { name: string; required?: boolean; schema: { maximum?: number; anyOf?: { const?: string }[] } }[];
 }
 type Params = Record<string, string>;
 
@@ -156,7 +156,16 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
     const openapi = (await t.request('GET', '/openapi.json')).body as {
       paths: Record<
         string,
-        { get?: { parameters?: { in: string; name: string; schema: GetOp['query'][number]['schema'] }[] } }
+        {
+          get?: {
+            parameters?: {
+              in: string;
+              name: string;
+              required?: boolean;
+              schema: GetOp['query'][number]['schema'];
+            }[];
+          };
+        }
       >;
     };
     ops = Object.entries(openapi.paths)
@@ -166,7 +175,9 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
         return {
           path,
           params: parameters.filter((p) => p.in === 'path').map((p) => p.name),
-          query: parameters.filter((p) => p.in === 'query').map(({ name, schema }) => ({ name, schema })),
+          query: parameters
+            .filter((p) => p.in === 'query')
+            .map(({ name, required, schema }) => ({ name, required, schema })),
         };
       });
   });
@@ -185,6 +196,7 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
       if (name === 'sweep_id') return s.sweepId;
       if (name === 'n') return '1';
       if (name === 'r') return own ? '2' : String(rng.pick([1, 2, 3])); // r2 is running; variation 1 holds the checkpoint
+      if (name === 'key') return 'loss'; // r2 logged it
     }
     if (path.startsWith('/assets/') && name === 'id')
       return own ? s.assetIds.report : rng.pick(Object.values(s.assetIds));
@@ -192,9 +204,23 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
     if (path.startsWith('/orchestrator/runs/') && name === 'run_id') return s.managedRun.id;
     return null; // a parameter this test cannot fill yet
   }
-  const isId = (name: string) => name !== 'n' && name !== 'r';
-  const urlOf = (path: string, params: Params) =>
-    path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!);
+  const isId = (name: string) => name !== 'n' && name !== 'r' && name !== 'key';
+  /** The query parameters an operation requires, filled with what the seeds hold. */
+  function requiredQuery(op: GetOp): string {
+    const query: Params = {};
+    for (const { name, required } of op.query) {
+      if (!required) continue;
+      if (name === 'keys') query[name] = 'loss,acc';
+      else
+        assert.fail(
+          `${op.path}: the test does not know what to give the required ?${name}; teach requiredQuery`,
+        );
+    }
+    const text = new URLSearchParams(query).toString();
+    return text ? `?${text}` : '';
+  }
+  const urlOf = (path: string, params: Params, op?: GetOp) =>
+    path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!) + (op ? requiredQuery(op) : '');
   function paramsOf(op: GetOp, s: Seed, own: boolean): Params | undefined {
     const params: Params = {};
     for (const name of op.params) {
@@ -228,13 +254,13 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
           const mine = visible(user.id, s);
           const own = paramsOf(op, s, true);
           if (own && mine) {
-            const res = await t.as(key()).get(urlOf(op.path, own));
+            const res = await t.as(key()).get(urlOf(op.path, own, op));
             const expected = scopeDenied(op) ? res.status === 403 : res.status === 200;
             assert.ok(
               expected,
-              `${op.path} own object ${urlOf(op.path, own)}: ${res.status} ${JSON.stringify(res.body)} (${REPLAY})`,
+              `${op.path} own object ${urlOf(op.path, own, op)}: ${res.status} ${JSON.stringify(res.body)} (${REPLAY})`,
             );
-            assertNoLeak(user.id, `GET ${urlOf(op.path, own)}`, res);
+            assertNoLeak(user.id, `GET ${urlOf(op.path, own, op)}`, res);
           }
           if (mine) continue;
           // The whole tuple from the other tenant, then each id alone inside a tuple of the caller's own objects.
@@ -257,9 +283,9 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
           for (const [params, ghost] of cases) {
             foreign++;
             const k = key();
-            const res = await t.as(k).get(urlOf(op.path, params));
-            const none = await t.as(k).get(urlOf(op.path, ghost));
-            const label = `GET ${urlOf(op.path, params)} by ${user.id}`;
+            const res = await t.as(k).get(urlOf(op.path, params, op));
+            const none = await t.as(k).get(urlOf(op.path, ghost, op));
+            const label = `GET ${urlOf(op.path, params, op)} by ${user.id}`;
             assert.equal(
               res.status,
               scopeDenied(op) ? 403 : 404,
@@ -351,7 +377,11 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
             `GET ${op.path.replace('{id}', id)}`,
             await t
               .as(rng.pick(user.keys))
-              .get(`${op.path.replace('{id}', id)}?${op.query.length ? 'depth=50' : ''}`),
+              .get(
+                requiredQuery(op)
+                  ? `${op.path.replace('{id}', id)}${requiredQuery(op)}`
+                  : `${op.path.replace('{id}', id)}?${op.query.length ? 'depth=50' : ''}`,
+              ),
           );
       }
     }

@@ -97,6 +97,8 @@ describe('worker keys reach their run and its assets, nothing else (every operat
     for (const url of [
       run.path,
       `${run.path}/config`,
+      `${run.path}/metrics`,
+      `${run.path}/metrics/loss?max_points=10`,
       `/experiments/${run.experimentId}/variations/${run.n}/runs`,
       `/assets/${seed.assetIds.checkpoint}`,
       `/assets/${seed.assetIds.checkpoint}/download`,
@@ -107,6 +109,8 @@ describe('worker keys reach their run and its assets, nothing else (every operat
     }
     const beat = await api.post(`${run.path}/heartbeat`);
     assert.equal(beat.status, 200, JSON.stringify(beat.body));
+    const logged = await api.post(`${run.path}/metrics`, { metrics: [{ key: 'loss', step: 1, value: 1 }] });
+    assert.equal(logged.status, 200, JSON.stringify(logged.body));
     const report = await api.post('/assets', {
       kind: 'report',
       name: 'worker report',

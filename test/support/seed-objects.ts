@@ -22,7 +22,7 @@ export interface SeededObjects {
   /** The experiment a sweep turned into variations and managed runs. */
   sweepExperimentId: string;
   sweepId: string;
-  /** Of `experimentId` variation 1: r1 pending (config read), r2 running, r3 managed (provisioned). */
+  /** Of `experimentId` variation 1: r1 pending (config read), r2 running (metrics loss and acc), r3 managed (provisioned). */
   runs: SeededRun[];
   managedRun: SeededRun;
   /** Ready inline report (searchable by `searchWord`), ready checkpoint of run r2, pending presigned output. */
@@ -55,6 +55,15 @@ export async function seedObjects(
   const running = await createRun(api, key, experiment.id);
   ok(await as.get(`${running.path}/config`), 200);
   ok(await as.post(`${running.path}/start`, { environment: { os: 'linux' } }), 200);
+  ok(
+    await as.post(`${running.path}/metrics`, {
+      metrics: [
+        { key: 'loss', step: 0, value: 1.5 },
+        { key: 'acc', step: 0, value: 0.25 },
+      ],
+    }),
+    200,
+  );
   const managed = await createRun(api, key, experiment.id);
   ok(await as.post(`${managed.path}/provision`), 202);
   const runs = [pending, running, managed].map((r) => ({

@@ -177,8 +177,10 @@ export async function rangeFacts(
             AND step <= LEAST($3, ($2::bigint / ${BLOCK_STEPS} + 1) * ${BLOCK_STEPS} - 1))
        + (SELECT count(*) FROM metric_points WHERE series_id = $1 AND $3::bigint / ${BLOCK_STEPS} > $2::bigint / ${BLOCK_STEPS}
             AND step >= ($3::bigint / ${BLOCK_STEPS}) * ${BLOCK_STEPS} AND step <= $3) AS count,
-       (SELECT step::float8 FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step LIMIT 1) AS first,
-       (SELECT step::float8 FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step DESC LIMIT 1) AS last`,
+       (SELECT p.step::float8 FROM metric_points p WHERE p.series_id = $1 AND p.step >= $2 AND p.step <= $3
+         ORDER BY p.step LIMIT 1) AS first,
+       (SELECT p.step::float8 FROM metric_points p WHERE p.series_id = $1 AND p.step >= $2 AND p.step <= $3
+         ORDER BY p.step DESC LIMIT 1) AS last`,
     [seriesId, lo, hi],
   );
   return { count: Number(row!.count), first: row!.first, last: row!.last };
@@ -194,9 +196,11 @@ export async function pagePoints(
   limit: number,
 ): Promise<StoredPoint[]> {
   return db.query<StoredPoint>(
-    `SELECT step::float8 AS step, value, ts FROM metric_points
-      WHERE series_id = $1 AND step >= $2 AND step <= $3 AND ($4::bigint IS NULL OR step > $4)
-      ORDER BY step LIMIT $5`,
+    // ORDER BY the table's column (p.step), not the float8 output column of the same name: only the first
+    // walks the primary key in order and stops at the limit.
+    `SELECT p.step::float8 AS step, p.value, p.ts FROM metric_points p
+      WHERE p.series_id = $1 AND p.step >= $2 AND p.step <= $3 AND ($4::bigint IS NULL OR p.step > $4)
+      ORDER BY p.step LIMIT $5`,
     [seriesId, lo, hi, after ?? null, limit],
   );
 }
