@@ -324,6 +324,15 @@ export const SETTINGS = {
     shownDefault: 'AWS default chain',
     description: 'Secret key',
   },
+  ASSAY_S3_CHECKSUMS: {
+    kind: 'text',
+    default: 'auto',
+    choices: ['auto', 'off'],
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      '`auto`: probe once whether the store refuses a body whose sha256 differs from `x-amz-checksum-sha256`; if it does, sign checksums into upload URLs and finalize without reading the bytes again. `off`: finalize reads every byte to check its sha256',
+  },
   ASSAY_UPLOAD_URL_TTL_S: {
     kind: 'integer',
     default: 3600,
