@@ -28,7 +28,12 @@ async function put(target: { url: string; method: string; headers: Record<string
 const backends = [
   { name: 'local', storage: 'local', env: {}, verifies: false },
   { name: 's3 (SeaweedFS)', storage: 's3', env: {}, verifies: true },
-  { name: 's3 with ASSAY_S3_CHECKSUMS=off', storage: 's3', env: { ASSAY_S3_CHECKSUMS: 'off' }, verifies: false },
+  {
+    name: 's3 with ASSAY_S3_CHECKSUMS=off',
+    storage: 's3',
+    env: { ASSAY_S3_CHECKSUMS: 'off' },
+    verifies: false,
+  },
 ] as const;
 
 for (const backend of backends) {
@@ -42,7 +47,9 @@ for (const backend of backends) {
     after(() => t.close());
 
     const create = async (components: object[]) => {
-      const res = await t.as(key).post('/assets', { presign: true, kind: 'output', name: 'sums', components });
+      const res = await t
+        .as(key)
+        .post('/assets', { presign: true, kind: 'output', name: 'sums', components });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       return res.body;
     };
@@ -52,7 +59,10 @@ for (const backend of backends) {
     it('uploads a single PUT and a component in the declared parts, and finalizes them', async () => {
       const small = randomBytes(3000);
       const big = randomBytes(2 * PART + 1234);
-      const created = await create([{ name: 'small', size: small.length, sha256: sha(small) }, inParts('big', big)]);
+      const created = await create([
+        { name: 'small', size: small.length, sha256: sha(small) },
+        inParts('big', big),
+      ]);
       const single = created.uploads.small;
       const parts = created.uploads.big;
       assert.equal(parts.multipart, true, 'declared part checksums make the component go in parts');

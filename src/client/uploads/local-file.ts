@@ -60,10 +60,12 @@ export async function sha256Of(
   let part = createHash('sha256');
   let inPart = 0;
   try {
-    for await (const chunk of createReadStream(file.path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+    for await (const chunk of createReadStream(file.path, {
+      highWaterMark: 1024 * 1024,
+    }) as AsyncIterable<Buffer>) {
       whole.update(chunk);
       if (partSize === null) continue;
-      for (let at = 0; at < chunk.length; ) {
+      for (let at = 0; at < chunk.length;) {
         const take = Math.min(chunk.length - at, partSize - inPart);
         part.update(chunk.subarray(at, at + take));
         at += take;

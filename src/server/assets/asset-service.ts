@@ -214,16 +214,13 @@ async function presignUploads(
         sha256: c.sha256,
       });
     } else if (!c.upload_id) {
-      const { part_sha256: partSha256, ...mp } = await deps.storage.startMultipart(
-        uploadKey(c.storage_key),
-        {
-          size: c.size,
-          contentType: c.content_type,
-          partSize: c.part_size,
-          expiresInS: ttl,
-          partSha256: c.part_sha256,
-        },
-      );
+      const { part_sha256: partSha256, ...mp } = await deps.storage.startMultipart(uploadKey(c.storage_key), {
+        size: c.size,
+        contentType: c.content_type,
+        partSize: c.part_size,
+        expiresInS: ttl,
+        partSha256: c.part_sha256,
+      });
       await repo.setUploadId(deps.db, assetId, c.name, {
         uploadId: mp.upload_id,
         partSize: mp.part_size,
@@ -328,7 +325,10 @@ export async function finalizeAsset(
       );
     }
     // The store vouches when it verified the declared checksums on upload; otherwise every byte is read again.
-    if (c.sha256 && !(await deps.storage.vouches(c.storage_key, { sha256: c.sha256, partSha256: c.part_sha256 }))) {
+    if (
+      c.sha256 &&
+      !(await deps.storage.vouches(c.storage_key, { sha256: c.sha256, partSha256: c.part_sha256 }))
+    ) {
       const actual = await deps.storage.sha256(c.storage_key);
       if (actual !== c.sha256)
         throw conflict(

@@ -93,11 +93,7 @@ export class StorageUnavailable extends Error {
 }
 
 export type StorageErrorCode =
-  | 'invalid_key'
-  | 'invalid_argument'
-  | 'incomplete_upload'
-  | 'checksum_mismatch'
-  | 'not_found';
+  'invalid_key' | 'invalid_argument' | 'incomplete_upload' | 'checksum_mismatch' | 'not_found';
 
 const STATUS: Record<StorageErrorCode, number> = {
   invalid_key: 400,

@@ -150,9 +150,15 @@ export class S3Storage implements ObjectStorage {
     try {
       try {
         await put(wrong);
-        return { verifies: false, detail: 'it stored a body whose sha256 differs from x-amz-checksum-sha256' };
+        return {
+          verifies: false,
+          detail: 'it stored a body whose sha256 differs from x-amz-checksum-sha256',
+        };
       } catch (error) {
-        if (!isBadDigest(error) && (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 400)
+        if (
+          !isBadDigest(error) &&
+          (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 400
+        )
           throw error;
       }
       await put(sum);
@@ -219,7 +225,10 @@ export class S3Storage implements ObjectStorage {
     const count = partCount(o.size, partSize);
     // Part checksums hold only for the layout they were computed for.
     const partSha256 =
-      o.partSha256 && o.partSha256.length === count && partSize === o.partSize && (await this.verifiesChecksums())
+      o.partSha256 &&
+      o.partSha256.length === count &&
+      partSize === o.partSize &&
+      (await this.verifiesChecksums())
         ? o.partSha256
         : null;
     const started = await this.client.send(
@@ -311,7 +320,10 @@ export class S3Storage implements ObjectStorage {
       );
     } catch (error) {
       if (partSha256 && isBadDigest(error))
-        throw new StorageError('checksum_mismatch', 'a part the store holds does not match its declared sha256');
+        throw new StorageError(
+          'checksum_mismatch',
+          'a part the store holds does not match its declared sha256',
+        );
       throw error;
     }
   }
