@@ -3,6 +3,9 @@
 // the digest it took while writing.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -25,8 +28,11 @@ async function put(target: { url: string; method: string; headers: Record<string
   return { status: res.status, text: await res.text() };
 }
 
+const localDir = await mkdtemp(path.join(tmpdir(), 'assay-checksums-'));
+after(() => rm(localDir, { recursive: true, force: true }));
+
 const backends = [
-  { name: 'local', storage: 'local', env: {}, verifies: false },
+  { name: 'local', storage: 'local', env: { ASSAY_STORAGE_DIR: localDir }, verifies: false },
   { name: 's3 (SeaweedFS)', storage: 's3', env: {}, verifies: true },
   {
     name: 's3 with ASSAY_S3_CHECKSUMS=off',
@@ -139,6 +145,22 @@ for (const backend of backends) {
         assert.equal(refused.body.error.code, 'component_checksum_mismatch');
       }
     });
+
+    if (backend.storage === 'local') {
+      it('does not trust the digest taken on upload for a file changed on disk since', async () => {
+        const good = Buffer.from('hashed while written');
+        const evil = Buffer.from('changed on disk, bad');
+        assert.equal(evil.length, good.length);
+        const created = await create([{ name: 'f', size: good.length, sha256: sha(good) }]);
+        assert.equal((await put(created.uploads.f, good)).status, 200);
+        await writeFile(path.join(localDir, 'uploads', 'assets', created.id, 'f'), evil);
+        const refused = await finalize(created.id);
+        assert.equal(refused.status, 409);
+        assert.equal(refused.body.error.code, 'component_checksum_mismatch');
+        assert.equal(refused.body.error.details.stored, sha(evil), 'finalize read the bytes back');
+        assert.equal(await stateOf(created.id), 'pending');
+      });
+    }
 
     if (backend.verifies) {
       it('catches bytes that reached the store around the signed checksums', async () => {
