@@ -331,7 +331,7 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'service',
     description:
-      '`auto`: probe once whether the store refuses a body whose sha256 differs from `x-amz-checksum-sha256`; if it does, sign checksums into upload URLs and finalize without reading the bytes again. `off`: finalize reads every byte to check its sha256',
+      '`auto`: finalize trusts the store’s sha256 if a probe shows the store refuses a body not matching the signed `x-amz-checksum-sha256`; `off`: finalize reads every byte back'
   },
   ASSAY_UPLOAD_URL_TTL_S: {
     kind: 'integer',
