@@ -331,7 +331,7 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'service',
     description:
-      '`auto`: finalize trusts the store’s sha256 if a probe shows the store refuses a body not matching the signed `x-amz-checksum-sha256`; `off`: finalize reads every byte back'
+      '`auto`: finalize trusts the store’s sha256 if a probe shows the store refuses a body not matching the signed `x-amz-checksum-sha256`; `off`: finalize reads every byte back',
   },
   ASSAY_UPLOAD_URL_TTL_S: {
     kind: 'integer',
