@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DEFAULT_MAX_UPLOAD_WORKERS } from '../src/client/config-values.ts';
+import { DEFAULT_MAX_UPLOAD_WORKERS, DEFAULT_UPLOAD_PART_BYTES } from '../src/client/config-values.ts';
 import { startBenchService } from './support/bench-service.ts';
 import { clientUpload } from './support/client-upload.ts';
 import { type BenchFile, curlPuts, curlUpload, finalize, presign, runCurl } from './support/curl-upload.ts';
@@ -30,7 +30,7 @@ scenarios.push({
   files: await randomFiles(path.join(dir, 'many'), o.files, Math.floor(bytes / o.files)),
 });
 scenarios.push({
-  label: `1 file × ${mib(bytes)}, ${Math.ceil(bytes / partBytes)} parts`,
+  label: `1 file × ${mib(bytes)}, ${Math.ceil(bytes / DEFAULT_UPLOAD_PART_BYTES)} parts`,
   files: await randomFiles(path.join(dir, 'one'), 1, bytes),
 });
 
@@ -48,7 +48,7 @@ async function settle(): Promise<void> {
 try {
   const service = await startBenchService('uploads', {
     ...s3StorageEnv(seaweed),
-    // The 1 GiB file goes multipart in parts of --part-mib; the small files are single PUTs.
+    // Components declared without part checksums go in parts of --part-mib; the client declares its own layout.
     ASSAY_MULTIPART_THRESHOLD_BYTES: String(partBytes),
     ASSAY_MULTIPART_PART_BYTES: String(partBytes),
   });
@@ -103,16 +103,18 @@ await publish(
 
 Command: \`${['node bench/uploads.ts', ...process.argv.slice(2)].join(' ')}\` · ${machine()} · curl ${await curlVersion()}.
 SeaweedFS ${seaweed.endpoint.replace(/^http:\/\//, '')} (\`weed server\` with filer and S3 gateway, one process, loopback), the service as its own
-process with \`ASSAY_STORAGE=s3\`, \`ASSAY_MULTIPART_THRESHOLD_BYTES=ASSAY_MULTIPART_PART_BYTES=${partBytes}\` (${o['part-mib']} MiB: the
-${mib(bytes)} file goes in ${Math.ceil(bytes / partBytes)} parts, the small files in one PUT each). Random files in a temp dir (in the page
+process with \`ASSAY_STORAGE=s3\`, \`ASSAY_MULTIPART_THRESHOLD_BYTES=ASSAY_MULTIPART_PART_BYTES=${partBytes}\` (${o['part-mib']} MiB) and
+\`ASSAY_S3_CHECKSUMS\` on its default. The client cuts files over ${mib(DEFAULT_UPLOAD_PART_BYTES)} in parts of ${mib(DEFAULT_UPLOAD_PART_BYTES)} and declares their sha256 (the
+${mib(bytes)} file goes in ${Math.ceil(bytes / DEFAULT_UPLOAD_PART_BYTES)} parts, the small files in one PUT each). Random files in a temp dir (in the page
 cache for both). Client: \`client.uploadAsync\` (all files as one asset) in a child process on its defaults
-(max_upload_workers ${workers}); curl: \`curl -sS -f -X PUT --upload-file <file> <url>\`, ${workers} processes at a time, on
-fresh presigned URLs of a second asset with the same components (part files cut beforehand for the multipart one), then
-finalize. MB/s are 10^6 bytes/s.
+(max_upload_workers ${workers}, a 600 s request timeout); curl: \`curl -sS -f -X PUT --upload-file <file> <url>\`, ${workers} processes at a time, on
+fresh presigned URLs of a second asset with the same components and checksums (part files cut beforehand for the
+multipart one), then finalize. MB/s are 10^6 bytes/s.
 
 Client time = hashing and create (until \`POST /assets\` answers) + transfer (until the last storage PUT is answered and
-\`PUT …/finalize\` goes out) + finalize (the service completes the multipart upload and re-reads every component from
-the store to check its sha256). Every upload starts after \`sync\` and 2 s idle; client and curl take turns going first.
+\`PUT …/finalize\` goes out) + finalize (the service completes the multipart upload, moves every component out of
+the upload keys and checks its sha256: from the store's checksum when the store verified the signed checksums on
+upload, else by reading it back). Every upload starts after \`sync\` and 2 s idle; client and curl take turns going first.
 Ratio = client MB/s / curl MB/s. Medians over ${o.rounds} rounds:
 
 ${summaryTable(results)}

@@ -9,6 +9,8 @@ export interface BenchFile {
   name: string;
   size: number;
   sha256: string;
+  /** The part layout and part checksums the client declares for a file larger than one part. */
+  parts: { partSize: number; partSha256: string[] } | null;
 }
 
 /** One curl PUT: a whole file, or one part file of a multipart component. */
@@ -37,7 +39,7 @@ async function call<T>(
   return json;
 }
 
-/** A second asset with the same components (sizes and checksums): fresh presigned URLs for curl. */
+/** A second asset with the same components (sizes, checksums and part layout): fresh presigned URLs for curl. */
 export function presign(
   api: { url: string; key: string },
   name: string,
@@ -48,6 +50,7 @@ export function presign(
     size: f.size,
     content_type: 'application/octet-stream',
     sha256: f.sha256,
+    ...(f.parts ? { part_size: f.parts.partSize, part_sha256: f.parts.partSha256 } : {}),
   }));
   return call(api, 'POST', '/assets', { presign: true, kind: 'output', name, components });
 }

@@ -45,6 +45,8 @@ const client = new Client({
   serverUrl: input.serverUrl,
   apiKey: input.apiKey,
   uploadStorePath: input.storePath,
+  // On a busy 2-core machine finalizing 256 components took longer than the default 30 s per request.
+  timeout: 600,
   fetch: timedFetch,
 });
 await new Promise((resolve) => setTimeout(resolve, 500)); // let startup garbage settle before the baseline

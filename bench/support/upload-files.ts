@@ -1,7 +1,9 @@
 // Random (incompressible) files for the upload benchmark, hashed as they are written.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { DEFAULT_UPLOAD_PART_BYTES } from '../../src/client/config-values.ts';
+import { partLayout, sha256Of } from '../../src/client/uploads/local-file.ts';
 import type { BenchFile } from './curl-upload.ts';
 
 const CHUNK = 4 * 1024 * 1024;
@@ -19,7 +21,19 @@ async function randomFile(file: string, size: number): Promise<BenchFile> {
   } finally {
     await fh.close();
   }
-  return { path: file, name: path.basename(file), size, sha256: hash.digest('hex') };
+  const sha256 = hash.digest('hex');
+  // The part layout and checksums the client declares for this file, so curl gets the same kind of URLs.
+  const partSize = partLayout(size, DEFAULT_UPLOAD_PART_BYTES);
+  if (partSize === null) return { path: file, name: path.basename(file), size, sha256, parts: null };
+  const { mtimeMs } = await stat(file);
+  const { partSha256 } = await sha256Of({ path: file, size, mtimeMs }, partSize);
+  return {
+    path: file,
+    name: path.basename(file),
+    size,
+    sha256,
+    parts: { partSize, partSha256: partSha256! },
+  };
 }
 
 /** `count` files of `size` bytes each in `dir` (named 0000.bin, 0001.bin, …). */

@@ -122,6 +122,21 @@ export const CreateAssetBody = Type.Object(
             size: Type.Integer({ minimum: 0, maximum: MAX_OBJECT_BYTES }),
             content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
             sha256: Type.Optional(Sha256),
+            part_size: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                description:
+                  'the part layout part_sha256 was computed for; give both or neither (see part_sha256)',
+              }),
+            ),
+            part_sha256: Type.Optional(
+              Type.Array(Sha256, {
+                minItems: 2,
+                maxItems: 10_000,
+                description:
+                  'sha256 of each part of the file cut in parts of part_size bytes. The service then uploads the component in those parts and has the store verify every part on upload, when the store takes that layout and verifies checksums; otherwise it is ignored',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'sweep_too_large',
   'content_required',
   'components_required',
+  'invalid_part_checksums',
   'duplicate_component',
   'inline_too_large',
   'link_mismatch',
@@ -46,6 +47,7 @@ export const ERROR_CODES = [
   'route_not_found',
   'upload_not_found',
   'incomplete_upload',
+  'checksum_mismatch',
   // Wrong moves and clashes
   'invalid_state_transition',
   'config_not_read',

@@ -65,7 +65,17 @@ export async function createService(
     if (!opts.db) await db.close();
     throw err;
   }
-  const storage = await createObjectStorage(config.storage);
+  // Told once, at the first upload, whether the store verifies checksums (the app's logger exists by then).
+  const probeLog: { log?: { info(o: object, m: string): void; warn(o: object, m: string): void } } = {};
+  const storage = await createObjectStorage(config.storage, {
+    onChecksumProbe: (verifies, detail) =>
+      probeLog.log?.[verifies ? 'info' : 'warn'](
+        { verifies },
+        verifies
+          ? `object store verifies sha256 on upload (${detail}): finalize trusts its checksums`
+          : `object store does not verify sha256 on upload (${detail}): finalize reads every byte`,
+      ),
+  });
   try {
     await storage.check({ timeoutMs: 10_000 });
   } catch (err) {
@@ -77,6 +87,7 @@ export async function createService(
     throw new ConfigError(`${err.message}${cause}`);
   }
   const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
+  probeLog.log = app.log;
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
   await app.ready();
   const watchdog = startWatchdog(

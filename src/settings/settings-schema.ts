@@ -342,6 +342,15 @@ export const SETTINGS = {
     shownDefault: 'AWS default chain',
     description: 'Secret key',
   },
+  ASSAY_S3_CHECKSUMS: {
+    kind: 'text',
+    default: 'auto',
+    choices: ['auto', 'off'],
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      '`auto`: finalize trusts the store’s sha256 if a probe shows the store refuses a body not matching the signed `x-amz-checksum-sha256`; `off`: finalize reads every byte back',
+  },
   ASSAY_UPLOAD_URL_TTL_S: {
     kind: 'integer',
     default: 3600,

@@ -40,6 +40,8 @@ export interface TestService extends Api {
   databaseUrl: string | undefined;
   /** Everything the service logged, one JSON line each. */
   logs: string[];
+  /** The SeaweedFS behind `{ storage: 's3' }`, for tests that reach the store around the service. */
+  seaweed: SeaweedFs | undefined;
   /** Creates a user through the admin API and returns their id, email and first key. */
   createUser(email?: string): Promise<{ id: string; email: string; key: string }>;
   close(): Promise<void>;
@@ -101,6 +103,7 @@ export async function startTestService(
     adminKey,
     databaseUrl,
     logs,
+    seaweed,
     async createUser(email = `user${++userCounter}.${process.pid}.${Date.now()}@example.test`) {
       const res = await api.as(adminKey).post('/admin/users', { email });
       if (res.status !== 201) throw new Error(`createUser: ${res.status} ${JSON.stringify(res.body)}`);

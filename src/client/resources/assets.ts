@@ -39,6 +39,10 @@ export interface ComponentDeclaration {
   size: number;
   contentType?: string;
   sha256?: string;
+  /** The layout `partSha256` was computed for; with it the service uploads the component in those parts. */
+  partSize?: number;
+  /** The sha256 (hex) of each part of `partSize` bytes: the store verifies every part against it. */
+  partSha256?: string[];
 }
 
 /** The assets namespace: records whose bytes live in object storage, uploaded through presigned URLs. */
@@ -71,6 +75,8 @@ export class Assets {
       size: c.size,
       content_type: c.contentType,
       sha256: c.sha256,
+      part_size: c.partSize,
+      part_sha256: c.partSha256,
     }));
     return this.#t.post('/assets', { ...(await this.#links(links)), presign: true, components });
   }

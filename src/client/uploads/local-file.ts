@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
 
 /** What a file was when it was registered: any later difference means its bytes are no longer the hashed ones. */
 export interface FileIdentity {
@@ -34,16 +33,55 @@ export async function assertUnchanged(file: FileIdentity): Promise<void> {
   }
 }
 
-/** SHA-256 (hex) of the file, streamed; refuses a file that changed before or while it was read. */
-export async function sha256Of(file: FileIdentity): Promise<string> {
+/** S3's most parts per object; a larger file gets larger parts. */
+const MAX_PARTS = 10_000;
+const MIB = 1024 * 1024;
+
+/**
+ * The part size this client cuts a file in (it declares the layout with the part checksums): `partBytes`, grown
+ * in whole MiB when the file would otherwise need more than 10,000 parts. Null for a file of one part.
+ */
+export function partLayout(size: number, partBytes: number): number | null {
+  if (size <= partBytes) return null;
+  return Math.max(partBytes, Math.ceil(size / MAX_PARTS / MIB) * MIB);
+}
+
+/**
+ * SHA-256 (hex) of the file and, when `partSize` is given, of each part of that size, in one streamed read;
+ * refuses a file that changed before or while it was read.
+ */
+export async function sha256Of(
+  file: FileIdentity,
+  partSize: number | null = null,
+): Promise<{ sha256: string; partSha256: string[] | null }> {
   await assertUnchanged(file);
-  const hash = createHash('sha256');
+  const whole = createHash('sha256');
+  const parts: string[] = [];
+  let part = createHash('sha256');
+  let inPart = 0;
   try {
-    await pipeline(createReadStream(file.path), hash);
+    for await (const chunk of createReadStream(file.path, {
+      highWaterMark: 1024 * 1024,
+    }) as AsyncIterable<Buffer>) {
+      whole.update(chunk);
+      if (partSize === null) continue;
+      for (let at = 0; at < chunk.length;) {
+        const take = Math.min(chunk.length - at, partSize - inPart);
+        part.update(chunk.subarray(at, at + take));
+        at += take;
+        inPart += take;
+        if (inPart === partSize) {
+          parts.push(part.digest('hex'));
+          part = createHash('sha256');
+          inPart = 0;
+        }
+      }
+    }
   } catch (error) {
     await assertUnchanged(file); // "deleted" or "changed" says more than the read error
     throw error;
   }
   await assertUnchanged(file);
-  return hash.digest('hex');
+  if (partSize !== null && inPart > 0) parts.push(part.digest('hex'));
+  return { sha256: whole.digest('hex'), partSha256: partSize === null ? null : parts };
 }

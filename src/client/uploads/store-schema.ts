@@ -15,7 +15,7 @@ export const MOVES: Readonly<Record<UploadState, readonly UploadState[]>> = {
   done: [],
 };
 
-const VERSION = 1;
+const VERSION = 2;
 
 // Paths, sizes and mtimes are what was hashed: a resume refuses to send other bytes than those.
 const SCHEMA = `
@@ -41,6 +41,7 @@ CREATE TABLE components (
   size         INTEGER NOT NULL,
   mtime_ms     REAL NOT NULL,
   sha256       TEXT,
+  part_sha256  TEXT,
   content_type TEXT NOT NULL,
   done         INTEGER NOT NULL DEFAULT 0,
   multipart_upload_id TEXT,
@@ -66,6 +67,9 @@ export function prepareDatabase(db: DatabaseSync): void {
   try {
     const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
     if (version === 0) db.exec(`${SCHEMA} PRAGMA user_version = ${VERSION};`);
+    // Version 2 adds the parts' sha256 (a JSON array), which the store checks each part against.
+    else if (version === 1)
+      db.exec(`ALTER TABLE components ADD COLUMN part_sha256 TEXT; PRAGMA user_version = ${VERSION};`);
     else if (version !== VERSION)
       throw new Error(`upload store has schema version ${version}; this client knows ${VERSION}`);
     db.exec('COMMIT');

@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { ConflictError } from '../core/errors.ts';
 import type { AssetData, Assets, PresignedRequest, UploadTarget } from '../resources/assets.ts';
-import { assertUnchanged, sha256Of } from './local-file.ts';
+import { DEFAULT_UPLOAD_PART_BYTES } from '../config-values.ts';
+import { assertUnchanged, partLayout, sha256Of } from './local-file.ts';
 import { putFileRange } from './put-file-range.ts';
 import type { Owner } from './upload-owner.ts';
 import type { StoredComponent, StoredUpload, UploadStore } from './upload-store.ts';
@@ -76,15 +77,22 @@ export class UploadJob {
     return upload;
   }
 
-  /** Hashes every file (the server checks the digests at finalize), then creates the asset. */
+  /**
+   * Hashes every file, and each part of a file larger than one part, in one read; then creates the asset. The
+   * service signs the digests into the upload URLs, so a store that verifies checksums refuses other bytes and
+   * finalize need not read them back; a store that does not is checked by finalize reading them.
+   */
   async #create(upload: StoredUpload): Promise<void> {
+    const partSizeOf = (c: StoredComponent) => partLayout(c.size, DEFAULT_UPLOAD_PART_BYTES);
     await Promise.all(
       upload.components.map((c) =>
         this.#ctx.pool.run(async () => {
           this.#ctx.signal.throwIfAborted();
-          if (c.sha256 !== null) return assertUnchanged(c);
-          c.sha256 = await sha256Of(c);
-          this.#ctx.store.setSha256(this.id, c.name, c.sha256);
+          const partSize = partSizeOf(c);
+          if (c.sha256 !== null && (partSize === null || c.partSha256 !== null)) return assertUnchanged(c);
+          const digests = await sha256Of(c, partSize);
+          ({ sha256: c.sha256, partSha256: c.partSha256 } = digests);
+          this.#ctx.store.setSha256(this.id, c.name, digests.sha256, digests.partSha256);
         }),
       ),
     );
@@ -93,6 +101,7 @@ export class UploadJob {
       size: c.size,
       contentType: c.contentType,
       sha256: c.sha256!,
+      ...(c.partSha256 ? { partSize: partSizeOf(c)!, partSha256: c.partSha256 } : {}),
     }));
     // A kill between this answer and the write below leaves a pending asset on the server that nobody finalizes.
     const asset = await this.#ctx.assets.createPresigned({ ...upload.links, components });

@@ -11,6 +11,8 @@ export interface StoredComponent {
   size: number;
   mtimeMs: number;
   sha256: string | null;
+  /** The sha256 of each part of `UPLOAD_PART_BYTES` (null for a file of one part, or not hashed yet). */
+  partSha256: string[] | null;
   contentType: string;
   done: boolean;
   multipartUploadId: string | null;
@@ -99,6 +101,7 @@ export class UploadStore {
       size: c.size as number,
       mtimeMs: c.mtime_ms as number,
       sha256: c.sha256 as string | null,
+      partSha256: c.part_sha256 === null ? null : (JSON.parse(c.part_sha256 as string) as string[]),
       contentType: c.content_type as string,
       done: c.done === 1,
       multipartUploadId: c.multipart_upload_id as string | null,
@@ -165,10 +168,10 @@ export class UploadStore {
       .run(error ?? null, Date.now(), id, owner.token);
   }
 
-  setSha256(id: string, component: string, sha256: string): void {
+  setSha256(id: string, component: string, sha256: string, partSha256: string[] | null): void {
     this.#db
-      .prepare('UPDATE components SET sha256 = ? WHERE upload_id = ? AND name = ?')
-      .run(sha256, id, component);
+      .prepare('UPDATE components SET sha256 = ?, part_sha256 = ? WHERE upload_id = ? AND name = ?')
+      .run(sha256, partSha256 && JSON.stringify(partSha256), id, component);
   }
 
   /** The asset exists on the server: remember its id and the multipart uploads it started, and start moving bytes. */

@@ -11,6 +11,8 @@ export interface ComponentRow {
   storage_key: string;
   upload_id: string | null;
   part_size: number | null;
+  /** The declared sha256 (hex) of each part, when the store verifies the parts against them. */
+  part_sha256: string[] | null;
 }
 
 export interface AssetRow {
@@ -32,7 +34,8 @@ export interface AssetRow {
 const COLUMNS = `a.id, a.organization_id, a.owner_user_id, a.experiment_id, a.run_id, a.kind, a.name, a.state, a.metadata,
   a.inline, a.created_at, a.finalized_at,
   COALESCE((SELECT json_agg(json_build_object('name', c.name, 'size', c.size::float8, 'content_type', c.content_type,
-      'sha256', c.sha256, 'storage_key', c.storage_key, 'upload_id', c.upload_id, 'part_size', c.part_size::float8) ORDER BY c.name)
+      'sha256', c.sha256, 'storage_key', c.storage_key, 'upload_id', c.upload_id, 'part_size', c.part_size::float8,
+      'part_sha256', c.part_sha256) ORDER BY c.name)
     FROM asset_components c WHERE c.asset_id = a.id), '[]'::json) AS components`;
 
 /** Assets the caller may see: the tenancy rule of experiments, and for a worker key only its own run's assets. */
@@ -53,7 +56,7 @@ export async function insertAsset(
     metadata: object;
     inline: boolean;
   },
-  components: Array<Omit<ComponentRow, 'upload_id' | 'part_size'> & { part_size: number | null }>,
+  components: Array<Omit<ComponentRow, 'upload_id'>>,
 ): Promise<void> {
   await tx.query(
     `INSERT INTO assets (id, organization_id, owner_user_id, experiment_id, run_id, kind, name, metadata, inline)
@@ -62,23 +65,26 @@ export async function insertAsset(
   );
   for (const c of components) {
     await tx.query(
-      `INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key, part_size) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [a.id, c.name, c.size, c.content_type, c.sha256, c.storage_key, c.part_size],
+      `INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key, part_size, part_sha256)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [a.id, c.name, c.size, c.content_type, c.sha256, c.storage_key, c.part_size, c.part_sha256],
     );
   }
 }
 
-/** Records a started multipart upload; the store may have chosen a larger part size than asked for. */
+/**
+ * Records a started multipart upload; the store may have chosen a larger part size than asked for, and part
+ * checksums are kept only when the store took them (null otherwise).
+ */
 export async function setUploadId(
   db: Queryable,
   assetId: string,
   name: string,
-  uploadId: string,
-  partSize: number,
+  upload: { uploadId: string; partSize: number; partSha256: string[] | null },
 ): Promise<void> {
   await db.query(
-    'UPDATE asset_components SET upload_id = $3, part_size = $4 WHERE asset_id = $1 AND name = $2',
-    [assetId, name, uploadId, partSize],
+    'UPDATE asset_components SET upload_id = $3, part_size = $4, part_sha256 = $5 WHERE asset_id = $1 AND name = $2',
+    [assetId, name, upload.uploadId, upload.partSize, upload.partSha256],
   );
 }
 

@@ -41,6 +41,8 @@ export interface ComponentDeclaration {
   size: number;
   content_type?: string;
   sha256?: string;
+  part_size?: number;
+  part_sha256?: string[];
 }
 
 export interface CreateAssetInput {
@@ -145,14 +147,13 @@ async function createPresigned(
     throw badRequest('duplicate_component', 'component names must be unique');
   const where = await placement(deps, principal, input);
   const id = randomUUID();
-  const { multipartThresholdBytes, multipartPartBytes } = deps.config.storage;
   const components = declared.map((c) => ({
     name: c.name,
     size: c.size,
     content_type: c.content_type ?? 'application/octet-stream',
     sha256: c.sha256?.toLowerCase() ?? null,
     storage_key: storageKey(id, c.name),
-    part_size: c.size > multipartThresholdBytes ? multipartPartBytes : null,
+    ...partLayout(deps, c),
   }));
   await deps.db.transaction((tx) =>
     repo.insertAsset(
@@ -166,12 +167,36 @@ async function createPresigned(
   return { ...toApi(asset), uploads };
 }
 
+/**
+ * Whether a component goes in parts, and which. A client that declares part checksums chose its layout, and the
+ * store can verify each part on upload only in that layout: it is taken whenever it makes at least two parts
+ * (a store that cannot keep it drops the checksums at start). Otherwise components above the threshold go in
+ * the configured part size.
+ */
+function partLayout(deps: AssetDeps, c: ComponentDeclaration) {
+  const { multipartThresholdBytes, multipartPartBytes } = deps.config.storage;
+  if (c.part_sha256 !== undefined || c.part_size !== undefined) {
+    if (c.part_sha256 === undefined || c.part_size === undefined || c.sha256 === undefined)
+      throw badRequest('invalid_part_checksums', 'part_size and part_sha256 come together, with sha256');
+    if (c.part_sha256.length !== Math.ceil(c.size / c.part_size))
+      throw badRequest(
+        'invalid_part_checksums',
+        `component ${c.name}: ${c.size} bytes in parts of ${c.part_size} make ${Math.ceil(c.size / c.part_size)} parts; ${c.part_sha256.length} checksums were given`,
+      );
+    return { part_size: c.part_size, part_sha256: c.part_sha256.map((h) => h.toLowerCase()) };
+  }
+  return { part_size: c.size > multipartThresholdBytes ? multipartPartBytes : null, part_sha256: null };
+}
+
 /** Upload URLs keyed by component name; multipart components start (or, on re-presign, continue) their upload. */
 async function presignUploads(
   deps: AssetDeps,
   assetId: string,
   components: Array<
-    Pick<repo.ComponentRow, 'name' | 'size' | 'content_type' | 'storage_key' | 'part_size'> & {
+    Pick<
+      repo.ComponentRow,
+      'name' | 'size' | 'content_type' | 'sha256' | 'storage_key' | 'part_size' | 'part_sha256'
+    > & {
       upload_id?: string | null;
     }
   >,
@@ -186,15 +211,21 @@ async function presignUploads(
         size: c.size,
         contentType: c.content_type,
         expiresInS: ttl,
+        sha256: c.sha256,
       });
     } else if (!c.upload_id) {
-      const mp = await deps.storage.startMultipart(uploadKey(c.storage_key), {
+      const { part_sha256: partSha256, ...mp } = await deps.storage.startMultipart(uploadKey(c.storage_key), {
         size: c.size,
         contentType: c.content_type,
         partSize: c.part_size,
         expiresInS: ttl,
+        partSha256: c.part_sha256,
       });
-      await repo.setUploadId(deps.db, assetId, c.name, mp.upload_id, mp.part_size);
+      await repo.setUploadId(deps.db, assetId, c.name, {
+        uploadId: mp.upload_id,
+        partSize: mp.part_size,
+        partSha256,
+      });
       uploads[c.name] = { multipart: true, ...mp };
     } else {
       const count = Math.max(1, Math.ceil(c.size / c.part_size));
@@ -203,6 +234,7 @@ async function presignUploads(
         partSize: c.part_size,
         partNumbers: Array.from({ length: count }, (_, i) => i + 1),
         expiresInS: ttl,
+        partSha256: c.part_sha256,
       });
       uploads[c.name] = { multipart: true, upload_id: c.upload_id, part_size: c.part_size, parts };
     }
@@ -230,6 +262,7 @@ async function createInline(deps: AssetDeps, principal: Principal, input: Create
     sha256: createHash('sha256').update(body).digest('hex'),
     storage_key: storageKey(id, 'content'),
     part_size: null,
+    part_sha256: null,
   };
   // Bytes first: a record is never ready without its content behind it.
   await deps.storage.putObject(component.storage_key, body, contentType);
@@ -291,7 +324,11 @@ export async function finalizeAsset(
         { component: c.name, declared: c.size, stored: stored.size },
       );
     }
-    if (c.sha256) {
+    // The store vouches when it verified the declared checksums on upload; otherwise every byte is read again.
+    if (
+      c.sha256 &&
+      !(await deps.storage.vouches(c.storage_key, { sha256: c.sha256, partSha256: c.part_sha256 }))
+    ) {
       const actual = await deps.storage.sha256(c.storage_key);
       if (actual !== c.sha256)
         throw conflict(
@@ -333,7 +370,11 @@ async function moveUpload(deps: AssetDeps, c: repo.ComponentRow): Promise<void> 
   const from = uploadKey(c.storage_key);
   if (c.upload_id) {
     try {
-      await deps.storage.completeMultipart(from, c.upload_id, { size: c.size, partSize: c.part_size! });
+      await deps.storage.completeMultipart(from, c.upload_id, {
+        size: c.size,
+        partSize: c.part_size!,
+        partSha256: c.part_sha256,
+      });
     } catch (err) {
       if ((await deps.storage.head(c.storage_key))?.size !== c.size) throw componentError(err, c.name);
     }
@@ -348,6 +389,8 @@ function componentError(err: unknown, component: string): AppError {
       component,
       ...(e.details as object),
     });
+  if (e.code === 'checksum_mismatch')
+    return conflict('component_checksum_mismatch', `component ${component}: ${e.message}`, { component });
   throw err;
 }
 

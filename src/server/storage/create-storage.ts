@@ -12,7 +12,11 @@ import type { LocalStorageConfig, StorageConfig } from './storage-config.ts';
  */
 export async function createObjectStorage(
   config: StorageConfig,
-  o: { publicUrl?: () => string } = {},
+  o: {
+    publicUrl?: () => string;
+    /** Told what the S3 checksum probe found (the service logs it). */
+    onChecksumProbe?: (verifies: boolean, detail: string) => void;
+  } = {},
 ): Promise<LocalStorage | S3Storage> {
   if (config.kind === 's3') {
     return new S3Storage({
@@ -21,6 +25,8 @@ export async function createObjectStorage(
       endpoint: config.endpoint,
       forcePathStyle: config.forcePathStyle,
       credentials: config.credentials,
+      checksums: config.checksums,
+      ...(o.onChecksumProbe ? { onChecksumProbe: o.onChecksumProbe } : {}),
     });
   }
   const secret = config.secret !== undefined ? Buffer.from(config.secret) : await persistentSecret(config);

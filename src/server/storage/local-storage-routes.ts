@@ -40,14 +40,15 @@ export function localStorageRoutes(
           );
         }
         await o.assertWritable?.(key);
-        let target = storage.objectPath(key);
+        // The iterator must not destroy the request on error, or the socket dies before the 400 is sent.
+        const body = request.raw.iterator({ destroyOnReturn: false });
         if (grant.uploadId !== undefined && grant.part !== undefined) {
           if (!(await storage.uploadExists(key, grant.uploadId)))
             throw new AppError(404, 'upload_not_found', 'the multipart upload is complete or unknown');
-          target = storage.partPath(key, grant.uploadId, grant.part);
+          await storage.writeAtomically(storage.partPath(key, grant.uploadId, grant.part), body, grant.size);
+        } else {
+          await storage.writeObject(key, body, grant.size);
         }
-        // The iterator must not destroy the request on error, or the socket dies before the 400 is sent.
-        await storage.writeAtomically(target, request.raw.iterator({ destroyOnReturn: false }), grant.size);
         return reply.status(200).send();
       } catch (error) {
         // Whatever the client still sends is not read: answer, then drop the connection.

@@ -1,8 +1,19 @@
 import type { PresignedRequest } from '@assay/contract';
 import { createHash, randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
-import { syncDir, writeFileAtomically } from './atomic-write.ts';
+import { fileIdentity, syncDir, writeFileAtomically } from './atomic-write.ts';
 import {
   type MultipartUpload,
   type ObjectStorage,
@@ -60,6 +71,7 @@ export class LocalStorage implements ObjectStorage {
     const storage = new LocalStorage(o);
     const tmp = path.join(storage.dir, '.tmp');
     await mkdir(tmp, { recursive: true, mode: 0o700 });
+    await mkdir(path.join(storage.dir, '.digests'), { recursive: true, mode: 0o700 });
     for (const name of await readdir(tmp)) {
       const file = path.join(tmp, name);
       const info = await stat(file).catch(() => undefined);
@@ -70,7 +82,8 @@ export class LocalStorage implements ObjectStorage {
 
   async presignPut(
     key: string,
-    o: { size: number; contentType: string; expiresInS: number },
+    // The PUT hashes what it writes whatever was declared: `vouches` compares at finalize.
+    o: { size: number; contentType: string; expiresInS: number; sha256?: string | null },
   ): Promise<PresignedRequest> {
     assertValidKey(key);
     assertSize(o.size);
@@ -94,6 +107,8 @@ export class LocalStorage implements ObjectStorage {
     return {
       upload_id: uploadId,
       part_size: partSize,
+      // Completion hashes the whole object as it joins the parts: part checksums add nothing here.
+      part_sha256: null,
       parts: this.#partRequests(key, uploadId, o.size, partSize, all, o.expiresInS),
     };
   }
@@ -147,7 +162,7 @@ export class LocalStorage implements ObjectStorage {
       for (const n of numbers)
         yield* (await open(partPath(n), 'r')).createReadStream() as AsyncIterable<Buffer>;
     }
-    await this.writeAtomically(this.objectPath(key), parts(), size);
+    await this.writeObject(key, parts(), size);
     const dir = this.uploadDir(key, uploadId);
     await rm(dir, { recursive: true, force: true });
     await rmdir(path.dirname(dir)).catch(() => undefined); // other uploads of the key may still be there
@@ -169,6 +184,17 @@ export class LocalStorage implements ObjectStorage {
     const hash = createHash('sha256');
     for await (const chunk of fh.createReadStream()) hash.update(chunk as Buffer);
     return hash.digest('hex');
+  }
+
+  async vouches(key: string, c: { sha256: string }): Promise<boolean> {
+    assertValidKey(key);
+    const recorded = await readFile(this.digestPath(key), 'utf8').then(
+      (text) => JSON.parse(text) as { sha256: string; identity: string },
+      () => undefined,
+    );
+    if (recorded?.sha256 !== c.sha256) return false;
+    // The digest holds for the file it was taken of: a later write (a new file) or a lost rename shows here.
+    return (await fileIdentity(this.objectPath(key)).catch(() => undefined)) === recorded.identity;
   }
 
   async presignGet(key: string, o: { expiresInS: number; filename?: string }): Promise<PresignedRequest> {
@@ -193,6 +219,10 @@ export class LocalStorage implements ObjectStorage {
       if (isMissing(error)) throw new StorageError('not_found', 'object not found');
       throw error;
     }
+    // The digest follows the file; it still names the file's identity, so it holds only if this rename did.
+    await rename(this.digestPath(from), this.digestPath(to)).catch((error: unknown) => {
+      if (!isMissing(error)) throw error;
+    });
     await syncDir(path.dirname(target));
     await rmdir(path.dirname(this.objectPath(from))).catch(() => undefined); // other components may remain
   }
@@ -257,13 +287,33 @@ export class LocalStorage implements ObjectStorage {
     throw new StorageError('not_found', 'object not found');
   }
 
+  /** Where the sha256 of an object's bytes, taken as they were written, is kept (with the file's identity). */
+  digestPath(key: string): string {
+    return path.join(this.dir, '.digests', createHash('sha256').update(key).digest('hex'));
+  }
+
+  /** Writes an object like `writeAtomically`, hashing the bytes on the way: finalize then need not read them again. */
+  async writeObject(
+    key: string,
+    source: Iterable<Buffer> | AsyncIterable<Buffer>,
+    size: number,
+  ): Promise<void> {
+    const digest = this.digestPath(key);
+    await this.writeAtomically(this.objectPath(key), source, size, async (written) => {
+      const tmp = `${digest}.${randomBytes(6).toString('hex')}`;
+      await writeFile(tmp, JSON.stringify(written), { mode: 0o600 });
+      await rename(tmp, digest);
+    });
+  }
+
   /** Streams exactly `size` bytes to `target` through a temp file in `<dir>/.tmp` (same filesystem, so the rename is atomic). */
   async writeAtomically(
     target: string,
     source: Iterable<Buffer> | AsyncIterable<Buffer>,
     size: number,
+    onWritten?: Parameters<typeof writeFileAtomically>[4],
   ): Promise<void> {
-    await writeFileAtomically(path.join(this.dir, '.tmp'), target, source, size);
+    await writeFileAtomically(path.join(this.dir, '.tmp'), target, source, size, onWritten);
   }
 
   #partRequests(

@@ -8,6 +8,8 @@ import { AppError } from '../http/errors.ts';
 export interface MultipartUpload {
   upload_id: string;
   part_size: number;
+  /** The part checksums the store verifies this upload's parts against; null when it does not (or none were given). */
+  part_sha256: string[] | null;
   parts: Array<{ part_number: number; size: number } & PresignedRequest>;
 }
 
@@ -15,28 +17,59 @@ export interface StoredObject {
   size: number;
 }
 
-/** Where component bytes live; keys are `assets/<uuid>/<component name>`, made by the caller and checked by `assertValidKey`. */
+/**
+ * Where component bytes live; keys are `assets/<uuid>/<component name>`, made by the caller and checked by `assertValidKey`.
+ * Checksums (`sha256`, `partSha256`) are hex sha256 digests the uploader declared; a store that verifies them refuses
+ * other bytes on upload, so finalize can ask `vouches` instead of reading every byte again.
+ */
 export interface ObjectStorage {
   readonly kind: 'local' | 's3';
   presignPut(
     key: string,
-    o: { size: number; contentType: string; expiresInS: number },
+    o: { size: number; contentType: string; expiresInS: number; sha256?: string | null },
   ): Promise<PresignedRequest>;
+  /** `partSha256`, one per part of `partSize`, is taken only when the store keeps that layout and verifies checksums. */
   startMultipart(
     key: string,
-    o: { size: number; contentType: string; partSize: number; expiresInS: number },
+    o: {
+      size: number;
+      contentType: string;
+      partSize: number;
+      expiresInS: number;
+      partSha256?: string[] | null;
+    },
   ): Promise<MultipartUpload>;
   /** Fresh URLs for parts of an upload in progress (a resumed client whose URLs expired). */
   presignParts(
     key: string,
     uploadId: string,
-    o: { size: number; partSize: number; partNumbers: number[]; expiresInS: number },
+    o: {
+      size: number;
+      partSize: number;
+      partNumbers: number[];
+      expiresInS: number;
+      partSha256?: string[] | null;
+    },
   ): Promise<MultipartUpload['parts']>;
-  /** Completes from the parts the store holds (the client reports no ETags); throws StorageError('incomplete_upload') naming missing parts. Idempotent once complete. */
-  completeMultipart(key: string, uploadId: string, o: { size: number; partSize: number }): Promise<void>;
+  /**
+   * Completes from the parts the store holds (the client reports no ETags); throws StorageError('incomplete_upload')
+   * naming missing parts, or StorageError('checksum_mismatch') when a part differs from `partSha256`. Idempotent
+   * once complete.
+   */
+  completeMultipart(
+    key: string,
+    uploadId: string,
+    o: { size: number; partSize: number; partSha256?: string[] | null },
+  ): Promise<void>;
   head(key: string): Promise<StoredObject | undefined>;
   /** Streams the object through SHA-256 (hex); for finalize's checksum check. Throws StorageError('not_found'). */
   sha256(key: string): Promise<string>;
+  /**
+   * True when the store itself guarantees, without anyone reading the bytes again, that `key` holds bytes with
+   * this sha256 (or these part checksums): it verified them on upload. False when it cannot say; then the caller
+   * reads the object through `sha256`.
+   */
+  vouches(key: string, c: { sha256: string; partSha256: string[] | null }): Promise<boolean>;
   presignGet(key: string, o: { expiresInS: number; filename?: string }): Promise<PresignedRequest>;
   /**
    * Moves `from` to `to`, overwriting it: afterwards `to` holds exactly the bytes `from` held and `from` is gone.
@@ -59,12 +92,14 @@ export class StorageUnavailable extends Error {
   override name = 'StorageUnavailable';
 }
 
-export type StorageErrorCode = 'invalid_key' | 'invalid_argument' | 'incomplete_upload' | 'not_found';
+export type StorageErrorCode =
+  'invalid_key' | 'invalid_argument' | 'incomplete_upload' | 'checksum_mismatch' | 'not_found';
 
 const STATUS: Record<StorageErrorCode, number> = {
   invalid_key: 400,
   invalid_argument: 400,
   incomplete_upload: 409,
+  checksum_mismatch: 409,
   not_found: 404,
 };
 

@@ -33,6 +33,8 @@ export interface S3StorageConfig extends CommonStorageConfig {
   readonly forcePathStyle: boolean;
   /** Undefined: the AWS default credential chain (environment, profile, instance role). */
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
+  /** Whether the store's sha256 checks may replace finalize's read (`auto`: when a probe shows it verifies). */
+  readonly checksums: 'auto' | 'off';
 }
 
 export type StorageConfig = LocalStorageConfig | S3StorageConfig;
@@ -92,5 +94,6 @@ function s3Settings(env: Env): Omit<S3StorageConfig, keyof CommonStorageConfig> 
     endpoint: readSetting(env, 'S3_ENDPOINT'),
     forcePathStyle: readSetting(env, 'S3_FORCE_PATH_STYLE'),
     credentials: accessKeyId && secretAccessKey ? Object.freeze({ accessKeyId, secretAccessKey }) : undefined,
+    checksums: readSetting(env, 'ASSAY_S3_CHECKSUMS') === 'off' ? 'off' : 'auto',
   };
 }
