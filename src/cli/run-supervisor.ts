@@ -35,6 +35,9 @@ export async function supervise(
   command: readonly string[],
   options: SuperviseOptions,
 ): Promise<number> {
+  // The probes (python, git, nvidia-smi) take a while, a pyenv shim alone hundreds of ms: they run while the
+  // config is read. They never reject.
+  const snapshot = environmentSnapshot(command);
   // The instance may boot while its service replica restarts: the first calls wait for it, like the last one.
   const config = await untilReachable('read the run’s config', () => run.config());
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'assay-run-'));
@@ -44,7 +47,7 @@ export async function supervise(
     const metricsFile = path.join(workDir, 'metrics.jsonl');
     await writeFile(metricsFile, '', { mode: 0o600 });
     await mkdir(options.outputsDir, { recursive: true });
-    const environment = await environmentSnapshot(command);
+    const environment = await snapshot;
     await untilReachable(
       'start the run',
       () => run.start(environment),
