@@ -14,7 +14,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { runChangedSignal } from './definitions.ts';
+import { runChangedSignal, runSearchAttributes, workflowMemo } from './definitions.ts';
 import { isTerminalRunState, type FailureReason } from '@assay/contract';
 import type { ManagedRunInput, ManagedRunResult, RunSnapshot, WatchOutcome } from './saga-types.ts';
 
@@ -178,9 +178,13 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
     const left = input.recoveriesLeft ?? settings.maxRecoveries;
     if (left <= 0) return result;
     const next = await service.createRecoveryRun(runId);
+    const labels = input.labels;
     const recoveredBy = await executeChild(managedRun, {
       workflowId: next.workflowId,
-      args: [{ ...next, settings, recoveriesLeft: left - 1 }],
+      args: [{ ...next, settings, recoveriesLeft: left - 1, ...(labels ? { labels } : {}) }],
+      ...(labels
+        ? { typedSearchAttributes: runSearchAttributes(next, labels), memo: workflowMemo(labels) }
+        : {}),
       // A terminated parent must still let the child compensate.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     });

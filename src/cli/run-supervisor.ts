@@ -98,13 +98,15 @@ async function watch(
   const ref = { experimentId: run.experimentId, n: run.n, r: run.r };
   const outputs = new OutputsWatcher(
     options.outputsDir,
-    (file, name) =>
-      client.uploadAsync({
+    async (file, name) => {
+      await client.prepareUploads();
+      return client.uploadAsync({
         kind: assetKindOf(name),
         name,
         run: ref,
         files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }],
-      }),
+      });
+    },
     {
       stableMs: STABLE_MS,
       pollMs: POLL_MS,
@@ -113,6 +115,9 @@ async function watch(
           `assay: uploaded ${name} (${formatBytes(Object.values(asset.components).reduce((s, c) => s + c.size, 0))})`,
         ),
       onFailed: (name, error) => log(`upload of ${name} failed: ${errorLine(error)}`),
+      // Loaded in the background from the first output on: a load inside the upload call would hold up the
+      // heartbeats while it runs.
+      onChange: () => void client.prepareUploads(),
     },
   );
   const existing = await outputs.baseline();

@@ -19,8 +19,9 @@ import type { UploadHandle, Uploader, UploadParams } from './uploads/uploader.ts
 // uploadAsync still registers the files in the recovery store before it returns. Beside this file's own kind:
 // the sources under Node's type stripping, the built .js in an installed package.
 const requireHere = createRequire(import.meta.url);
-const loadUploader = (): typeof import('./uploads/uploader.ts') =>
-  requireHere(`./uploads/uploader${path.extname(import.meta.filename)}`);
+const uploaderModule = `./uploads/uploader${path.extname(import.meta.filename)}`;
+const loadUploader = (): typeof import('./uploads/uploader.ts') => requireHere(uploaderModule);
+let preparing: Promise<unknown> | undefined;
 
 // fromFile resolves settings its own way and hands them to the constructor under a key callers cannot write.
 const PRESET = Symbol('preset settings');
@@ -89,6 +90,15 @@ export class Client extends ApiClient {
   /** Continues the uploads a previous process left incomplete (re-presigning expired URLs). */
   resumeUploads(): Promise<UploadHandle[]> {
     return this.#uploads().resume();
+  }
+
+  /**
+   * Loads the upload code in the background, without blocking the event loop as the first upload's own
+   * (synchronous) load would; later uploads find it loaded. Optional: uploads work without it.
+   */
+  async prepareUploads(): Promise<void> {
+    preparing ??= import(uploaderModule).catch(() => undefined);
+    await preparing;
   }
 
   /** Resolves when this process's uploads for the run are done; raises UploadError naming any that failed. */
