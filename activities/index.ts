@@ -60,6 +60,17 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     return snapshot((await orchestrated(() => api.getRun(runId))).run);
   }
 
+  async function outputsOf(input: { runId: string; timeoutMs: number; pollMs: number }) {
+    const context = Context.current();
+    const deadline = Date.now() + input.timeoutMs;
+    for (;;) {
+      const { items } = await orchestrated(() => api.listRunAssets(input.runId));
+      const pending = items.filter((a) => a.state !== 'ready').length;
+      if (pending === 0 || Date.now() >= deadline) return { ready: items.length - pending, pending };
+      await context.sleep(Math.min(input.pollMs, Math.max(0, deadline - Date.now())));
+    }
+  }
+
   return {
     readRun,
 
@@ -196,21 +207,42 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     },
 
     /** Waits (bounded) until every asset of the run is ready; the runner may still be finalizing uploads. */
-    async collectOutputs(input: {
+    collectOutputs(input: {
       runId: string;
       timeoutMs: number;
       pollMs: number;
     }): Promise<{ ready: number; pending: number }> {
-      const context = Context.current();
-      const deadline = Date.now() + input.timeoutMs;
       // Polls may be spaced wider than the heartbeat timeout: the ticker keeps the heartbeats coming.
+      return beating(() => outputsOf(input));
+    },
+
+    /**
+     * The saga's ending in one step (one activity instead of four keeps a run's history short): outputs, then
+     * the instance, then the key, since the runner may still be finishing uploads with that key; a run that is
+     * not terminal by then is failed `abandoned`. Every step is idempotent, so a retry repeats them harmlessly.
+     */
+    concludeRun(input: {
+      runId: string;
+      workflowId: string;
+      outputsTimeoutMs: number;
+      pollMs: number;
+    }): Promise<{ outputs: { ready: number; pending: number }; run: RunSnapshot }> {
       return beating(async () => {
-        for (;;) {
-          const { items } = await orchestrated(() => api.listRunAssets(input.runId));
-          const pending = items.filter((a) => a.state !== 'ready').length;
-          if (pending === 0 || Date.now() >= deadline) return { ready: items.length - pending, pending };
-          await context.sleep(Math.min(input.pollMs, Math.max(0, deadline - Date.now())));
-        }
+        const outputs = await outputsOf({
+          runId: input.runId,
+          timeoutMs: input.outputsTimeoutMs,
+          pollMs: input.pollMs,
+        });
+        await provider.terminate(input.workflowId);
+        await orchestrated(() => api.revokeWorkerKeys(input.runId));
+        let run = await readRun(input.runId);
+        if (!isTerminalRunState(run.state))
+          run = snapshot(
+            await orchestrated(() =>
+              api.failRun(input.runId, 'abandoned', 'the managed run ended before its runner did'),
+            ),
+          );
+        return { outputs, run };
       });
     },
   };

@@ -1,126 +1,241 @@
-// Managed runs at scale: a sweep of 200 trivial runs on the `local` provider, concurrency 16, on a Temporal dev
-// server; wall time, orchestration overhead per run and history events per run, against a same-run baseline
-// (workflows of six no-op activities). `node bench/managed-runs.ts [--runs 200] [--concurrency 16]`
-import { writeFile, mkdir } from 'node:fs/promises';
+// Managed runs at scale, on the `local` provider and a Temporal dev server, each figure beside a baseline measured
+// in the same run:
+// - a sweep of 200 trivial runs (`true`), concurrency 16: wall time, runs/s, orchestration overhead per run and
+//   history events per run, against workflows of six no-op activities;
+// - a sweep of 8 × `sleep 1`, concurrency 4, create → done, with production saga timings, against its ideal
+//   (two waves of 1 s);
+// - `assay run`'s start-up: instance spawned → run started as the service saw it, and `assay run -- true`'s whole
+//   lifecycle against `node -e 0`.
+// `node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]` (--sweep: the small sweep
+// and the start-up only, printed and not written)
+import { execFile } from 'node:child_process';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
 import { stringify } from 'yaml';
-import { startOrchestration } from '../test/support/orchestration.ts';
+import { orchestratorConfig } from '../src/orchestrator/orchestrator-config.ts';
+import { startOrchestration, startTemporal, type Orchestration } from '../test/support/orchestration.ts';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '200' },
     concurrency: { type: 'string', default: '16' },
     baseline: { type: 'string', default: '64' },
+    rounds: { type: 'string', default: '3' },
+    sweep: { type: 'boolean', default: false },
   },
 });
 const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const baselineCount = Number(values.baseline);
+const rounds = Number(values.rounds);
+const sweepOnly = values.sweep;
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 
-// Production timings except the poll: 1 s instead of 5 s, so a trivial run is not dominated by waiting for a poll.
-const world = await startOrchestration({
-  saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },
-});
-try {
-  // --- Baseline: six no-op activities per workflow, same server, same concurrency. ---
-  const baselineQueue = `${world.taskQueue}-baseline`;
-  const connection = await NativeConnection.connect({ address: world.env.address });
-  const baselineWorker = await Worker.create({
-    connection,
-    taskQueue: baselineQueue,
-    workflowBundle: await bundleWorkflowCode({
-      workflowsPath: path.join(import.meta.dirname, 'support/baseline-workflows.ts'),
-      logger: quiet,
-    }),
-    activities: { nothing: async () => undefined },
-  });
-  const baselineRun = baselineWorker.run();
-  const baselineLatencies: number[] = [];
-  const baselineStart = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < baselineCount) {
-        const i = next++;
-        const t0 = performance.now();
-        await world.env.client.workflow.execute('sixNoOps', {
-          taskQueue: baselineQueue,
-          workflowId: `baseline-${i}-${Date.now()}`,
-        });
-        baselineLatencies.push(performance.now() - t0);
-      }
-    }),
+/** Instance spawned (the local provider's record) → run started (the service's clock, same machine), per run. */
+async function runnerStartups(world: Orchestration, started: Map<string, string>): Promise<number[]> {
+  const state = JSON.parse(
+    await readFile(path.join(world.stateDir, 'local-instances.json'), 'utf8'),
+  ) as Record<string, { startedAt: string }>;
+  return [...started].flatMap(([workflowId, startedAt]) =>
+    state[workflowId] ? [Date.parse(startedAt) - Date.parse(state[workflowId].startedAt)] : [],
   );
-  const baselineWall = performance.now() - baselineStart;
-  baselineWorker.shutdown();
-  await baselineRun;
-  await connection.close();
+}
 
-  // --- The sweep. ---
-  await world.startWorker();
+async function sweepOf(world: Orchestration, command: string, count: number, lanes: number) {
   const user = await world.svc.createUser();
   const api = world.svc.as(user.key);
   const experiment = await api.post('/experiments', { name: 'bench sweep', organization_id: 'personal' });
-  const list = Array.from({ length: runs }, (_, i) => ({ seed: i }));
   const t0 = performance.now();
   const sweep = await api.post(`/experiments/${experiment.body.id}/sweeps`, {
-    base_yaml: stringify({ seed: 0, launch: { command: 'true' } }),
-    list,
-    concurrency,
+    base_yaml: stringify({ seed: 0, launch: { command } }),
+    list: Array.from({ length: count }, (_, i) => ({ seed: i })),
+    concurrency: lanes,
   });
   if (sweep.status !== 202) throw new Error(`sweep: ${sweep.status} ${JSON.stringify(sweep.body)}`);
   const summary = await world.env.client.workflow.getHandle(sweep.body.workflow_id).result();
   const wallMs = performance.now() - t0;
-
-  // Per run: the saga's span (workflow start → close) minus the command's span as the service saw it (start → end).
   const overheads: number[] = [];
   const commandMs: number[] = [];
   const events: number[] = [];
+  const started = new Map<string, string>();
   for (const run of sweep.body.runs) {
-    const handle = world.env.client.workflow.getHandle(run.workflow_id);
-    const description = await handle.describe();
+    const description = await world.env.client.workflow.getHandle(run.workflow_id).describe();
     const detail = (await api.get(`/experiments/${experiment.body.id}/variations/${run.n}/runs/${run.r}`))
       .body;
+    // The saga's span (workflow start → close) minus the command's span as the service saw it (start → end).
     const sagaMs = description.closeTime!.getTime() - description.startTime.getTime();
     const ranMs = Date.parse(detail.ended_at) - Date.parse(detail.started_at);
     commandMs.push(ranMs);
     overheads.push(sagaMs - ranMs);
     events.push(description.historyLength);
+    started.set(run.workflow_id, detail.started_at);
   }
   const sweepEvents = (await world.env.client.workflow.getHandle(sweep.body.workflow_id).describe())
     .historyLength;
+  return {
+    summary,
+    wallMs,
+    overheads,
+    commandMs,
+    events,
+    sweepEvents,
+    startups: await runnerStartups(world, started),
+  };
+}
 
-  const lines = [
-    `## Managed runs (\`node bench/managed-runs.ts --runs ${runs} --concurrency ${concurrency}\`)`,
-    '',
-    `Machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? ''}; ${new Date().toISOString().slice(0, 10)}; Temporal CLI dev server, worker in the benchmark's process, \`local\` provider, command \`true\` under \`assay run\`.`,
-    '',
-    '| Figure | Value |',
-    '|---|---|',
-    `| Sweep of ${runs} runs, concurrency ${concurrency}: outcome | ${summary.succeeded} succeeded, ${summary.failed} failed |`,
-    `| Wall time | ${(wallMs / 1000).toFixed(1)} s (${(runs / (wallMs / 1000)).toFixed(2)} runs/s) |`,
-    `| Runner's own span per run (start → succeed, as the service saw it) | mean ${mean(commandMs).toFixed(0)} ms |`,
-    `| Orchestration overhead per run (saga span − runner span) | p50 ${pct(overheads, 50).toFixed(0)} ms, p95 ${pct(overheads, 95).toFixed(0)} ms, mean ${mean(overheads).toFixed(0)} ms |`,
-    `| History events per run | p50 ${pct(events, 50)}, max ${Math.max(...events)}; the sweep itself ${sweepEvents} |`,
-    `| Baseline: workflow of six no-op activities, ${baselineCount} at concurrency ${concurrency} | p50 ${pct(baselineLatencies, 50).toFixed(0)} ms, ${(baselineCount / (baselineWall / 1000)).toFixed(1)} workflows/s |`,
-    `| Ratio: overhead per run / baseline workflow (p50) | ${(pct(overheads, 50) / pct(baselineLatencies, 50)).toFixed(1)}× |`,
-    '',
-    'The overhead includes spawning the instance (a Node process running `assay run`), the runner reading its config, and up to one watch poll (1 s here) after the run ends.',
-    '',
-  ];
-  const text = lines.join('\n');
-  process.stdout.write(`${text}\n`);
+/** Median wall time of `argv` over `times` sequential runs. */
+async function medianWall(argv: string[], env: NodeJS.ProcessEnv, times: number): Promise<number> {
+  const walls: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const t0 = performance.now();
+    await promisify(execFile)(argv[0]!, argv.slice(1), { env, cwd: os.tmpdir() });
+    walls.push(performance.now() - t0);
+  }
+  return pct(walls, 50);
+}
+
+/** `assay run -- true` as a researcher runs it (creates a run, config, start, succeed) against `node -e 0`. */
+async function assayRunWall(world: Orchestration) {
+  const user = await world.svc.createUser();
+  const api = world.svc.as(user.key);
+  const experiment = await api.post('/experiments', { name: 'bench startup', organization_id: 'personal' });
+  const variation = await api.post(`/experiments/${experiment.body.id}/variations`, {
+    config_yaml: stringify({ seed: 0 }),
+  });
+  await api.post(`/experiments/${experiment.body.id}/commit`);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: os.tmpdir(),
+    SERVICE_SERVER_URL: world.svc.url!,
+    SERVICE_API_KEY: user.key,
+  };
+  const assay = [process.execPath, path.join(repoRoot, 'bin/assay.js')];
+  const ids = ['--experiment', experiment.body.id, '--variation', String(variation.body.n)];
+  return {
+    nodeMs: await medianWall([process.execPath, '-e', '0'], env, 7),
+    runMs: await medianWall([...assay, 'run', ...ids, '--', 'true'], env, 7),
+  };
+}
+
+const loadAtStart = load();
+const env = await startTemporal();
+const lines: string[] = [];
+let world: Orchestration | undefined;
+try {
+  if (!sweepOnly) {
+    // Production timings except the poll: 1 s instead of 5 s, as the first measurements of this bench were taken.
+    world = await startOrchestration({
+      env,
+      saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },
+    });
+    // --- Baseline: six no-op activities per workflow, same server, same concurrency. ---
+    const baselineQueue = `${world.taskQueue}-baseline`;
+    const connection = await NativeConnection.connect({ address: env.address });
+    const baselineWorker = await Worker.create({
+      connection,
+      taskQueue: baselineQueue,
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: path.join(import.meta.dirname, 'support/baseline-workflows.ts'),
+        logger: quiet,
+      }),
+      activities: { nothing: async () => undefined },
+    });
+    const baselineRun = baselineWorker.run();
+    const baselineLatencies: number[] = [];
+    const baselineStart = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < baselineCount) {
+          const i = next++;
+          const t0 = performance.now();
+          await env.client.workflow.execute('sixNoOps', {
+            taskQueue: baselineQueue,
+            workflowId: `baseline-${i}-${Date.now()}`,
+          });
+          baselineLatencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    const baselineWall = performance.now() - baselineStart;
+    baselineWorker.shutdown();
+    await baselineRun;
+    await connection.close();
+
+    await world.startWorker();
+    const big = await sweepOf(world, 'true', runs, concurrency);
+    await world.close();
+    world = undefined;
+    const runsPerS = runs / (big.wallMs / 1000);
+    const baselinePerS = baselineCount / (baselineWall / 1000);
+    lines.push(
+      `| Sweep of ${runs} × \`true\`, concurrency ${concurrency} (poll 1 s): outcome | ${big.summary.succeeded} succeeded, ${big.summary.failed} failed |`,
+      `| Wall time | ${(big.wallMs / 1000).toFixed(1)} s |`,
+      `| Runs/s against the baseline's workflows/s | ${runsPerS.toFixed(2)} vs ${baselinePerS.toFixed(1)} (${((100 * runsPerS) / baselinePerS).toFixed(0)} %) |`,
+      `| Runner's own span per run (start → succeed, as the service saw it) | mean ${mean(big.commandMs).toFixed(0)} ms |`,
+      `| Orchestration overhead per run (saga span − runner span) | p50 ${pct(big.overheads, 50).toFixed(0)} ms, p95 ${pct(big.overheads, 95).toFixed(0)} ms, mean ${mean(big.overheads).toFixed(0)} ms |`,
+      `| Runner start-up at concurrency ${concurrency} (instance spawned → run started) | p50 ${pct(big.startups, 50).toFixed(0)} ms, p95 ${pct(big.startups, 95).toFixed(0)} ms |`,
+      `| History events per run | p50 ${pct(big.events, 50)}, max ${Math.max(...big.events)}; the sweep itself ${big.sweepEvents} |`,
+      `| Baseline: workflow of six no-op activities, ${baselineCount} at concurrency ${concurrency} | p50 ${pct(baselineLatencies, 50).toFixed(0)} ms, ${baselinePerS.toFixed(1)} workflows/s |`,
+      `| Ratio: overhead per run / baseline workflow (p50) | ${(pct(big.overheads, 50) / pct(baselineLatencies, 50)).toFixed(1)}× |`,
+    );
+  }
+
+  // --- 8 × `sleep 1`, concurrency 4, with the production saga timings (poll 5 s). ---
+  world = await startOrchestration({ env, saga: orchestratorConfig({}).saga });
+  await world.startWorker();
+  const walls: number[] = [];
+  const overheads: number[] = [];
+  const events: number[] = [];
+  const startups: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const small = await sweepOf(world, 'sleep 1', 8, 4);
+    if (small.summary.succeeded !== 8) throw new Error(`sweep: ${JSON.stringify(small.summary)}`);
+    walls.push(small.wallMs);
+    overheads.push(...small.overheads);
+    events.push(...small.events);
+    startups.push(...small.startups);
+  }
+  const wall = await assayRunWall(world);
+  lines.push(
+    `| Sweep of 8 × \`sleep 1\`, concurrency 4 (production timings, poll 5 s), create → done, ${rounds} rounds | median ${(pct(walls, 50) / 1000).toFixed(1)} s (${walls.map((w) => (w / 1000).toFixed(1)).join(', ')}) |`,
+    `| Its ideal (two waves of 1 s) | 2.0 s (ratio ${(pct(walls, 50) / 2000).toFixed(1)}×) |`,
+    `| Its runs: orchestration overhead, runner start-up (spawned → started), history events | overhead p50 ${pct(overheads, 50).toFixed(0)} ms; start-up p50 ${pct(startups, 50).toFixed(0)} ms; events p50 ${pct(events, 50)}, max ${Math.max(...events)} |`,
+    `| \`assay run -- true\` (whole lifecycle against the service) vs \`node -e 0\`, medians of 7 | ${wall.runMs.toFixed(0)} ms vs ${wall.nodeMs.toFixed(0)} ms |`,
+  );
+} finally {
+  await world?.close();
+  await env.teardown();
+}
+
+const text = [
+  `## Managed runs (\`node bench/managed-runs.ts --runs ${runs} --concurrency ${concurrency} --rounds ${rounds}\`)`,
+  '',
+  `Machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? ''}; ${new Date().toISOString().slice(0, 10)}; load average (1/5/15 min) ${loadAtStart} at start, ${load()} at end; Temporal CLI dev server, worker in the benchmark's process, \`local\` provider, commands under \`assay run\`.`,
+  '',
+  '| Figure | Value |',
+  '|---|---|',
+  ...lines,
+  '',
+  "The overhead includes spawning the instance (a Node process running `assay run`), the runner's key exchange, config read and start, and concluding (outputs, terminating the instance, revoking the key).",
+  '',
+].join('\n');
+process.stdout.write(`${text}\n`);
+if (!sweepOnly) {
   await mkdir(path.join(import.meta.dirname, 'results'), { recursive: true });
   await writeFile(path.join(import.meta.dirname, 'results/managed-runs.md'), text);
-} finally {
-  await world.close();
 }

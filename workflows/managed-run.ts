@@ -8,14 +8,22 @@ import {
   continueAsNew,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { runChangedSignal } from './definitions.ts';
+import { runChangedSignal, runSearchAttributes, workflowMemo } from './definitions.ts';
 import { isTerminalRunState, type FailureReason } from '@assay/contract';
-import type { ManagedRunInput, ManagedRunResult, RunSnapshot } from './saga-types.ts';
+import type { ManagedRunInput, ManagedRunResult, RunSnapshot, WatchOutcome } from './saga-types.ts';
+
+/**
+ * Histories recorded before this patch poll their way through the watch and conclude in four steps; from it on,
+ * the service's signal ends the watch and concluding is one activity. Remove once no execution that started
+ * before it is open (a run's executions last at most a slice set: `slicesPerExecution` × the watch slice).
+ */
+export const SIGNAL_DRIVEN_WATCH = 'signal-driven-watch';
 
 // Short, idempotent service calls: local activities, ≈7× cheaper a step than regular ones.
 // They retry without end: a service that is down for a while delays the saga but loses nothing.
@@ -53,6 +61,7 @@ function describeError(error: unknown): string {
 export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResult> {
   const { settings, runId, workflowId } = input;
   const ref = { runId, workflowId, experimentId: input.experimentId, n: input.n, r: input.r };
+  const signalDriven = patched(SIGNAL_DRIVEN_WATCH);
   let nudged = false;
   setHandler(runChangedSignal, () => {
     nudged = true;
@@ -69,14 +78,52 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
   async function waitFor(done: (run: RunSnapshot) => boolean, timeoutMs: number, checkInstance: boolean) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      // A signal that arrives while the reads run must still count: reset before reading, not after.
+      if (signalDriven) nudged = false;
       const alive = checkInstance ? await service.instanceAlive(workflowId) : true;
       const run = await service.readRun(runId);
       if (done(run)) return { run, alive: true, timedOut: false };
       if (!alive) return { run, alive: false, timedOut: false };
       const left = deadline - Date.now();
       if (left <= 0) return { run, alive, timedOut: true };
-      nudged = false;
+      if (!signalDriven) nudged = false;
       await condition(() => nudged, Math.min(settings.pollMs, left));
+    }
+  }
+
+  /**
+   * One watch slice. The activity polls (a fallback for a lost signal); the service's signal ends it at once: the
+   * workflow reads the run, and when it ended or was asked to cancel, cancels the activity and acts. A signal
+   * that changes nothing (the start's, arriving late) leaves the activity running.
+   */
+  async function watchSlice(): Promise<WatchOutcome> {
+    const args = {
+      runId,
+      workflowId,
+      silenceTimeoutMs: settings.silenceTimeoutMs,
+      pollMs: settings.pollMs,
+      sliceMs: settings.watchSliceMs,
+    };
+    if (!signalDriven) return watcher.watchRun(args);
+    nudged = false;
+    const scope = new CancellationScope();
+    const watch = scope.run(() => watcher.watchRun(args));
+    // Rejected with a CancelledFailure once cancelled below, when nobody awaits it any more.
+    watch.catch(() => undefined);
+    for (;;) {
+      const outcome = await Promise.race([watch, condition(() => nudged).then(() => undefined)]);
+      if (outcome) return outcome;
+      nudged = false;
+      const run = await service.readRun(runId);
+      const seen: WatchOutcome | undefined = isTerminalRunState(run.state)
+        ? { kind: 'ended', state: run.state, failureReason: run.failureReason }
+        : run.cancelRequested
+          ? { kind: 'cancel_requested' }
+          : undefined;
+      if (seen) {
+        scope.cancel();
+        return seen;
+      }
     }
   }
 
@@ -86,6 +133,24 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
 
   /** Outputs, then the instance, then the key: the runner may still be finishing uploads with that key. */
   async function conclude(waitForOutputs: boolean): Promise<ManagedRunResult> {
+    if (signalDriven)
+      return CancellationScope.nonCancellable(async () => {
+        const { outputs, run } = await cleanup.concludeRun({
+          runId,
+          workflowId,
+          outputsTimeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0,
+          pollMs: settings.pollMs,
+        });
+        return {
+          runId,
+          workflowId,
+          state: run.state,
+          failureReason: run.failureReason,
+          instanceId,
+          outputs,
+          recoveredBy: null,
+        };
+      });
     return CancellationScope.nonCancellable(async () => {
       const outputs = await cleanup.collectOutputs({
         runId,
@@ -113,9 +178,13 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
     const left = input.recoveriesLeft ?? settings.maxRecoveries;
     if (left <= 0) return result;
     const next = await service.createRecoveryRun(runId);
+    const labels = input.labels;
     const recoveredBy = await executeChild(managedRun, {
       workflowId: next.workflowId,
-      args: [{ ...next, settings, recoveriesLeft: left - 1 }],
+      args: [{ ...next, settings, recoveriesLeft: left - 1, ...(labels ? { labels } : {}) }],
+      ...(labels
+        ? { typedSearchAttributes: runSearchAttributes(next, labels), memo: workflowMemo(labels) }
+        : {}),
       // A terminated parent must still let the child compensate.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     });
@@ -149,13 +218,7 @@ export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResu
     }
     let slices = input.watching?.slicesDone ?? 0;
     for (;;) {
-      const seen = await watcher.watchRun({
-        runId,
-        workflowId,
-        silenceTimeoutMs: settings.silenceTimeoutMs,
-        pollMs: settings.pollMs,
-        sliceMs: settings.watchSliceMs,
-      });
+      const seen = await watchSlice();
       switch (seen.kind) {
         case 'slice_over':
           slices += 1;

@@ -26,7 +26,20 @@ export interface ManagedRunRef {
   workflowId: string;
 }
 
+/** What the Temporal UI filters and labels a workflow by: its search attributes and memo. */
+export interface WorkflowLabels {
+  experimentName: string;
+  /** The experiment's owner (a user id). */
+  owner: string;
+  /** The sweep the run belongs to, if any. */
+  sweepId?: string;
+  /** False when the Temporal namespace lacks Assay's search attributes: the memo only, no attributes. */
+  indexed: boolean;
+}
+
 export interface ManagedRunInput extends ManagedRunRef {
+  /** Absent in workflows started before labels existed. */
+  labels?: WorkflowLabels;
   settings: SagaSettings;
   /** Instance losses this run may still recover from; the settings' maximum when absent. */
   recoveriesLeft?: number;
@@ -67,4 +80,6 @@ export interface SweepInput {
   concurrency: number;
   runs: ManagedRunRef[];
   settings: SagaSettings;
+  /** Absent in workflows started before labels existed. */
+  labels?: WorkflowLabels;
 }

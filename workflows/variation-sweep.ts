@@ -8,7 +8,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { progressQuery } from './definitions.ts';
+import { progressQuery, runSearchAttributes, workflowMemo } from './definitions.ts';
 import { managedRun } from './managed-run.ts';
 import type { RunState, SweepProgress } from '@assay/contract';
 import type { ManagedRunResult, ManagedRunRef, SweepInput } from './saga-types.ts';
@@ -49,9 +49,13 @@ export async function variationSweep(input: SweepInput): Promise<SweepProgress> 
     for (let run = queue.shift(); run; run = queue.shift()) {
       slots.set(run.runId, 'running');
       try {
+        const labels = input.labels && { ...input.labels, sweepId: input.sweepId };
         const result = await executeChild(managedRun, {
           workflowId: run.workflowId,
-          args: [{ ...run, settings: input.settings }],
+          args: [{ ...run, settings: input.settings, ...(labels ? { labels } : {}) }],
+          ...(labels
+            ? { typedSearchAttributes: runSearchAttributes(run, labels), memo: workflowMemo(labels) }
+            : {}),
           // Terminating the sweep must still let each run compensate (terminate its instance, revoke its key).
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         });

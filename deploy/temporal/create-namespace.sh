@@ -28,3 +28,16 @@ elif temporal operator namespace create --namespace "$namespace" --retention "$r
 else
   exit 1
 fi
+
+# Assay's search attributes (workflows/definitions.ts), so that the Temporal UI filters workflows by experiment,
+# sweep, variation, run and owner. Creating one that exists fails; what counts is that it is listed afterwards.
+for attribute in AssayExperimentId=Keyword AssaySweepId=Keyword AssayVariation=Int AssayRun=Int AssayOwner=Keyword; do
+  name="${attribute%%=*}"
+  temporal operator search-attribute create --namespace "$namespace" --name "$name" --type "${attribute#*=}" \
+    --address "$address" >/dev/null 2>&1 || true
+  if ! temporal operator search-attribute list --namespace "$namespace" --address "$address" | grep -q "$name"; then
+    echo "temporal-create-namespace: could not register search attribute $name" >&2
+    exit 1
+  fi
+done
+echo "temporal-create-namespace: search attributes registered"

@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { AssetData } from '../client/resources/assets.ts';
 import type { UploadHandle, UploadProgress } from '../client/uploads/uploader.ts';
 
-/** Starts the upload of one file (the crash-safe uploader's uploadAsync); may throw when the file vanished. */
-export type StartUpload = (file: string, relativePath: string) => UploadHandle;
+/** Starts the upload of one file (the crash-safe uploader's uploadAsync, once loaded); may reject when the file vanished. */
+export type StartUpload = (file: string, relativePath: string) => Promise<UploadHandle>;
 
 export interface OutputsOptions {
   /** A file counts as complete when its size and mtime have not changed for this long. */
@@ -13,6 +13,8 @@ export interface OutputsOptions {
   pollMs: number;
   onUploaded?(relativePath: string, asset: AssetData): void;
   onFailed?(relativePath: string, error: unknown): void;
+  /** A file appeared or changed: an upload is coming (at least `stableMs` later, or at the end). */
+  onChange?(): void;
 }
 
 interface Seen {
@@ -111,6 +113,7 @@ export class OutputsWatcher {
       if (!seen || seen.size !== info.size || seen.mtimeMs !== info.mtimeMs) {
         seen = { size: info.size, mtimeMs: info.mtimeMs, since: now, uploaded: seen?.uploaded };
         this.#seen.set(relativePath, seen);
+        this.#options.onChange?.();
       }
       const due = final
         ? seen.uploaded === undefined ||
@@ -129,15 +132,11 @@ export class OutputsWatcher {
       this.#options.onFailed?.(relativePath, error);
       return undefined;
     };
-    let handle: UploadHandle;
-    try {
-      handle = this.#upload(file, relativePath);
-    } catch (error) {
-      failed(error);
-      return;
-    }
-    this.#active.push(handle);
-    const done = handle.done
+    const done = this.#upload(file, relativePath)
+      .then((handle) => {
+        this.#active.push(handle);
+        return handle.done;
+      })
       .then((asset) => {
         this.#summary.uploaded.push(asset);
         this.#options.onUploaded?.(relativePath, asset);

@@ -35,6 +35,9 @@ export async function supervise(
   command: readonly string[],
   options: SuperviseOptions,
 ): Promise<number> {
+  // The probes (python, git, nvidia-smi) take a while, a pyenv shim alone hundreds of ms: they run while the
+  // config is read. They never reject.
+  const snapshot = environmentSnapshot(command);
   // The instance may boot while its service replica restarts: the first calls wait for it, like the last one.
   const config = await untilReachable('read the run’s config', () => run.config());
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'assay-run-'));
@@ -44,7 +47,7 @@ export async function supervise(
     const metricsFile = path.join(workDir, 'metrics.jsonl');
     await writeFile(metricsFile, '', { mode: 0o600 });
     await mkdir(options.outputsDir, { recursive: true });
-    const environment = await environmentSnapshot(command);
+    const environment = await snapshot;
     await untilReachable(
       'start the run',
       () => run.start(environment),
@@ -95,13 +98,15 @@ async function watch(
   const ref = { experimentId: run.experimentId, n: run.n, r: run.r };
   const outputs = new OutputsWatcher(
     options.outputsDir,
-    (file, name) =>
-      client.uploadAsync({
+    async (file, name) => {
+      await client.prepareUploads();
+      return client.uploadAsync({
         kind: assetKindOf(name),
         name,
         run: ref,
         files: [{ path: file, name: componentName(name), contentType: contentTypeOf(name) }],
-      }),
+      });
+    },
     {
       stableMs: STABLE_MS,
       pollMs: POLL_MS,
@@ -110,6 +115,9 @@ async function watch(
           `assay: uploaded ${name} (${formatBytes(Object.values(asset.components).reduce((s, c) => s + c.size, 0))})`,
         ),
       onFailed: (name, error) => log(`upload of ${name} failed: ${errorLine(error)}`),
+      // Loaded in the background from the first output on: a load inside the upload call would hold up the
+      // heartbeats while it runs.
+      onChange: () => void client.prepareUploads(),
     },
   );
   const existing = await outputs.baseline();

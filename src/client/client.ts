@@ -1,4 +1,5 @@
 // The Node client: the API client plus settings from the environment and ~/.assay, and crash-safe uploads.
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiClient } from './api-client.ts';
@@ -11,7 +12,16 @@ import {
 } from './config.ts';
 import type { MetricsOptions } from './handles/metric-buffer.ts';
 import type { AssetData, RunRef } from './resources/assets.ts';
-import { createUploader, type UploadHandle, type Uploader, type UploadParams } from './uploads/uploader.ts';
+import type { UploadHandle, Uploader, UploadParams } from './uploads/uploader.ts';
+
+// The uploader (undici, node:sqlite) is about half of what `assay run` would load before its run starts, and
+// most clients never upload: it is loaded on the first upload. Synchronously (require of an ES module), so
+// uploadAsync still registers the files in the recovery store before it returns. Beside this file's own kind:
+// the sources under Node's type stripping, the built .js in an installed package.
+const requireHere = createRequire(import.meta.url);
+const uploaderModule = `./uploads/uploader${path.extname(import.meta.filename)}`;
+const loadUploader = (): typeof import('./uploads/uploader.ts') => requireHere(uploaderModule);
+let preparing: Promise<unknown> | undefined;
 
 // fromFile resolves settings its own way and hands them to the constructor under a key callers cannot write.
 const PRESET = Symbol('preset settings');
@@ -82,6 +92,15 @@ export class Client extends ApiClient {
     return this.#uploads().resume();
   }
 
+  /**
+   * Loads the upload code in the background, without blocking the event loop as the first upload's own
+   * (synchronous) load would; later uploads find it loaded. Optional: uploads work without it.
+   */
+  async prepareUploads(): Promise<void> {
+    preparing ??= import(uploaderModule).catch(() => undefined);
+    await preparing;
+  }
+
   /** Resolves when this process's uploads for the run are done; raises UploadError naming any that failed. */
   override async waitForRunUploads(run: RunRef): Promise<void> {
     await this.#uploader?.waitForRun({ experimentId: run.experimentId, n: run.n, r: run.r });
@@ -94,7 +113,7 @@ export class Client extends ApiClient {
   }
 
   #uploads(): Uploader {
-    this.#uploader ??= createUploader({
+    this.#uploader ??= loadUploader().createUploader({
       assets: this.assets,
       serverUrl: this.settings.serverUrl,
       storePath: this.#uploadStorePath,

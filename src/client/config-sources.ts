@@ -1,7 +1,9 @@
 // The sources of client settings as layers (options, environment, YAML files), each a map of raw values.
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
 import { ConfigError } from './core/errors.ts';
+
+const requireHere = createRequire(import.meta.url);
 
 /** Environment variable of each setting. */
 export const ENV_VARIABLES = {
@@ -113,6 +115,8 @@ export function readYamlMapping(file: string, required: boolean): Record<string,
     const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : String(error);
     throw new ConfigError(`cannot read client config file ${file}: ${why}`, { cause: error });
   }
+  // Loaded only when a file exists: most runners (a managed instance) have none, and yaml is ~70 modules.
+  const { parseDocument } = requireHere('yaml') as typeof import('yaml');
   const document = parseDocument(text, { prettyErrors: true });
   const [first] = document.errors;
   if (first) {

@@ -2,10 +2,13 @@
 // `src/orchestrator/temporal-orchestrator.ts` implements it, and a service without one answers 503.
 
 import type { SweepProgress } from '@assay/contract';
-import type { ManagedRunRef } from '../../workflows/saga-types.ts';
+import type { ManagedRunRef, WorkflowLabels } from '../../workflows/saga-types.ts';
 
 // One definition of the run a workflow carries: the workflows' own input shape.
 export type { ManagedRunRef, SweepProgress };
+
+/** What the Temporal UI shows of a workflow's experiment; the orchestrator knows whether it can index them. */
+export type RunLabels = Omit<WorkflowLabels, 'indexed'>;
 
 export interface SweepStart {
   sweepId: string;
@@ -13,11 +16,12 @@ export interface SweepStart {
   experimentId: string;
   concurrency: number;
   runs: ManagedRunRef[];
+  labels: Omit<RunLabels, 'sweepId'>;
 }
 
 export interface Orchestrator {
   /** Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). */
-  startManagedRun(run: ManagedRunRef): Promise<void>;
+  startManagedRun(run: ManagedRunRef, labels: RunLabels): Promise<void>;
   /** Starts the sweep workflow, or finds the one already started. */
   startSweep(sweep: SweepStart): Promise<void>;
   /** The sweep workflow's own progress (a Temporal query); undefined when no such workflow exists. */

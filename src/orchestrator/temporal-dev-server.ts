@@ -6,6 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../workflows/definitions.ts';
 
 export interface DevServer {
   address: string;
@@ -104,6 +105,8 @@ export async function startDevServer(options: {
     options.namespace,
     '--log-level',
     'warn',
+    // Filters of the Temporal UI by experiment, sweep, variation, run and owner (workflows/definitions.ts).
+    ...SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((d) => ['--search-attribute', d]),
   ];
   // Its own TEMPORAL_* client settings would otherwise be read from ours.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TEMPORAL_')));

@@ -1,8 +1,15 @@
 // The service's side of Temporal: starts, nudges, queries and cancels workflows through @temporalio/client.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { ManagedRunRef, Orchestrator, SweepProgress, SweepStart } from './orchestrator.ts';
-import { progressQuery, runChangedSignal } from '../../workflows/definitions.ts';
+import { WorkflowExecutionAlreadyStartedError, type SearchAttributePair } from '@temporalio/common';
+import type { ManagedRunRef, Orchestrator, RunLabels, SweepProgress, SweepStart } from './orchestrator.ts';
+import {
+  progressQuery,
+  runChangedSignal,
+  runSearchAttributes,
+  SEARCH_ATTRIBUTE_DEFINITIONS,
+  sweepSearchAttributes,
+  workflowMemo,
+} from '../../workflows/definitions.ts';
 import type { SagaSettings } from '../../workflows/saga-types.ts';
 import type { TemporalSettings } from './orchestrator-config.ts';
 
@@ -11,6 +18,20 @@ export interface TemporalOrchestratorOptions {
   saga: SagaSettings;
   /** An existing client (tests); otherwise one is connected to `temporal.address`. */
   client?: Client;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** One workflow start: its input and its labels, built for a namespace with or without Assay's search attributes. */
+type StartOf = (indexed: boolean) => {
+  args: unknown[];
+  typedSearchAttributes: SearchAttributePair[];
+  memo: Record<string, unknown>;
+};
+
+/** Temporal refuses a start that sets a search attribute the namespace does not have. */
+function unregisteredAttribute(error: unknown): boolean {
+  const text = `${(error as Error)?.message ?? ''} ${(error as { cause?: Error })?.cause?.message ?? ''}`;
+  return /search attribute/i.test(text) && /not defined|not registered|unknown|invalid/i.test(text);
 }
 
 /** A finished workflow with the same id stays the answer: a run is provisioned once, ever. */
@@ -23,6 +44,8 @@ export class TemporalOrchestrator implements Orchestrator {
   readonly #client: Client;
   readonly #options: TemporalOrchestratorOptions;
   readonly #connection: Connection | undefined;
+  /** False once the namespace refused Assay's search attributes: later starts carry the memo only. */
+  #indexed = true;
 
   private constructor(
     client: Client,
@@ -43,13 +66,27 @@ export class TemporalOrchestrator implements Orchestrator {
     return new TemporalOrchestrator(client, options, connection);
   }
 
-  async startManagedRun(run: ManagedRunRef): Promise<void> {
-    await this.#start('managedRun', run.workflowId, [{ ...run, settings: this.#options.saga }]);
+  async startManagedRun(run: ManagedRunRef, labels: RunLabels): Promise<void> {
+    await this.#start('managedRun', run.workflowId, (indexed) => {
+      const all = { ...labels, indexed };
+      return {
+        args: [{ ...run, settings: this.#options.saga, labels: all }],
+        typedSearchAttributes: runSearchAttributes(run, all),
+        memo: workflowMemo(all),
+      };
+    });
   }
 
   async startSweep(sweep: SweepStart): Promise<void> {
-    const { workflowId, ...input } = sweep;
-    await this.#start('variationSweep', workflowId, [{ ...input, settings: this.#options.saga }]);
+    const { workflowId, labels, ...input } = sweep;
+    await this.#start('variationSweep', workflowId, (indexed) => {
+      const all = { ...labels, indexed };
+      return {
+        args: [{ ...input, settings: this.#options.saga, labels: all }],
+        typedSearchAttributes: sweepSearchAttributes(input, all),
+        memo: workflowMemo(all),
+      };
+    });
   }
 
   async sweepProgress(workflowId: string): Promise<SweepProgress | undefined> {
@@ -80,17 +117,37 @@ export class TemporalOrchestrator implements Orchestrator {
     await this.#connection?.close();
   }
 
-  async #start(type: string, workflowId: string, args: unknown[]): Promise<void> {
+  /**
+   * Starts once (a repeat finds the same workflow). A namespace without Assay's search attributes degrades to
+   * the memo alone, with one warning: they serve operators' filters in the Temporal UI, and a missing
+   * registration must not stop managed runs.
+   */
+  async #start(type: string, workflowId: string, build: StartOf): Promise<void> {
+    const indexed = this.#indexed;
     try {
       await this.#client.workflow.start(type, {
         taskQueue: this.#options.temporal.taskQueue,
         workflowId,
-        args,
+        ...build(indexed),
         ...startOnce,
       });
     } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+      if (!indexed || !unregisteredAttribute(error)) throw error;
+      if (this.#indexed) {
+        this.#indexed = false;
+        this.#warn(
+          { namespace: this.#options.temporal.namespace, err: error },
+          `Temporal namespace ${this.#options.temporal.namespace} lacks Assay's search attributes: workflows start without them (no filtering by experiment or sweep in the Temporal UI). Register them with: ${SEARCH_ATTRIBUTE_DEFINITIONS.map((d) => `temporal operator search-attribute create --namespace ${this.#options.temporal.namespace} --name ${d.split('=')[0]} --type ${d.split('=')[1]}`).join('; ')} (docs/production.md)`,
+        );
+      }
+      await this.#start(type, workflowId, build);
     }
+  }
+
+  #warn(obj: object, msg: string): void {
+    if (this.#options.log) this.#options.log.warn(obj, msg);
+    else process.emitWarning(msg);
   }
 
   /** A finished or unknown workflow has nothing left to be told. */

@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { recordHistory, startOrchestration, type Orchestration } from '../support/orchestration.ts';
+import {
+  recordHistory,
+  startOrchestration,
+  startTemporal,
+  type Orchestration,
+} from '../support/orchestration.ts';
+import { SEARCH_ATTRIBUTES } from '../../workflows/definitions.ts';
 import { managedRunWorld } from '../support/managed-runs.ts';
 
 describe('managed runs', () => {
@@ -179,5 +185,75 @@ describe('long managed runs', () => {
     assert.ok(executions.length >= 3, `continued as new: ${executions.length} executions`);
     const last = await world.env.client.workflow.getHandle(provisioned.body.workflow_id).fetchHistory();
     assert.ok(last.events!.length < 40, `the last execution has ${last.events!.length} events`);
+  });
+});
+
+describe('the service signal drives the saga', () => {
+  let world: Orchestration;
+  let m: ReturnType<typeof managedRunWorld>;
+
+  before(async () => {
+    // Polls every ten minutes: within the test, only the service's signals can move the saga on.
+    world = await startOrchestration({ saga: { pollMs: 600_000 } });
+    await world.startWorker();
+    m = managedRunWorld(world);
+  });
+  after(async () => {
+    await m?.assertNoInstanceLeft();
+    await world?.close();
+  });
+
+  test('a run that ends is concluded on the signal: the watch activity is cancelled, not waited out, and the history stays within 50 events', async () => {
+    const run = await m.pendingRun('sleep 3');
+    const provisioned = await m.provision(run);
+    const result = await m.result(provisioned.body.workflow_id);
+    assert.equal(result.state, 'succeeded');
+    const history = await world.env.client.workflow.getHandle(provisioned.body.workflow_id).fetchHistory();
+    const events = history.events!;
+    const watch = events.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'watchRun',
+    );
+    assert.ok(watch, 'the run was watched');
+    assert.ok(
+      events.some(
+        (e) =>
+          e.activityTaskCancelRequestedEventAttributes &&
+          String(e.activityTaskCancelRequestedEventAttributes.scheduledEventId) === String(watch.eventId),
+      ),
+      'the watch was cancelled when the signal said the run ended',
+    );
+    assert.ok(events.length <= 50, `the history has ${events.length} events`);
+    assert.equal(
+      (await world.env.client.workflow.getHandle(provisioned.body.workflow_id).describe()).memo
+        ?.experimentName,
+      'managed',
+    );
+  });
+});
+
+describe('a Temporal namespace without Assay search attributes', () => {
+  let world: Orchestration;
+  let m: ReturnType<typeof managedRunWorld>;
+
+  before(async () => {
+    world = await startOrchestration({ env: await startTemporal({ searchAttributes: false }) });
+    await world.startWorker();
+    m = managedRunWorld(world);
+  });
+  after(async () => {
+    await m?.assertNoInstanceLeft();
+    const env = world?.env;
+    await world?.close();
+    await env?.teardown();
+  });
+
+  test('managed runs still start and conclude, labelled by the memo alone', async () => {
+    const run = await m.pendingRun('true');
+    const provisioned = await m.provision(run);
+    assert.equal(provisioned.status, 202, JSON.stringify(provisioned.body));
+    assert.equal((await m.result(provisioned.body.workflow_id)).state, 'succeeded');
+    const description = await world.env.client.workflow.getHandle(provisioned.body.workflow_id).describe();
+    assert.deepEqual(description.memo, { experimentName: 'managed' });
+    assert.equal(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.experimentId), undefined);
   });
 });

@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
+import { eventually } from '../support/bounded-waits.ts';
 import { recordHistory, startOrchestration, type Orchestration } from '../support/orchestration.ts';
+import { SEARCH_ATTRIBUTES } from '../../workflows/definitions.ts';
 import { managedRunWorld } from '../support/managed-runs.ts';
 
 /** Polls how many instances are alive at once, until stopped; returns the largest count seen. */
@@ -141,5 +143,46 @@ describe('sweeps', () => {
     }
     assert.ok((await world.instancesStarted()) <= 9 + 2, 'at most the two running runs had instances');
     await recordHistory(world.env, created.body.workflow_id, 'sweep-cancelled');
+  });
+
+  test("every run of a sweep is one visibility query away (AssaySweepId), labelled with the experiment's name", async () => {
+    const experimentId = await draftExperiment();
+    const created = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps`, {
+      base_yaml: stringify({ lr: 0.1, launch: { command: 'true' } }),
+      list: [{ lr: 1 }, { lr: 2 }, { lr: 3 }],
+      concurrency: 3,
+    });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    await world.env.client.workflow.getHandle(created.body.workflow_id).result();
+
+    const query = `AssaySweepId = '${created.body.id}' AND WorkflowType = 'managedRun'`;
+    const listed = async () => {
+      const found = [];
+      for await (const execution of world.env.client.workflow.list({ query })) found.push(execution);
+      return found;
+    };
+    // Visibility is written after the workflows close, a moment later.
+    await eventually(async () => (await listed()).length === 3, 30_000, 'the runs in visibility');
+    const runs = await listed();
+    assert.deepEqual(
+      runs.map((r) => r.workflowId).sort(),
+      created.body.runs.map((r: any) => r.workflow_id).sort(),
+    );
+    for (const run of runs) {
+      assert.deepEqual(run.memo, { experimentName: 'sweep' });
+      assert.equal(run.typedSearchAttributes.get(SEARCH_ATTRIBUTES.experimentId), experimentId);
+      const ours = created.body.runs.find((r: any) => r.workflow_id === run.workflowId);
+      assert.deepEqual(
+        [
+          run.typedSearchAttributes.get(SEARCH_ATTRIBUTES.variation),
+          run.typedSearchAttributes.get(SEARCH_ATTRIBUTES.run),
+        ],
+        [ours.n, ours.r],
+      );
+      assert.equal(run.typedSearchAttributes.get(SEARCH_ATTRIBUTES.owner), (await m.user()).id);
+    }
+    const sweep = await world.env.client.workflow.getHandle(created.body.workflow_id).describe();
+    assert.equal(sweep.typedSearchAttributes.get(SEARCH_ATTRIBUTES.sweepId), created.body.id);
+    assert.deepEqual(sweep.memo, { experimentName: 'sweep' });
   });
 });

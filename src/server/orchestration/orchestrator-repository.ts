@@ -114,3 +114,15 @@ export async function failUnstartedManagedRun(
   );
   return rows[0];
 }
+
+/** What a workflow is labelled with in the Temporal UI: its experiment's name and owner. */
+export async function findWorkflowLabels(
+  db: Queryable,
+  experimentId: string,
+): Promise<{ experimentName: string; owner: string } | undefined> {
+  const rows = await db.query<{ experimentName: string; owner: string }>(
+    `SELECT e.name AS "experimentName", e.owner_user_id AS owner FROM experiments e WHERE e.id = $1`,
+    [experimentId],
+  );
+  return rows[0];
+}

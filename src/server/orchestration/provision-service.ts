@@ -5,7 +5,22 @@ import { conflict } from '../http/errors.ts';
 import { markManaged, type RunKey, type RunRow } from '../runs/run-repository.ts';
 import { getRun, refuseWorkerKey } from '../runs/run-service.ts';
 import { callOrchestrator, requireOrchestrator } from './orchestrator-calls.ts';
-import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
+import type { Orchestrator, RunLabels } from '../../orchestrator/orchestrator.ts';
+import type { Queryable } from '../db/database.ts';
+import { findWorkflowLabels } from './orchestrator-repository.ts';
+
+/** A run workflow's labels in the Temporal UI (search attributes and memo). */
+export async function runLabels(
+  db: Queryable,
+  run: { experiment_id: string; sweep_id: string | null },
+): Promise<RunLabels> {
+  const found = await findWorkflowLabels(db, run.experiment_id);
+  return {
+    experimentName: found?.experimentName ?? '',
+    owner: found?.owner ?? '',
+    ...(run.sweep_id ? { sweepId: run.sweep_id } : {}),
+  };
+}
 
 /**
  * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry
@@ -40,6 +55,7 @@ export async function provisionRun(
     r: row.r,
     workflowId: row.workflow_id!,
   };
-  await callOrchestrator(log, `starting workflow ${ref.workflowId}`, () => orch.startManagedRun(ref));
+  const labels = await runLabels(db, row);
+  await callOrchestrator(log, `starting workflow ${ref.workflowId}`, () => orch.startManagedRun(ref, labels));
   return row;
 }

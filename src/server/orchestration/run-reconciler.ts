@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { failUnstartedManagedRun, listUnstartedManagedRuns } from './orchestrator-repository.ts';
+import { runLabels } from './provision-service.ts';
 
 export interface RunReconciler {
   /** One pass: how many workflows it (re)started and how many runs it failed. */
@@ -35,7 +36,10 @@ export function startRunReconciler(
     for (const run of runs) {
       const ref = { runId: run.id, experimentId: run.experiment_id, n: run.n, r: run.r };
       try {
-        await orchestrator.startManagedRun({ ...ref, workflowId: run.workflow_id! });
+        await orchestrator.startManagedRun(
+          { ...ref, workflowId: run.workflow_id! },
+          await runLabels(db, run),
+        );
         failingSince.delete(run.id);
         started += 1;
       } catch (err) {

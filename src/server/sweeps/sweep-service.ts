@@ -19,6 +19,7 @@ import type { Ec2Config } from '../../compute/ec2-config.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
 import { checkLaunchPolicy } from '../variations/launch-policy.ts';
 import { insertVariation } from '../variations/variation-repository.ts';
+import { runLabels } from '../orchestration/provision-service.ts';
 import { pointName, pointYaml, sweepPoints, type SweepSpecInput } from './sweep-points.ts';
 import * as repo from './sweep-repository.ts';
 
@@ -128,7 +129,15 @@ export async function createSweep(
   const refs: ManagedRunRef[] = runs
     .filter((r) => r.recovers_run_id === null)
     .map((r) => ({ runId: r.id, experimentId, n: r.n, r: r.r, workflowId: r.workflow_id }));
-  const start = { sweepId: sweep.id, workflowId: sweep.workflow_id, experimentId, concurrency, runs: refs };
+  const { experimentName, owner } = await runLabels(db, { experiment_id: experimentId, sweep_id: null });
+  const start = {
+    sweepId: sweep.id,
+    workflowId: sweep.workflow_id,
+    experimentId,
+    concurrency,
+    runs: refs,
+    labels: { experimentName, owner },
+  };
   await callOrchestrator(log, `starting sweep workflow ${sweep.workflow_id}`, () => orch.startSweep(start));
   return toApi(sweep, runs, orchestrator, null);
 }
