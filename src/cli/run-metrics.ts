@@ -1,7 +1,7 @@
 // The metrics file of `assay run`: the command appends JSON lines to ASSAY_METRICS_FILE, the runner tails it
 // and ships the points through the run handle's batching logMetrics.
 import { open, type FileHandle } from 'node:fs/promises';
-import { NON_FINITE_METRIC_VALUES, decodeMetricValue, type MetricValue } from '@assay/contract';
+import { NON_FINITE_METRIC_VALUES, decodeMetricValue, type MetricValue } from '@assay/contract/metric-values';
 import type { Run } from '../client/handles/run.ts';
 
 const POLL_MS = 250;

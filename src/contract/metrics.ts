@@ -2,25 +2,24 @@ import { Type, type Static } from 'typebox';
 import { Nullable, OneOf, PositiveInt32, Timestamp, Uuid } from './common.ts';
 import { RunStateSchema } from './runs.ts';
 import { VariationNumber } from './variations.ts';
+import {
+  MAX_METRIC_KEY_LENGTH,
+  MAX_METRIC_KEYS_PER_QUERY,
+  MAX_METRIC_PAGE,
+  MAX_MAX_POINTS,
+  MAX_METRIC_POINTS_PER_REQUEST,
+  MAX_METRIC_STEP,
+  METRIC_KEY_PATTERN,
+  MIN_MAX_POINTS,
+  NON_FINITE_METRIC_VALUES,
+} from './metric-values.ts';
+
+export * from './metric-values.ts';
 
 /**
  * Scalar metrics of a run: time series of (key, step, value). `(run, key, step)` is unique, so a repeated point
  * overwrites the earlier one and a client may resend a batch without making duplicates.
  */
-
-/** The most points one `POST …/metrics` may carry (MLflow's `log-batch` allows the same 1,000). */
-export const MAX_METRIC_POINTS_PER_REQUEST = 1000;
-/** The longest key; keys are letters, digits and `_ - . / :` plus spaces inside (`train/loss`, `val acc`). */
-export const MAX_METRIC_KEY_LENGTH = 250;
-export const METRIC_KEY_PATTERN = '^[A-Za-z0-9_./:-]([A-Za-z0-9_./: -]*[A-Za-z0-9_./:-])?$';
-/** Steps are non-negative integers that JSON carries exactly. */
-export const MAX_METRIC_STEP = Number.MAX_SAFE_INTEGER;
-/** The most keys one `GET /experiments/{id}/metrics?keys=` may ask for. */
-export const MAX_METRIC_KEYS_PER_QUERY = 50;
-/** Bounds of `max_points` (the server's downsampling target) and of one page of a raw series. */
-export const MIN_MAX_POINTS = 2;
-export const MAX_MAX_POINTS = 10_000;
-export const MAX_METRIC_PAGE = 10_000;
 
 export const MetricKey = Type.String({
   minLength: 1,
@@ -29,29 +28,10 @@ export const MetricKey = Type.String({
   description: 'letters, digits, `_ - . / :` and inner spaces; up to 250 characters',
 });
 
-/**
- * JSON has no literal for NaN or ±Infinity, so they travel as these three strings, in both directions; every
- * other value is a JSON number.
- */
-export const NON_FINITE_METRIC_VALUES = ['NaN', 'Infinity', '-Infinity'] as const;
-export type NonFiniteMetricValue = (typeof NON_FINITE_METRIC_VALUES)[number];
 export const MetricValue = Type.Union([Type.Number(), OneOf(NON_FINITE_METRIC_VALUES)], {
   description: 'a number, or "NaN", "Infinity", "-Infinity"',
 });
 export type MetricValue = Static<typeof MetricValue>;
-
-/** A JS number as it travels on the wire. */
-export const encodeMetricValue = (value: number): MetricValue =>
-  Number.isFinite(value) ? value : Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
-/** The wire form back to a JS number. */
-export const decodeMetricValue = (value: MetricValue): number =>
-  typeof value === 'number'
-    ? value
-    : value === 'NaN'
-      ? Number.NaN
-      : value === 'Infinity'
-        ? Infinity
-        : -Infinity;
 
 export const MetricStep = Type.Integer({ minimum: 0, maximum: MAX_METRIC_STEP });
 

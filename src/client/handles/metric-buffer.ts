@@ -5,8 +5,8 @@ import {
   MAX_METRIC_POINTS_PER_REQUEST,
   MAX_METRIC_STEP,
   METRIC_KEY_PATTERN,
-  type MetricPointInput,
-} from '@assay/contract';
+} from '@assay/contract/metric-values';
+import type { MetricPointInput } from '@assay/contract';
 import { APIConnectionError, MetricsError, ServerError } from '../core/errors.ts';
 
 /** How a run handle batches and retries its metric points; every field has a default. */
