@@ -1,12 +1,22 @@
 import type { RunData, VariationData } from '@assay/client/browser';
-import { isTerminalRunState } from '@assay/contract';
+import {
+  decodeMetricValue,
+  isTerminalRunState,
+  MAX_METRIC_KEYS_PER_QUERY,
+  type RunMetricFigures,
+} from '@assay/contract';
 import { useQueries, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams, useSearch } from 'wouter';
+import { ChartControls, type ChartSettings } from '../components/chart-frame.tsx';
+import { COMPARE_INTERVAL_MS, CompareOverlay, ConfigScatters } from '../components/compare-charts.tsx';
+import { runMetricListQuery } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { allPaths, compareCells, differingPaths, flatten, type Cell } from '../compare-rows.ts';
 import { formatDuration } from '../format.ts';
+import { fetchExperimentMetrics } from '../metrics-api.ts';
+import { formatMetric } from '../metric-series.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { fetchRunMetrics, METRICS_ASSET } from '../run-metrics.ts';
 import { useClient } from '../session.tsx';
@@ -14,7 +24,8 @@ import { useClient } from '../session.tsx';
 interface Column {
   key: string;
   label: string;
-  group: 'run' | 'config' | 'metric';
+  /** metric: a figure of the run's metrics.json; logged: a figure of a logged metric key. */
+  group: 'run' | 'config' | 'metric' | 'logged';
   value: (row: Row) => Cell;
 }
 
@@ -23,6 +34,20 @@ interface Row {
   variation: VariationData | undefined;
   config: Record<string, Cell>;
   metrics: Record<string, Cell> | null | undefined;
+  /** The logged keys' figures; undefined while they load. */
+  figures: Record<string, RunMetricFigures> | undefined;
+}
+
+/** How many logged keys get table columns before the reader picks. */
+const DEFAULT_COLUMN_KEYS = 10;
+const FIGURES = ['last', 'min', 'max'] as const;
+
+/** A figure as the table sorts it: a number, or the name of NaN or an infinity (those sort as text). */
+function figureCell(figures: RunMetricFigures | undefined, figure: (typeof FIGURES)[number]): Cell {
+  const value = figures?.[figure];
+  if (value === undefined || value === null) return undefined;
+  const n = decodeMetricValue(value);
+  return Number.isFinite(n) ? n : formatMetric(n);
 }
 
 const durationMs = (run: RunData): number | null =>
@@ -66,6 +91,34 @@ export function ComparePage() {
     direction: 'ascending',
   });
 
+  // Logged metrics: every key any run logged (a run that has not started has none), the keys the table shows
+  // (the first ten until the reader picks), and the key the charts draw.
+  const running = runs.some((r) => r.state === 'running');
+  const keyLists = useQueries({
+    queries: runs.map((run) => runMetricListQuery(client, run, COMPARE_INTERVAL_MS)),
+  });
+  const allKeys = [...new Set(keyLists.flatMap((l) => l.data?.items.map((m) => m.key) ?? []))].sort((a, b) =>
+    a.localeCompare(b),
+  );
+  const [pickedColumns, setPickedColumns] = useState<string[] | null>(null);
+  const [pickedChartKey, setChartKey] = useState<string | null>(null);
+  const [settings, setSettings] = useState<ChartSettings>({ log: false, smoothing: 0 });
+  const columnKeys = (pickedColumns ?? allKeys.slice(0, DEFAULT_COLUMN_KEYS)).filter((k) =>
+    allKeys.includes(k),
+  );
+  const chartKey = pickedChartKey && allKeys.includes(pickedChartKey) ? pickedChartKey : allKeys[0];
+  const figureKeys = [...new Set([...(chartKey ? [chartKey] : []), ...columnKeys])].slice(
+    0,
+    MAX_METRIC_KEYS_PER_QUERY,
+  );
+  const figures = useQuery({
+    queryKey: ['experiment', id, 'metrics', figureKeys.join(','), running],
+    queryFn: () => fetchExperimentMetrics(client, id, figureKeys),
+    enabled: figureKeys.length > 0,
+    refetchInterval: running ? COMPARE_INTERVAL_MS : false,
+  });
+  const figuresByRun = new Map(figures.data?.items.map((item) => [item.run_id, item.metrics]));
+
   const experimentPath = `/experiments/${encodeURIComponent(id)}`;
   const back = (
     <p>
@@ -89,17 +142,43 @@ export function ComparePage() {
       variation: byN.get(run.n),
       config: flatten(byN.get(run.n)?.config_json ?? {}),
       metrics: metricResults[i]?.data,
+      figures: figures.data ? (figuresByRun.get(run.id) ?? {}) : undefined,
     }));
-    const columns = columnsFor(rows);
+    const columns = columnsFor(rows, columnKeys);
     const column = columns.find((c) => c.key === sort.key) ?? columns[0]!;
     const sorted = [...rows].sort(
       (a, b) => compareCells(column.value(a), column.value(b), sort.direction) || a.run.n - b.run.n,
     );
     const metricsFailed = metricResults.find((m) => m.isError);
+    const loggedFailed = [...keyLists, figures].find((q) => q.isError);
+    const withChartKey = chartKey
+      ? runs.filter((run, i) => keyLists[i]?.data?.items.some((m) => m.key === chartKey))
+      : [];
+    const configPaths = differingPaths(rows.map((r) => r.config));
     body = (
       <>
         {metricsFailed && (
           <ErrorState error={metricsFailed.error} title={`Could not read a ${METRICS_ASSET}`} />
+        )}
+        {loggedFailed && <ErrorState error={loggedFailed.error} title="Could not read the logged metrics" />}
+        {allKeys.length > 0 && (
+          <fieldset className="compare-controls">
+            <legend>Metric columns (last, min, max)</legend>
+            {allKeys.map((key) => (
+              <label key={key} className="inline">
+                <input
+                  type="checkbox"
+                  checked={columnKeys.includes(key)}
+                  onChange={(e) =>
+                    setPickedColumns(
+                      e.target.checked ? [...columnKeys, key] : columnKeys.filter((k) => k !== key),
+                    )
+                  }
+                />
+                <span>{key}</span>
+              </label>
+            ))}
+          </fieldset>
         )}
         <CompareTable
           columns={columns}
@@ -112,6 +191,36 @@ export function ComparePage() {
             }))
           }
         />
+        {chartKey && (
+          <section aria-labelledby="curves-title">
+            <h2 id="curves-title">Curves</h2>
+            <div className="filters chart-controls">
+              <label>
+                <span>Metric</span>
+                <select value={chartKey} onChange={(e) => setChartKey(e.target.value)}>
+                  {allKeys.map((key) => (
+                    <option key={key} value={key}>
+                      {key}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            </div>
+            <ChartControls settings={settings} onChange={setSettings} />
+            <CompareOverlay key={chartKey} runs={withChartKey} metricKey={chartKey} settings={settings} />
+            {configPaths.length > 0 && (
+              <>
+                <h2>Final {chartKey} by config</h2>
+                <ConfigScatters
+                  paths={configPaths}
+                  rows={rows.filter((r) => r.run.state !== 'pending')}
+                  metricKey={chartKey}
+                  log={settings.log}
+                />
+              </>
+            )}
+          </section>
+        )}
       </>
     );
   }
@@ -120,15 +229,17 @@ export function ComparePage() {
       {back}
       <h1 id="compare-title">Compare runs</h1>
       <p className="hint">
-        Config values that differ between the variations, each run’s state and duration, and the figures of
-        its <code>{METRICS_ASSET}</code> output when it wrote one. Click a column’s header to sort by it.
+        Config values that differ between the variations, each run’s state and duration, the last, smallest
+        and largest value of the metrics it logged, and the figures of its <code>{METRICS_ASSET}</code> output
+        when it wrote one. Click a column’s header to sort by it. Below: one metric’s curves, and each
+        differing config value against that metric’s final value.
       </p>
       {body}
     </article>
   );
 }
 
-function columnsFor(rows: Row[]): Column[] {
+function columnsFor(rows: Row[], loggedKeys: string[]): Column[] {
   const configPaths = differingPaths(rows.map((r) => r.config));
   const metricPaths = allPaths(rows.flatMap((r) => (r.metrics ? [r.metrics] : [])));
   return [
@@ -142,6 +253,14 @@ function columnsFor(rows: Row[]): Column[] {
     })),
     { key: 'state', label: 'State', group: 'run', value: (r) => r.run.state },
     { key: 'duration', label: 'Duration', group: 'run', value: (r) => durationMs(r.run) },
+    ...loggedKeys.flatMap((k) =>
+      FIGURES.map((figure): Column => ({
+        key: `logged:${k}:${figure}`,
+        label: `${k} (${figure})`,
+        group: 'logged',
+        value: (r) => figureCell(r.figures?.[k], figure),
+      })),
+    ),
     ...metricPaths.map((p): Column => ({
       key: `metric:${p}`,
       label: p,
@@ -175,7 +294,9 @@ function CompareTable({
                 aria-sort={sort.key === c.key ? sort.direction : undefined}
               >
                 <button type="button" className="sort-header" onClick={() => onSort(c.key)}>
-                  {c.group === 'metric' && <span className="visually-hidden">metric </span>}
+                  {(c.group === 'metric' || c.group === 'logged') && (
+                    <span className="visually-hidden">metric </span>
+                  )}
                   {c.label}
                   <span aria-hidden="true">
                     {sort.key === c.key ? (sort.direction === 'ascending' ? ' ▲' : ' ▼') : ''}
@@ -213,5 +334,6 @@ function CellView({ column, row }: { column: Column; row: Row }) {
   if (column.key === 'duration') return <>{formatDuration(row.run.started_at, row.run.ended_at)}</>;
   const value = column.value(row);
   if (column.group === 'metric' && row.metrics === undefined) return <span className="muted">…</span>;
+  if (column.group === 'logged' && row.figures === undefined) return <span className="muted">…</span>;
   return value === undefined || value === null ? <span className="muted">—</span> : <>{String(value)}</>;
 }

@@ -2,13 +2,14 @@ import type { RunData } from '@assay/client/browser';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
 import { RunAssets } from '../components/run-assets.tsx';
+import { RunMetricCharts } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatDuration, formatTime } from '../format.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { useClient } from '../session.tsx';
 
-/** One run: its timeline, failure, managed-run facts, recovery chain and environment snapshot, kept live. */
+/** One run: its timeline, metric charts, failure, managed-run facts, recovery chain and environment snapshot, kept live. */
 export function RunPage() {
   const params = useParams<{ id: string; n: string; r: string }>();
   const [id, n, r] = [params.id, Number(params.n), Number(params.r)];
@@ -55,6 +56,8 @@ export function RunPage() {
       )}
       <h2>Timeline</h2>
       <Timeline run={run} />
+      <h2>Metrics</h2>
+      <RunMetricCharts run={run} />
       <h2>Managed run</h2>
       <dl className="facts">
         <dt>Workflow</dt>

@@ -1,0 +1,171 @@
+import { useEffect, useMemo, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { formatMetric, type AlignedSeries, type StepRange } from '../metric-series.ts';
+
+// uPlot draws on a canvas and sets its elements' sizes through element.style (CSSOM), which the UI's CSP
+// (style-src 'self') allows; it writes no style attributes or markup. This module is loaded on demand, so
+// pages without charts do not carry it.
+
+export interface ChartLine {
+  label: string;
+  color: string;
+  /** Stroke width in CSS pixels; 1.5 when absent. */
+  width?: number;
+  /** Drawn faint, under the others (the raw curve behind a smoothed one). */
+  faint?: boolean;
+}
+
+export interface MetricChartProps {
+  /** The chart's accessible name. */
+  label: string;
+  data: AlignedSeries;
+  lines: ChartLine[];
+  width: number;
+  height?: number;
+  xLabel: string;
+  log?: boolean;
+  /** Points only, no lines; `categories` names the x positions 0…n−1 (a config value that is not a number). */
+  scatter?: { logX?: boolean; categories?: string[] };
+  /** The shown x range; absent: the data's. */
+  zoom?: StepRange | null;
+  /** Dragging across the plot chooses a range; a double click resets it (null). */
+  onZoom?: (range: StepRange | null) => void;
+}
+
+/** One uPlot chart. It is rebuilt when its lines, size or scales change, and only redrawn when its data does. */
+export default function MetricChart(props: MetricChartProps) {
+  const { label, data, lines, width, height = 240, xLabel, log = false, scatter, zoom, onZoom } = props;
+  const target = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const zoomRef = useRef(zoom);
+  zoomRef.current = zoom;
+  const onZoomRef = useRef(onZoom);
+  onZoomRef.current = onZoom;
+
+  const structure = JSON.stringify([lines, width, height, xLabel, log, scatter]);
+  const options = useMemo((): uPlot.Options => {
+    const categories = scatter?.categories;
+    return {
+      width,
+      height,
+      // Only a line chart zooms: the selection becomes a step range the page refetches in full detail.
+      cursor: scatter
+        ? { drag: { x: false, y: false } }
+        : {
+            drag: { x: true, y: false, setScale: false },
+            bind: {
+              dblclick: () => () => {
+                onZoomRef.current?.(null);
+                return null;
+              },
+            },
+          },
+      scales: {
+        x: scatter
+          ? categories
+            ? { time: false, range: () => [-0.5, categories.length - 0.5] }
+            : { time: false, distr: scatter.logX ? 3 : 1 }
+          : {
+              time: false,
+              range: (_u, min, max) => {
+                const z = zoomRef.current;
+                return z ? [z.min, z.max] : min === max ? [min - 1, max + 1] : [min, max];
+              },
+            },
+        y: log ? { distr: 3, log: 10 } : {},
+      },
+      axes: [
+        {
+          label: xLabel,
+          ...(categories
+            ? {
+                splits: () => categories.map((_, i) => i),
+                values: (_u: uPlot, splits: number[]) => splits.map((s) => categories[s] ?? ''),
+              }
+            : {}),
+        },
+        { values: (_u, splits) => splits.map((s) => formatMetric(s)), size: 60 },
+      ],
+      legend: { show: true, live: true },
+      series: [
+        { label: xLabel, value: (_u, v) => (categories ? (categories[v] ?? '—') : formatMetric(v)) },
+        ...lines.map((line): uPlot.Series => ({
+          label: line.label,
+          stroke: line.faint ? `${line.color}55` : line.color,
+          width: line.width ?? 1.5,
+          value: (_u, v) => formatMetric(v),
+          ...(scatter
+            ? { paths: () => null, points: { show: true, size: 8, fill: line.color, stroke: line.color } }
+            : { points: { show: false } }),
+        })),
+      ],
+      hooks: {
+        setSelect: [
+          (u) => {
+            if (u.select.width > 3) {
+              const min = u.posToVal(u.select.left, 'x');
+              const max = u.posToVal(u.select.left + u.select.width, 'x');
+              onZoomRef.current?.({ min: Math.max(0, Math.floor(min)), max: Math.ceil(max) });
+            }
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          },
+        ],
+        // What was drawn, for a reader of the page (the tests and the benchmark): lines with a point, points.
+        draw: [
+          (u) => {
+            let drawnLines = 0;
+            let points = 0;
+            for (let s = 1; s < u.data.length; s++) {
+              let n = 0;
+              for (const v of u.data[s]!) if (v !== null && v !== undefined) n += 1;
+              if (n > 0) drawnLines += 1;
+              points += n;
+            }
+            const root = target.current;
+            if (!root) return;
+            root.dataset.drawnLines = String(drawnLines);
+            root.dataset.drawnPoints = String(points);
+            root.dataset.xMin = String(u.scales.x!.min);
+            root.dataset.xMax = String(u.scales.x!.max);
+          },
+        ],
+      },
+    };
+    // `structure` stands for every value the options read.
+  }, [structure]);
+
+  useEffect(() => {
+    const u = new uPlot(options, data as uPlot.AlignedData, target.current!);
+    plot.current = u;
+    return () => {
+      u.destroy();
+      plot.current = null;
+    };
+    // A new chart for new options only; the data effect below redraws the same chart.
+  }, [options]);
+
+  useEffect(() => {
+    const u = plot.current;
+    if (u && u.data !== data) u.setData(data as uPlot.AlignedData);
+  }, [data]);
+
+  useEffect(() => {
+    const u = plot.current;
+    if (!u || scatter) return;
+    const xs = u.data[0];
+    const range = zoom ?? (xs.length > 0 ? { min: xs[0]!, max: xs[xs.length - 1]! } : null);
+    if (range) u.setScale('x', range);
+  }, [zoom, scatter]);
+
+  return (
+    <div
+      ref={target}
+      className="chart"
+      role="figure"
+      aria-label={label}
+      data-scale={log ? 'log' : 'linear'}
+      data-lines={lines.length}
+    />
+  );
+}
