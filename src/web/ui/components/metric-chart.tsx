@@ -33,6 +33,12 @@ export interface MetricChartProps {
   onZoom?: (range: StepRange | null) => void;
 }
 
+/** A linear range around [min, max] with a margin, so the extreme points are not cut by the plot's edge. */
+function padded(min: number, max: number): [number, number] {
+  const margin = min === max ? Math.abs(min) * 0.1 || 1 : (max - min) * 0.05;
+  return [min - margin, max + margin];
+}
+
 /** One uPlot chart. It is rebuilt when its lines, size or scales change, and only redrawn when its data does. */
 export default function MetricChart(props: MetricChartProps) {
   const { label, data, lines, width, height = 240, xLabel, log = false, scatter, zoom, onZoom } = props;
@@ -65,7 +71,9 @@ export default function MetricChart(props: MetricChartProps) {
         x: scatter
           ? categories
             ? { time: false, range: () => [-0.5, categories.length - 0.5] }
-            : { time: false, distr: scatter.logX ? 3 : 1 }
+            : scatter.logX
+              ? { time: false, distr: 3, range: (_u, min, max) => [min / 1.5, max * 1.5] }
+              : { time: false, range: (_u, min, max) => padded(min, max) }
           : {
               time: false,
               range: (_u, min, max) => {

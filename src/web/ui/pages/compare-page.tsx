@@ -38,8 +38,8 @@ interface Row {
   figures: Record<string, RunMetricFigures> | undefined;
 }
 
-/** How many logged keys get table columns before the reader picks. */
-const DEFAULT_COLUMN_KEYS = 10;
+/** How many logged keys get table columns before the reader picks (three columns each). */
+const DEFAULT_COLUMN_KEYS = 4;
 const FIGURES = ['last', 'min', 'max'] as const;
 
 /** A figure as the table sorts it: a number, or the name of NaN or an infinity (those sort as text). */
@@ -92,7 +92,7 @@ export function ComparePage() {
   });
 
   // Logged metrics: every key any run logged (a run that has not started has none), the keys the table shows
-  // (the first ten until the reader picks), and the key the charts draw.
+  // (the first four until the reader picks), and the key the charts draw.
   const running = runs.some((r) => r.state === 'running');
   const keyLists = useQueries({
     queries: runs.map((run) => runMetricListQuery(client, run, COMPARE_INTERVAL_MS)),
@@ -335,5 +335,6 @@ function CellView({ column, row }: { column: Column; row: Row }) {
   const value = column.value(row);
   if (column.group === 'metric' && row.metrics === undefined) return <span className="muted">…</span>;
   if (column.group === 'logged' && row.figures === undefined) return <span className="muted">…</span>;
+  if (column.group === 'logged' && typeof value === 'number') return <>{formatMetric(value)}</>;
   return value === undefined || value === null ? <span className="muted">—</span> : <>{String(value)}</>;
 }
