@@ -33,6 +33,8 @@ export interface MetricChartProps {
   onZoom?: (range: StepRange | null) => void;
 }
 
+const STEP_INCREMENTS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
 /** A linear range around [min, max] with a margin, so the extreme points are not cut by the plot's edge. */
 function padded(min: number, max: number): [number, number] {
   const margin = min === max ? Math.abs(min) * 0.1 || 1 : (max - min) * 0.05;
@@ -86,6 +88,8 @@ export default function MetricChart(props: MetricChartProps) {
       axes: [
         {
           label: xLabel,
+          // Steps are whole numbers: no tick between two of them.
+          ...(scatter ? {} : { incrs: STEP_INCREMENTS }),
           ...(categories
             ? {
                 splits: () => categories.map((_, i) => i),

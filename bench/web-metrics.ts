@@ -1,0 +1,201 @@
+// The compare page's metric charts with many long runs, against the same page with few, measured in one run:
+// 100 runs × 10 keys × 10,000 steps (10 million points, logged through the API in batches of 1,000), the page
+// opened in Chromium on the real service until every chart is drawn, then two interactions. Prints figures.
+// Run: node bench/web-metrics.ts [--runs 100] [--keys 10] [--steps 10000] [--baseline 10] [--rounds 3]
+//      [--concurrency 8]
+import { Agent } from 'undici';
+import { launchChromium } from '../test/support/browser.ts';
+import { startBenchService } from './support/bench-service.ts';
+import { openTimed, timeAction } from './support/page-timing.ts';
+import { machine, median, ms, options, publish, table } from './support/report.ts';
+import { bounded, call, type SeedApi } from './support/web-seed.ts';
+
+const o = options(process.argv.slice(2), {
+  runs: 100,
+  keys: 10,
+  steps: 10_000,
+  baseline: 10,
+  rounds: 3,
+  concurrency: 8,
+});
+const BATCH = 1000; // MAX_METRIC_POINTS_PER_REQUEST
+const VARIATIONS = 10;
+const log = (line: string) => console.log(`[web-metrics] ${line}`);
+const keyName = (k: number) => `metric_${String(k).padStart(2, '0')}`;
+
+/**
+ * An experiment of 10 variations (lr and warmup differ) and `runs` runs spread over them, each started, given
+ * `keys` × `steps` points in batches of 1,000 (the batches of all runs `concurrency` at a time), and succeeded.
+ */
+async function seed(api: SeedApi, runs: number): Promise<{ id: string; points: number }> {
+  const { id } = await call<{ id: string }>(api, 'POST', '/experiments', {
+    name: `Metrics with ${runs} runs`,
+  });
+  for (let v = 0; v < VARIATIONS; v++)
+    await call(api, 'POST', `/experiments/${id}/variations`, {
+      config_yaml: `lr: ${10 ** -(1 + (v % 5))}\nwarmup: ${100 * Math.floor(v / 5)}\n`,
+    });
+  await call(api, 'POST', `/experiments/${id}/commit`);
+  const addresses: string[] = [];
+  await bounded(runs, o.concurrency, async (i) => {
+    const n = (i % VARIATIONS) + 1;
+    const run = await call<{ r: number }>(api, 'POST', `/experiments/${id}/variations/${n}/runs`);
+    const path = `/experiments/${id}/variations/${n}/runs/${run.r}`;
+    await call(api, 'GET', `${path}/config`);
+    await call(api, 'POST', `${path}/start`, { environment: {} });
+    addresses[i] = path;
+  });
+  const batchesPerKey = Math.ceil(o.steps / BATCH);
+  const batches = runs * o.keys * batchesPerKey;
+  await bounded(batches, o.concurrency, (b) => {
+    const run = Math.floor(b / (o.keys * batchesPerKey));
+    const key = Math.floor(b / batchesPerKey) % o.keys;
+    const from = (b % batchesPerKey) * BATCH;
+    const metrics = [];
+    for (let step = from; step < Math.min(o.steps, from + BATCH); step++) {
+      // A decaying curve with noise, different per run and key.
+      const value = (1 + key) * Math.exp(-step / (2000 + 37 * run)) + 0.05 * Math.sin(step * (run + 1));
+      metrics.push({ key: keyName(key), step, value });
+    }
+    return call(api, 'POST', `${addresses[run]}/metrics`, { metrics });
+  });
+  await bounded(runs, o.concurrency, (i) => call(api, 'POST', `${addresses[i]}/succeed`));
+  return { id, points: runs * o.keys * o.steps };
+}
+
+// The page is drawn when the overlay has a line per run, each scatter its points, and no metric cell waits.
+const drawnCondition = (runs: number, key: string) =>
+  [
+    `document.querySelector(${JSON.stringify(`figure.compare-overlay[data-key="${key}"] .chart[data-drawn-lines="${runs}"]`)}) !== null`,
+    `document.querySelectorAll('figure.config-scatter').length > 0`,
+    `document.querySelectorAll('figure.config-scatter .chart[data-drawn-points]').length === document.querySelectorAll('figure.config-scatter').length`,
+    `document.querySelectorAll('td.col-logged').length > 0`,
+    `![...document.querySelectorAll('td.col-logged')].some((td) => td.textContent === '…')`,
+  ].join(' && ');
+
+// Long tasks since navigation (the observer's buffer holds those before it was created).
+const LONG_TASKS = `new Promise((resolve) => {
+  const seen = [];
+  const observer = new PerformanceObserver((list) => seen.push(...list.getEntries()));
+  observer.observe({ type: 'longtask', buffered: true });
+  setTimeout(() => { observer.disconnect(); resolve(seen.map((e) => e.duration)); }, 50);
+})`;
+
+interface Figures {
+  drawn: number[];
+  longest: number[];
+  blocked: number[];
+  key: number[];
+  logScale: number[];
+}
+const empty = (): Figures => ({ drawn: [], longest: [], blocked: [], key: [], logScale: [] });
+
+const service = await startBenchService('web_metrics');
+const dispatcher = new Agent({ connections: o.concurrency });
+const browser = await launchChromium();
+try {
+  const api = { url: service.url, key: service.key, dispatcher };
+  const started = performance.now();
+  const scopes = [
+    { label: 'many', runs: o.runs },
+    { label: 'baseline', runs: o.baseline },
+  ];
+  const seeded: Array<{ label: string; runs: number; id: string; points: number; seconds: number }> = [];
+  for (const s of scopes) {
+    const t = performance.now();
+    const result = await seed(api, s.runs);
+    const seconds = (performance.now() - t) / 1000;
+    log(
+      `seeded ${s.label}: ${s.runs} runs, ${result.points.toLocaleString('en-US')} points in ${seconds.toFixed(1)} s`,
+    );
+    seeded.push({ ...s, ...result, seconds });
+  }
+  log(`seeding took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+  const figures = new Map(seeded.map((s) => [s.label, empty()]));
+  const first = keyName(0);
+  const second = keyName(1);
+  // Round 0 warms the service and the database; it is not counted.
+  for (let round = 0; round <= o.rounds; round++) {
+    for (const s of seeded) {
+      const page = await openTimed(
+        browser,
+        `${service.url}/ui/experiments/${s.id}/compare`,
+        service.key,
+        drawnCondition(s.runs, first),
+      );
+      const longTasks = await page.page.evaluate<number[]>(LONG_TASKS);
+      // Another key: its 100 curves are read and drawn.
+      const key = await timeAction(
+        page.page,
+        'change',
+        `document.querySelector(${JSON.stringify(`figure.compare-overlay[data-key="${second}"] .chart[data-drawn-lines="${s.runs}"]`)}) !== null`,
+        () =>
+          page.page
+            .getByRole('combobox', { name: 'Metric' })
+            .selectOption(second)
+            .then(() => undefined),
+      );
+      // Log scale: no request, every chart rebuilt from the data it holds.
+      const logScale = await timeAction(
+        page.page,
+        'change',
+        `document.querySelector(${JSON.stringify(`figure.compare-overlay .chart[data-scale="log"][data-drawn-lines="${s.runs}"]`)}) !== null`,
+        () => page.page.getByLabel('Log scale').check(),
+      );
+      await page.close();
+      if (round === 0) continue;
+      const f = figures.get(s.label)!;
+      f.drawn.push(page.renderedMs);
+      f.longest.push(Math.max(0, ...longTasks));
+      f.blocked.push(longTasks.reduce((sum, d) => sum + Math.max(0, d - 50), 0));
+      f.key.push(key.ms);
+      f.logScale.push(logScale.ms);
+    }
+    log(`round ${round} done${round === 0 ? ' (warm-up)' : ''}`);
+  }
+
+  const row = (s: (typeof seeded)[number]) => {
+    const f = figures.get(s.label)!;
+    return [
+      `${s.runs} runs × ${o.keys} keys × ${o.steps.toLocaleString('en-US')} steps`,
+      ms(median(f.drawn)),
+      ms(median(f.longest)),
+      ms(median(f.blocked)),
+      ms(median(f.key)),
+      ms(median(f.logScale)),
+    ];
+  };
+  const many = figures.get('many')!;
+  const base = figures.get('baseline')!;
+  const ratio = (a: number[], b: number[]) => (median(a) / median(b)).toFixed(2);
+  const seedRate = (s: (typeof seeded)[number]) => Math.round(s.points / s.seconds).toLocaleString('en-US');
+  await publish(
+    'web-metrics',
+    [
+      '## Web UI metric charts',
+      '',
+      `\`node bench/web-metrics.ts\` (${new Date().toISOString().slice(0, 10)}; ${machine()})`,
+      '',
+      `Seeded through the API: \`POST …/runs/{r}/metrics\` with 1,000 points a call, ${o.concurrency} calls in flight`,
+      `(${seedRate(seeded[0]!)} points/s for the large experiment, ${seedRate(seeded[1]!)} for the baseline), on PostgreSQL.`,
+      'The compare page in Chromium, a fresh context (cold HTTP cache) per load, medians of',
+      `${o.rounds} rounds after a warm-up. Drawn: navigation start → the first frame with the overlay of the first`,
+      'key drawn with a line per run, every config scatter drawn and every metric cell filled. Longest task and',
+      'blocking (the sum over long tasks of their time past 50 ms): main-thread long tasks from navigation to',
+      'drawn. Key: choosing another key → its overlay drawn (its series read and drawn). Log scale: the toggle →',
+      'the overlay redrawn on a log axis (no request).',
+      '',
+      table(
+        ['Experiment', 'Drawn (ms)', 'Longest task (ms)', 'Blocking (ms)', 'Key (ms)', 'Log scale (ms)'],
+        [row(seeded[0]!), row(seeded[1]!)],
+      ),
+      '',
+      `Many/baseline: drawn ${ratio(many.drawn, base.drawn)}×, key ${ratio(many.key, base.key)}×, log scale ${ratio(many.logScale, base.logScale)}×.`,
+    ].join('\n'),
+  );
+} finally {
+  await browser.close();
+  await dispatcher.close();
+  await service.stop();
+}
