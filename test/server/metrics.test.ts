@@ -63,17 +63,21 @@ for (const driver of ['postgres', 'pglite'] as const) {
         { key: 'x', step: 1, value: 1, timestamp: '2020-01-02T03:04:05.678Z' },
         { key: 'x', step: 2, value: 5 },
         { key: 'x', step: 1, value: 2, timestamp: '2021-01-02T03:04:05.678Z' },
+        // An offset PostgreSQL's timestamptz would refuse (it stops at ±15:59): stored as the same moment in UTC.
+        { key: 'x', step: 3, value: 7, timestamp: '1129-03-29T13:04:42+23:17' },
       ]);
-      assert.deepEqual([res.status, res.body], [200, { stored: 2 }]);
+      assert.deepEqual([res.status, res.body], [200, { stored: 3 }]);
       const got = (await series(run.path, 'x')).body;
       assert.deepEqual(
         got.points.map((p: any) => [p.step, p.value]),
         [
           [1, 2],
           [2, 5],
+          [3, 7],
         ],
       );
       assert.equal(got.points[0].timestamp, '2021-01-02T03:04:05.678Z');
+      assert.equal(Date.parse(got.points[2].timestamp), Date.parse('1129-03-28T13:47:42Z'));
       assert.ok(Date.parse(got.points[1].timestamp) >= before - 1000, got.points[1].timestamp);
     });
 
@@ -133,6 +137,9 @@ for (const driver of ['postgres', 'pglite'] as const) {
         [{ key: ' lead', step: 2, value: 1 }, '/metrics/3/key'],
         [{ key: 'k'.repeat(251), step: 2, value: 1 }, '/metrics/3/key'],
         [{ key: 'ok', step: 2, value: 1, timestamp: 'yesterday' }, '/metrics/3/timestamp'],
+        // RFC 3339 date-times that PostgreSQL cannot store
+        [{ key: 'ok', step: 2, value: 1, timestamp: '0000-01-01T00:00:00Z' }, '/metrics/3/timestamp'],
+        [{ key: 'ok', step: 2, value: 1, timestamp: '9999-12-31T23:59:59-23:00' }, '/metrics/3/timestamp'],
       ] as const) {
         const res = await log(run.path, [...good.slice(0, 3), bad as never, ...good.slice(3)]);
         assert.equal(res.status, 422, JSON.stringify(res.body));
@@ -225,7 +232,7 @@ for (const driver of ['postgres', 'pglite'] as const) {
       assert.equal((await series(run.path, 'a')).body.count, 1, 'nothing was stored');
     });
 
-    it('pages a series by cursor and filters by step range; an unknown key is an empty series', async () => {
+    it('pages a series by cursor and filters by step range; an unknown key is 404', async () => {
       const run = await runningRun(t, key, experimentId);
       await log(
         run.path,
@@ -256,12 +263,14 @@ for (const driver of ['postgres', 'pglite'] as const) {
       const bad = await series(run.path, 'p', '?cursor=nonsense');
       assert.deepEqual([bad.status, bad.body.error.code], [400, 'invalid_cursor']);
       const none = await series(run.path, 'never');
-      assert.deepEqual(
-        [none.status, none.body],
-        [200, { key: 'never', count: 0, downsampled: false, points: [], next_cursor: null }],
-      );
+      assert.deepEqual([none.status, none.body.error.code], [404, 'not_found']);
+      assert.equal((await log(run.path, [{ key: 'train/loss', step: 0, value: 1 }])).status, 200);
       const slash = await t.as(key).get(`${run.path}/metrics/${encodeURIComponent('train/loss')}`);
-      assert.equal(slash.status, 200, 'an encoded slash stays in the key');
+      assert.deepEqual(
+        [slash.status, slash.body.key, slash.body.count],
+        [200, 'train/loss', 1],
+        'an encoded slash stays in the key',
+      );
     });
 
     for (const [label, length] of [

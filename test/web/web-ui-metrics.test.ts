@@ -278,6 +278,9 @@ describe('web UI in Chromium: run metrics', () => {
     const table = page.locator('table.compare');
     const header = (name: string) => table.getByRole('columnheader', { name, exact: true });
     await header('metric loss (last)').waitFor();
+    // Each run's key list arrives on its own; the default columns (the first four keys) settle once all have.
+    await header('metric grad_norm (last)').waitFor();
+    await header('metric long (last)').waitFor();
     const headerTexts = async () =>
       (await table.locator('thead th').allInnerTexts()).map((h) =>
         h

@@ -31,22 +31,39 @@ async function refuseCoercedPoints(req: FastifyRequest): Promise<void> {
   if (!Array.isArray(metrics)) return;
   for (const [i, point] of metrics.entries()) {
     if (typeof point !== 'object' || point === null) continue;
-    const { step, value } = point as { step?: unknown; value?: unknown };
+    const { step, value, timestamp } = point as { step?: unknown; value?: unknown; timestamp?: unknown };
     const field =
       'value' in point && typeof value !== 'number' && typeof value !== 'string'
         ? 'value'
         : 'step' in point && typeof step !== 'number'
           ? 'step'
-          : undefined;
+          : typeof timestamp === 'string' && !storableTimestamp(timestamp)
+            ? 'timestamp'
+            : undefined;
     if (field === undefined) continue;
     const message =
-      field === 'value' ? 'must be a number or "NaN", "Infinity", "-Infinity"' : 'must be integer';
+      field === 'value'
+        ? 'must be a number or "NaN", "Infinity", "-Infinity"'
+        : field === 'step'
+          ? 'must be integer'
+          : 'must be a date-time whose UTC year is 1 to 9999';
     throw Object.assign(new Error(`body/metrics/${i}/${field} ${message}`), {
       statusCode: 400,
       validationContext: 'body',
       validation: [{ instancePath: `/metrics/${i}/${field}`, message }],
     });
   }
+}
+
+/**
+ * RFC 3339 allows what PostgreSQL's timestamptz refuses (year 0000, an offset that carries the moment past
+ * 9999); such a point would fail the whole batch's statement, so it is refused here by its index.
+ */
+function storableTimestamp(text: string): boolean {
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) return false;
+  const year = new Date(ms).getUTCFullYear();
+  return year >= 1 && year <= 9999;
 }
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
@@ -110,7 +127,7 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
             'range into max_points / 2 equal step buckets and keeps each bucket’s extremes, its lowest and its ' +
             'highest point (NaN ignored), so spikes survive and the answer has at most `max_points` points. On ' +
             'long ranges the extremes come from per-block extremes of 256 steps kept at ingest. A key the run ' +
-            'never logged answers an empty series.',
+            'never logged is 404.',
           params: RunMetricParams,
           querystring: MetricSeriesQuery,
           response: withErrors({ 200: MetricSeries }),

@@ -17,7 +17,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { decodeStepCursor, encodeStepCursor } from '../http/cursor.ts';
-import { badRequest, conflict } from '../http/errors.ts';
+import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
 import { getRun } from '../runs/run-service.ts';
@@ -59,7 +59,8 @@ export async function logMetrics(
       key: p.key,
       step: p.step,
       value: String(p.value),
-      ts: p.timestamp ?? null,
+      // Sent as UTC: PostgreSQL refuses offsets past ±15:59 that RFC 3339 allows.
+      ts: p.timestamp === undefined ? null : new Date(p.timestamp).toISOString(),
     });
   }
   const points = [...byPoint.values()];
@@ -120,7 +121,7 @@ const toPoint = (p: repo.StoredPoint) => ({
  * One key's series. With `max_points`: the whole range in one answer, downsampled to at most `max_points`
  * points when it holds more (each of max_points / 2 equal step buckets keeps its lowest and highest point).
  * Without: every point, `limit` at a time, the cursor holding the last step served. A key the run never logged
- * answers an empty series.
+ * is 404, like any other name that names nothing.
  */
 export async function getRunMetricSeries(
   db: Db,
@@ -134,8 +135,9 @@ export async function getRunMetricSeries(
   const hi = query.max_step ?? MAX_METRIC_STEP;
   const after = decodeStepCursor(query.cursor);
   const empty = { key: metric, count: 0, downsampled: false, points: [], next_cursor: null };
-  const series = lo <= hi ? await repo.findSeries(db, run.id, metric) : undefined;
-  if (!series || Number(series.count) === 0) return empty;
+  const series = await repo.findSeries(db, run.id, metric);
+  if (!series || Number(series.count) === 0) throw notFound(`metric '${metric}' of this run`);
+  if (lo > hi) return empty;
   const facts = await repo.rangeFacts(db, series.id, lo, hi);
   if (facts.count === 0) return empty;
   const { count, first, last } = facts as { count: number; first: number; last: number };

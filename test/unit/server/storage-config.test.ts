@@ -92,6 +92,7 @@ describe('storage config', () => {
       endpoint: 'http://127.0.0.1:8333',
       forcePathStyle: true,
       credentials: { accessKeyId: 'AK', secretAccessKey: 'SK' },
+      checksums: 'auto',
       uploadUrlTtlS: 3600,
       multipartThresholdBytes: 5 * GIB,
       multipartPartBytes: 512 * MIB,
