@@ -1,61 +1,25 @@
 // run.logMetrics batches, flushes and retries against the real service; the read calls give the points back.
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { MAX_METRIC_POINTS_PER_REQUEST } from '../../src/contract/index.ts';
 import { ApiClient, ConflictError, MetricsError, type Run } from '../../src/client/browser.ts';
 import { waitFor } from '../support/cli.ts';
 import { committedExperiment, createRun, runningRun } from '../support/fixtures.ts';
+import { startRecordingProxy, type Fault } from '../support/recording-proxy.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
-type Fault = '503' | 'reset';
-
-/**
- * Passes every request to the service and records it, except that POSTs of metrics meet the queued faults
- * first: a 503 as from a restarting service, or a connection closed before any answer.
- */
+/** The shared proxy, where metric POSTs meet the queued faults first. */
 async function faultyProxy(target: string) {
-  const requests: string[] = [];
   const faults: Fault[] = [];
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const metricsPost = req.method === 'POST' && /\/metrics$/.test(req.url ?? '');
-    const fault = metricsPost ? faults.shift() : undefined;
-    requests.push(`${req.method} ${req.url}${fault ? ` (${fault})` : ''}`);
-    if (fault === 'reset') {
-      req.socket.destroy();
-      return;
-    }
-    if (fault === '503') {
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 'database_unavailable', message: 'restarting' } }));
-      return;
-    }
-    const headers = Object.fromEntries(
-      Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
-    ) as Record<string, string>;
-    const upstream = await fetch(`${target}${req.url}`, {
-      method: req.method,
-      headers,
-      body: chunks.length ? Buffer.concat(chunks) : undefined,
-    });
-    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/plain' });
-    res.end(Buffer.from(await upstream.arrayBuffer()));
+  const proxy = await startRecordingProxy(target, {
+    intercept: (req) =>
+      req.method === 'POST' && /\/metrics$/.test(req.url ?? '') ? faults.shift() : undefined,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
+    ...proxy,
     faults,
     /** The metric POSTs seen so far, faults included. */
-    posts: () => requests.filter((r) => r.startsWith('POST') && /\/metrics( |$)/.test(r)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    posts: () => proxy.requests.filter((r) => r.startsWith('POST') && /\/metrics( |$)/.test(r)),
   };
 }
 

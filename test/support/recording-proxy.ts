@@ -8,19 +8,37 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
+/** What an intercept makes of a request instead of passing it on: a 503 as from a restarting service, or a
+ * connection closed before any answer. */
+export type Fault = '503' | 'reset';
+
 /**
- * A pass-through proxy in front of the real service, so client tests can count requests and see what a newer
- * server would send: `addField` adds an unknown key to every JSON object answer.
+ * A pass-through proxy in front of the real service, so client tests can count requests, see what a newer
+ * server would send (`addField` adds an unknown key to every JSON object answer) and meet outages on chosen
+ * requests (`intercept` names the fault a request meets, or nothing to pass it on).
  */
 export async function startRecordingProxy(
   target: string,
-  opts: { addField?: [string, unknown] } = {},
+  opts: {
+    addField?: [string, unknown];
+    intercept?: (req: http.IncomingMessage) => Fault | undefined;
+  } = {},
 ): Promise<RecordingProxy> {
   const requests: string[] = [];
   const server = http.createServer(async (req, res) => {
-    requests.push(`${req.method} ${req.url}`);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    const fault = opts.intercept?.(req);
+    requests.push(`${req.method} ${req.url}${fault ? ` (${fault})` : ''}`);
+    if (fault === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (fault === '503') {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'database_unavailable', message: 'restarting' } }));
+      return;
+    }
     const headers = Object.fromEntries(
       Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
     ) as Record<string, string>;
@@ -49,6 +67,10 @@ export async function startRecordingProxy(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
