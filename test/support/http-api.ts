@@ -1,4 +1,4 @@
-import type { Api, Reply } from './service.ts';
+import { apiOver, type Api, type Reply } from './service.ts';
 
 /** The test `Api` over real HTTP, for services running as processes (`startAssayServer`). */
 export function httpApi(baseUrl: string): Api {
@@ -24,16 +24,7 @@ export function httpApi(baseUrl: string): Api {
       headers: Object.fromEntries(res.headers),
     } satisfies Reply;
   };
-  return {
-    request,
-    as: (key) => ({
-      get: (url) => request('GET', url, { key }),
-      post: (url, body) => request('POST', url, { key, body }),
-      patch: (url, body) => request('PATCH', url, { key, body }),
-      put: (url, body) => request('PUT', url, { key, body }),
-      delete: (url) => request('DELETE', url, { key }),
-    }),
-  };
+  return apiOver(request);
 }
 
 /** A counter or gauge of a service's `/metrics` (anonymous: tests leave ASSAY_METRICS_SCOPE unset). */

@@ -136,6 +136,11 @@ function apiFor(service: Service): Api {
     }
     return { status: res.statusCode, body: body as never, headers: res.headers };
   };
+  return apiOver(request);
+}
+
+/** The `Api` of a request function: in-process (`app.inject`) here, over real HTTP in http-api.ts. */
+export function apiOver(request: Api['request']): Api {
   return {
     request,
     as: (key) => ({
