@@ -159,6 +159,9 @@ export const ListAssetsQuery = Type.Object(
     r: Type.Optional(PositiveInt32),
     kind: Type.Optional(AssetKind),
     state: Type.Optional(AssetStateSchema),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 500, description: 'exactly this asset name' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -157,3 +157,77 @@ export const ExperimentMetrics = Type.Object(
   { $id: 'ExperimentMetrics' },
 );
 export type ExperimentMetrics = Static<typeof ExperimentMetrics>;
+
+/** `GET /experiments/{id}/metric-keys`: pages of keys, `limit` at a time. */
+export const ExperimentMetricKeysQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_METRIC_PAGE, default: 1000 })),
+    cursor: Type.Optional(Type.String({ maxLength: 400 })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Every key logged by a run of the experiment (byte order), with how many runs logged it: what a comparison
+ * offers to chart, without a request per run.
+ */
+export const ExperimentMetricKeys = Type.Object(
+  {
+    items: Type.Array(Type.Object({ key: MetricKey, runs: Type.Integer({ minimum: 1 }) })),
+    next_cursor: Nullable(Type.String()),
+  },
+  { $id: 'ExperimentMetricKeys' },
+);
+export type ExperimentMetricKeys = Static<typeof ExperimentMetricKeys>;
+
+export const ExperimentMetricParams = Type.Object({ id: Uuid, key: MetricKey });
+
+/** Runs per page of `GET /experiments/{id}/metrics/{key}`: with `max_points` at most 10,000, an answer is bounded. */
+export const MAX_SERIES_RUNS_PER_PAGE = 100;
+
+export const ExperimentSeriesQuery = Type.Object(
+  {
+    max_points: Type.Optional(
+      Type.Integer({
+        minimum: MIN_MAX_POINTS,
+        maximum: MAX_MAX_POINTS,
+        default: 1000,
+        description:
+          "each run's series downsampled on the server to about this many points, as one run's read",
+      }),
+    ),
+    min_step: Type.Optional(MetricStep),
+    max_step: Type.Optional(MetricStep),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_SERIES_RUNS_PER_PAGE, default: MAX_SERIES_RUNS_PER_PAGE }),
+    ),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type ExperimentSeriesQuery = Static<typeof ExperimentSeriesQuery>;
+
+/**
+ * `GET /experiments/{id}/metrics/{key}`: one key's series of every run of the experiment that logged it, in
+ * (n, r) order, `limit` runs a page, each downsampled like `GET …/runs/{r}/metrics/{key}?max_points=`: the
+ * curves of a comparison in one request instead of one per run.
+ */
+export const ExperimentMetricSeries = Type.Object(
+  {
+    key: MetricKey,
+    items: Type.Array(
+      Type.Object({
+        run_id: Uuid,
+        n: Type.Integer(),
+        r: Type.Integer(),
+        state: RunStateSchema,
+        count: Type.Integer({ description: 'points stored in the asked step range' }),
+        downsampled: Type.Boolean(),
+        points: Type.Array(MetricPoint),
+      }),
+    ),
+    next_cursor: Nullable(Type.String()),
+  },
+  { $id: 'ExperimentMetricSeries' },
+);
+export type ExperimentMetricSeries = Static<typeof ExperimentMetricSeries>;

@@ -215,7 +215,7 @@ for (const backend of ['local', 's3'] as const) {
       assert.equal(linked.status, 404, 'cannot attach an asset to a foreign experiment');
     });
 
-    it('lists by experiment, run and kind, and serves the newest checkpoint of a variation', async () => {
+    it('lists by experiment, run, kind and name, and serves the newest checkpoint of a variation', async () => {
       const e = await committedExperiment(t, key);
       const first = await runningRun(t, key, e.id);
       const second = await runningRun(t, key, e.id);
@@ -241,6 +241,15 @@ for (const backend of ['local', 's3'] as const) {
       const byRun = await t.as(key).get(`/assets?experiment_id=${e.id}&n=1&r=${first.r}`);
       assert.equal(byRun.body.items.length, 2);
       assert.equal((await t.as(key).get(`/assets?experiment_id=${e.id}&kind=report`)).body.items.length, 0);
+      const byName = await t
+        .as(key)
+        .get(`/assets?experiment_id=${e.id}&name=${encodeURIComponent('step step-100')}`);
+      assert.deepEqual(
+        byName.body.items.map((a: { name: string }) => a.name),
+        ['step step-100'],
+      );
+      assert.equal((await t.as(key).get(`/assets?experiment_id=${e.id}&name=step`)).body.items.length, 0);
+      assert.equal((await t.as(key).get(`/assets?name=`)).status, 400);
     });
   });
 }

@@ -210,6 +210,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
       assert.deepEqual((await t.as(key).get(`${other.path}/metrics`)).body.items, []);
       const experiment = await t.as(worker).get(`/experiments/${experimentId}/metrics?keys=a`);
       assert.equal(experiment.status, 403);
+      assert.equal((await t.as(worker).get(`/experiments/${experimentId}/metrics/a`)).status, 403);
+      assert.equal((await t.as(worker).get(`/experiments/${experimentId}/metric-keys`)).status, 403);
       const reader = await t.as(key).post('/api-keys', { description: 'no runs', scopes: ['assets:read'] });
       assert.equal((await t.as(reader.body.key).get(`${mine.path}/metrics`)).status, 403);
       assert.equal((await log(mine.path, [{ key: 'a', step: 1, value: 1 }], reader.body.key)).status, 403);
@@ -224,6 +226,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
         `${run.path}/metrics/a`,
         `${run.path}/metrics/a?max_points=10`,
         `/experiments/${experimentId}/metrics?keys=a`,
+        `/experiments/${experimentId}/metrics/a`,
+        `/experiments/${experimentId}/metric-keys`,
       ]) {
         const res = await t.as(stranger).get(url);
         assert.equal(res.status, 404, `${url}: ${JSON.stringify(res.body)}`);
@@ -357,6 +361,94 @@ for (const driver of ['postgres', 'pglite'] as const) {
         assert.equal(bad.status, 400, `${q}: ${JSON.stringify(bad.body)}`);
       }
       assert.equal((await t.as(key).get(`/experiments/${e.id}/metrics`)).status, 400);
+    });
+
+    it("answers one key's curves of every run in one read, paged by run, and lists the experiment's keys", async () => {
+      const e = await committedExperiment(t, key);
+      const a = await runningRun(t, key, e.id);
+      const b = await runningRun(t, key, e.id);
+      const c = await runningRun(t, key, e.id);
+      await runningRun(t, key, e.id); // logs nothing: in no answer
+      await log(
+        a.path,
+        points('loss', 0, 1000, (s) => (s === 500 ? 99 : 1 / (s + 1))),
+      );
+      await log(
+        a.path,
+        points('acc', 0, 3, (s) => s),
+      );
+      await log(
+        b.path,
+        points('loss', 0, 5, (s) => 20 - s),
+      );
+      await log(
+        c.path,
+        points('other/key', 0, 2, (s) => s),
+      );
+      const base = `/experiments/${e.id}/metrics/loss`;
+      const all = await t.as(key).get(`${base}?max_points=100`);
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      assert.equal(all.body.key, 'loss');
+      assert.deepEqual(
+        all.body.items.map((i: any) => [i.run_id, i.state, i.count, i.downsampled, i.points.length]),
+        [
+          [a.id, 'running', 1000, true, all.body.items[0].points.length],
+          [b.id, 'running', 5, false, 5],
+        ],
+      );
+      assert.ok(all.body.items[0].points.length <= 100);
+      // Each curve is the one run's own downsampled read, spike included.
+      const own = await series(a.path, 'loss', '?max_points=100');
+      assert.deepEqual(all.body.items[0].points, own.body.points);
+      assert.ok(
+        own.body.points.some((p: any) => p.value === 99),
+        'the spike survives',
+      );
+      assert.equal(all.body.next_cursor, null);
+
+      // A step range, and a page of one run at a time.
+      const ranged = await t.as(key).get(`${base}?max_points=1000&min_step=2&max_step=3`);
+      assert.deepEqual(
+        ranged.body.items.map((i: any) => i.points.map((p: any) => p.step)),
+        [
+          [2, 3],
+          [2, 3],
+        ],
+      );
+      const first = await t.as(key).get(`${base}?limit=1`);
+      assert.deepEqual([first.body.items.length, first.body.items[0].run_id], [1, a.id]);
+      assert.equal(first.body.items[0].points.length, 1000, 'max_points defaults to 1,000');
+      const second = await t.as(key).get(`${base}?limit=1&cursor=${first.body.next_cursor}`);
+      assert.deepEqual(
+        [second.body.items.map((i: any) => i.run_id), second.body.next_cursor],
+        [[b.id], null],
+      );
+      assert.deepEqual((await t.as(key).get(`/experiments/${e.id}/metrics/never`)).body.items, []);
+      for (const q of ['limit=101', 'max_points=1', 'cursor=nonsense', 'min_step=-1', 'color=red']) {
+        const bad = await t.as(key).get(`${base}?${q}`);
+        assert.equal(bad.status, 400, `${q}: ${JSON.stringify(bad.body)}`);
+      }
+
+      const keys = await t.as(key).get(`/experiments/${e.id}/metric-keys`);
+      assert.equal(keys.status, 200, JSON.stringify(keys.body));
+      assert.deepEqual(keys.body, {
+        items: [
+          { key: 'acc', runs: 1 },
+          { key: 'loss', runs: 2 },
+          { key: 'other/key', runs: 1 },
+        ],
+        next_cursor: null,
+      });
+      const page = await t.as(key).get(`/experiments/${e.id}/metric-keys?limit=2`);
+      assert.deepEqual(
+        page.body.items.map((k: any) => k.key),
+        ['acc', 'loss'],
+      );
+      const rest = await t
+        .as(key)
+        .get(`/experiments/${e.id}/metric-keys?limit=2&cursor=${page.body.next_cursor}`);
+      assert.deepEqual([rest.body.items, rest.body.next_cursor], [[{ key: 'other/key', runs: 1 }], null]);
+      assert.equal((await t.as(key).get(`/experiments/${e.id}/metric-keys?cursor=bad`)).status, 400);
     });
   });
 

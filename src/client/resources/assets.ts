@@ -119,13 +119,15 @@ export class Assets {
       run?: RunRef;
       kind?: string;
       state?: AssetState;
+      /** Only assets of exactly this name. */
+      name?: string;
       limit?: number;
       cursor?: string;
     } = {},
   ): Promise<Page<AssetData>> {
     const run = params.run;
     return this.#t.get(
-      `/assets${query({ experiment_id: run?.experimentId ?? params.experimentId, n: run?.n, r: run?.r, kind: params.kind, state: params.state, limit: params.limit, cursor: params.cursor })}`,
+      `/assets${query({ experiment_id: run?.experimentId ?? params.experimentId, n: run?.n, r: run?.r, kind: params.kind, state: params.state, name: params.name, limit: params.limit, cursor: params.cursor })}`,
     );
   }
 }

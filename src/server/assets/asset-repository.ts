@@ -139,6 +139,7 @@ export async function listAssets(
     runId?: string;
     kind?: string;
     state?: string;
+    name?: string;
     afterId?: string;
     limit: number;
   },
@@ -149,6 +150,7 @@ export async function listAssets(
   if (f.runId) where.push(`a.run_id = $${params.push(f.runId)}`);
   if (f.kind) where.push(`a.kind = $${params.push(f.kind)}`);
   if (f.state) where.push(`a.state = $${params.push(f.state)}`);
+  if (f.name) where.push(`a.name = $${params.push(f.name)}`);
   if (f.afterId)
     where.push(
       `(a.created_at, a.id) < (SELECT c.created_at, c.id FROM assets c WHERE c.id = $${params.push(f.afterId)})`,

@@ -54,7 +54,7 @@ export function assetRoutes(deps: service.AssetDeps) {
         schema: {
           tags,
           operationId: 'listAssets',
-          summary: 'List assets by experiment, run (experiment_id, n, r), kind or state',
+          summary: 'List assets by experiment, run (experiment_id, n, r), kind, state or name',
           querystring: ListAssetsQuery,
           response: withErrors({ 200: AssetList }),
         },

@@ -420,6 +420,7 @@ export async function listAssets(
     r?: number;
     kind?: string;
     state?: string;
+    name?: string;
     limit?: number;
     cursor?: string;
   },
@@ -437,6 +438,7 @@ export async function listAssets(
     runId,
     kind: q.kind,
     state: q.state,
+    name: q.name,
     afterId,
     limit: limit + 1,
   });

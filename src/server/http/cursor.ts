@@ -30,3 +30,30 @@ export function decodeStepCursor(cursor: string | undefined): number | undefined
     throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
   return step;
 }
+
+/** A cursor over runs in (n, r) order: the last run served. */
+export function encodeRunCursor(n: number, r: number): string {
+  return Buffer.from(`v1r:${n}.${r}`).toString('base64url');
+}
+
+export function decodeRunCursor(cursor: string | undefined): { n: number; r: number } | undefined {
+  if (cursor === undefined) return undefined;
+  const m = /^v1r:([1-9][0-9]{0,9})\.([1-9][0-9]{0,9})$/.exec(
+    Buffer.from(cursor, 'base64url').toString('utf8'),
+  );
+  if (!m) throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  return { n: Number(m[1]), r: Number(m[2]) };
+}
+
+/** A cursor over text in byte order (metric keys): the last one served. */
+export function encodeTextCursor(last: string): string {
+  return Buffer.from(`v1t:${last}`).toString('base64url');
+}
+
+export function decodeTextCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!text.startsWith('v1t:') || text.length === 4)
+    throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  return text.slice(4);
+}

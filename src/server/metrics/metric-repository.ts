@@ -275,3 +275,45 @@ export async function experimentSummaries(
     [experimentId, keys],
   );
 }
+
+export interface ExperimentSeriesRow extends SeriesRow {
+  run_id: string;
+  n: number;
+  r: number;
+  state: string;
+}
+
+/** One key's series in the runs of an experiment after run (n, r) `after`, in (n, r) order, up to `limit`. */
+export async function experimentSeries(
+  db: Queryable,
+  experimentId: string,
+  key: string,
+  after: { n: number; r: number } | undefined,
+  limit: number,
+): Promise<ExperimentSeriesRow[]> {
+  return db.query<ExperimentSeriesRow>(
+    `SELECT ${SERIES_COLUMNS}, r.id AS run_id, r.n, r.r, r.state
+       FROM runs r JOIN metric_series s ON s.run_id = r.id
+      WHERE r.experiment_id = $1 AND s.key = $2 AND s.count > 0
+        AND ($3::int IS NULL OR (r.n, r.r) > ($3::int, $4::int))
+      ORDER BY r.n, r.r LIMIT $5`,
+    [experimentId, key, after?.n ?? null, after?.r ?? null, limit],
+  );
+}
+
+/** The keys logged in an experiment's runs after `after` (byte order), each with its number of runs. */
+export async function experimentKeys(
+  db: Queryable,
+  experimentId: string,
+  after: string | undefined,
+  limit: number,
+): Promise<{ key: string; runs: number }[]> {
+  return db.query<{ key: string; runs: number }>(
+    `SELECT s.key, count(*)::int AS runs
+       FROM runs r JOIN metric_series s ON s.run_id = r.id
+      WHERE r.experiment_id = $1 AND s.count > 0 AND ($2::text IS NULL OR s.key COLLATE "C" > $2::text COLLATE "C")
+      GROUP BY s.key
+      ORDER BY s.key COLLATE "C" LIMIT $3`,
+    [experimentId, after ?? null, limit],
+  );
+}

@@ -1,7 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
+  ExperimentMetricKeys,
+  ExperimentMetricKeysQuery,
+  ExperimentMetricParams,
+  ExperimentMetricSeries,
   ExperimentMetrics,
+  ExperimentSeriesQuery,
+  MAX_SERIES_RUNS_PER_PAGE,
   ExperimentMetricsQuery,
   ExperimentParams,
   LogMetricsBody,
@@ -149,6 +155,41 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
         },
       },
       (req) => service.getExperimentMetrics(db, req.principal, req.params.id, req.query.keys),
+    );
+    app.get(
+      '/experiments/:id/metrics/:key',
+      {
+        config: { scope: 'runs:read' as const },
+        schema: {
+          tags,
+          operationId: 'getExperimentMetricSeries',
+          summary:
+            "Compare curves: one metric key's series of every run that logged it, downsampled, in one answer",
+          description:
+            `Runs in (n, r) order, \`limit\` (at most ${MAX_SERIES_RUNS_PER_PAGE}) a page (follow \`next_cursor\`); ` +
+            "each run's series over the step range downsampled as `GET …/runs/{r}/metrics/{key}?max_points=` " +
+            'does (default 1,000 points). A key no run logged answers an empty list.',
+          params: ExperimentMetricParams,
+          querystring: ExperimentSeriesQuery,
+          response: withErrors({ 200: ExperimentMetricSeries }),
+        },
+      },
+      (req) => service.getExperimentMetricSeries(db, req.principal, req.params.id, req.params.key, req.query),
+    );
+    app.get(
+      '/experiments/:id/metric-keys',
+      {
+        config: { scope: 'runs:read' as const },
+        schema: {
+          tags,
+          operationId: 'listExperimentMetricKeys',
+          summary: 'Every metric key logged by a run of the experiment, with how many runs logged it',
+          params: ExperimentParams,
+          querystring: ExperimentMetricKeysQuery,
+          response: withErrors({ 200: ExperimentMetricKeys }),
+        },
+      },
+      (req) => service.listExperimentMetricKeys(db, req.principal, req.params.id, req.query),
     );
   };
 }

@@ -4,7 +4,12 @@ import {
   MAX_METRIC_KEY_LENGTH,
   METRIC_KEY_PATTERN,
   encodeMetricValue,
+  MAX_SERIES_RUNS_PER_PAGE,
+  type ExperimentMetricKeys,
+  type ExperimentMetricSeries,
   type ExperimentMetrics,
+  type ExperimentSeriesQuery,
+  type MetricPoint,
   type LogMetricsBody,
   type MetricSeries,
   type MetricSeriesQuery,
@@ -16,7 +21,14 @@ import {
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
-import { decodeStepCursor, encodeStepCursor } from '../http/cursor.ts';
+import {
+  decodeRunCursor,
+  decodeStepCursor,
+  decodeTextCursor,
+  encodeRunCursor,
+  encodeStepCursor,
+  encodeTextCursor,
+} from '../http/cursor.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
@@ -137,19 +149,16 @@ export async function getRunMetricSeries(
   const empty = { key: metric, count: 0, downsampled: false, points: [], next_cursor: null };
   const series = await repo.findSeries(db, run.id, metric);
   if (!series || Number(series.count) === 0) throw notFound(`metric '${metric}' of this run`);
+  if (query.max_points !== undefined)
+    return {
+      key: metric,
+      ...(await readDownsampled(db, series.id, lo, hi, query.max_points)),
+      next_cursor: null,
+    };
   if (lo > hi) return empty;
   const facts = await repo.rangeFacts(db, series.id, lo, hi);
   if (facts.count === 0) return empty;
-  const { count, first, last } = facts as { count: number; first: number; last: number };
-  if (query.max_points !== undefined) {
-    if (count <= query.max_points) {
-      const points = await repo.pagePoints(db, series.id, lo, hi, undefined, query.max_points);
-      return { key: metric, count, downsampled: false, points: points.map(toPoint), next_cursor: null };
-    }
-    const buckets = Math.floor(query.max_points / 2);
-    const points = await repo.downsample(db, series.id, first, last, buckets, count > RAW_DOWNSAMPLE_LIMIT);
-    return { key: metric, count, downsampled: true, points: points.map(toPoint), next_cursor: null };
-  }
+  const count = facts.count;
   const limit = query.limit ?? 1000;
   const page = await repo.pagePoints(db, series.id, lo, hi, after, limit + 1);
   const more = page.length > limit;
@@ -161,6 +170,30 @@ export async function getRunMetricSeries(
     points: points.map(toPoint),
     next_cursor: more ? encodeStepCursor(points[points.length - 1]!.step) : null,
   };
+}
+
+/**
+ * A series' points in [lo, hi] in one answer: all of them when they are at most `maxPoints`, else each of
+ * maxPoints / 2 equal step buckets keeps its lowest and highest point.
+ */
+async function readDownsampled(
+  db: Db,
+  seriesId: string,
+  lo: number,
+  hi: number,
+  maxPoints: number,
+): Promise<{ count: number; downsampled: boolean; points: MetricPoint[] }> {
+  if (lo > hi) return { count: 0, downsampled: false, points: [] };
+  const facts = await repo.rangeFacts(db, seriesId, lo, hi);
+  if (facts.count === 0) return { count: 0, downsampled: false, points: [] };
+  const { count, first, last } = facts as { count: number; first: number; last: number };
+  if (count <= maxPoints) {
+    const points = await repo.pagePoints(db, seriesId, lo, hi, undefined, maxPoints);
+    return { count, downsampled: false, points: points.map(toPoint) };
+  }
+  const buckets = Math.floor(maxPoints / 2);
+  const points = await repo.downsample(db, seriesId, first, last, buckets, count > RAW_DOWNSAMPLE_LIMIT);
+  return { count, downsampled: true, points: points.map(toPoint) };
 }
 
 /** `keys=a,b`: each a valid key, at most MAX_METRIC_KEYS_PER_QUERY distinct ones, in the order asked. */
@@ -201,4 +234,59 @@ export async function getExperimentMetrics(
     item.metrics[row.key] = figures;
   }
   return { keys, items: [...runs.values()] };
+}
+
+/**
+ * `GET /experiments/{id}/metrics/{key}`: the key's series of each run that logged it, a page of runs at a time,
+ * each downsampled as one run's read is. The runs' reads go out together, so on PostgreSQL they share the pool.
+ */
+export async function getExperimentMetricSeries(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  metric: string,
+  query: ExperimentSeriesQuery,
+): Promise<ExperimentMetricSeries> {
+  await getVisibleExperiment(db, principal, experimentId);
+  const limit = query.limit ?? MAX_SERIES_RUNS_PER_PAGE;
+  const lo = query.min_step ?? 0;
+  const hi = query.max_step ?? MAX_METRIC_STEP;
+  const rows = await repo.experimentSeries(
+    db,
+    experimentId,
+    metric,
+    decodeRunCursor(query.cursor),
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const items = await Promise.all(
+    page.map(async (row) => ({
+      run_id: row.run_id,
+      n: row.n,
+      r: row.r,
+      state: row.state as RunState,
+      ...(await readDownsampled(db, row.id, lo, hi, query.max_points ?? 1000)),
+    })),
+  );
+  const last = page[page.length - 1];
+  return {
+    key: metric,
+    items,
+    next_cursor: rows.length > limit && last ? encodeRunCursor(last.n, last.r) : null,
+  };
+}
+
+/** `GET /experiments/{id}/metric-keys`: the keys logged in the experiment, with how many runs logged each. */
+export async function listExperimentMetricKeys(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  query: { limit?: number; cursor?: string },
+): Promise<ExperimentMetricKeys> {
+  await getVisibleExperiment(db, principal, experimentId);
+  const limit = query.limit ?? 1000;
+  const rows = await repo.experimentKeys(db, experimentId, decodeTextCursor(query.cursor), limit + 1);
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > limit && last ? encodeTextCursor(last.key) : null };
 }

@@ -1,5 +1,11 @@
 import type { ApiClient } from '@assay/client/browser';
-import type { ExperimentMetrics, MetricSeries, RunMetricList } from '@assay/contract';
+import type {
+  ExperimentMetricKeys,
+  ExperimentMetricSeries,
+  ExperimentMetrics,
+  MetricSeries,
+  RunMetricList,
+} from '@assay/contract';
 
 // The UI's reads of run metrics, on the client's transport (bearer auth, timeout, typed errors), so no wire
 // shape or error mapping is copied here: the shapes are the contract's.
@@ -56,5 +62,50 @@ export function fetchExperimentMetrics(
 ): Promise<ExperimentMetrics> {
   return client.transport.get(
     `/experiments/${encodeURIComponent(experimentId)}/metrics${queryString({ keys: keys.join(',') })}`,
+  );
+}
+
+/** Every page of a cursor-paged read, concatenated. */
+async function allPages<T>(
+  read: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
+) {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await read(cursor);
+    items.push(...page.items);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return items;
+}
+
+/** `GET /experiments/{id}/metric-keys`, every page: the keys any run of the experiment logged. */
+export function fetchExperimentMetricKeys(
+  client: ApiClient,
+  experimentId: string,
+): Promise<ExperimentMetricKeys['items']> {
+  return allPages((cursor) =>
+    client.transport.get<ExperimentMetricKeys>(
+      `/experiments/${encodeURIComponent(experimentId)}/metric-keys${queryString({ cursor })}`,
+    ),
+  );
+}
+
+/** `GET /experiments/{id}/metrics/{key}`, every page: one key's series of each run that logged it, downsampled. */
+export function fetchExperimentSeries(
+  client: ApiClient,
+  experimentId: string,
+  key: string,
+  range: SeriesRange,
+): Promise<ExperimentMetricSeries['items']> {
+  return allPages((cursor) =>
+    client.transport.get<ExperimentMetricSeries>(
+      `/experiments/${encodeURIComponent(experimentId)}/metrics/${encodeURIComponent(key)}${queryString({
+        max_points: range.maxPoints,
+        min_step: range.minStep,
+        max_step: range.maxStep,
+        cursor,
+      })}`,
+    ),
   );
 }

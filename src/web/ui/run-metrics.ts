@@ -1,4 +1,4 @@
-import type { ApiClient, RunData } from '@assay/client/browser';
+import type { ApiClient, AssetData } from '@assay/client/browser';
 import { flatten, type Cell } from './compare-rows.ts';
 
 /** The output the compare table reads its figures from, when a run wrote one. */
@@ -7,20 +7,45 @@ export const METRICS_ASSET = 'metrics.json';
 const MAX_METRICS_BYTES = 1_000_000;
 
 /**
- * A run's `metrics.json` output flattened to dotted path → value, fetched through the asset's presigned URL;
- * null when the run has no such ready output, it is too large, or it is not a JSON object.
+ * The ready `metrics.json` outputs of an experiment's runs, by run id: one listing (the name filter) for the
+ * whole comparison rather than a listing per run.
  */
-export async function fetchRunMetrics(client: ApiClient, run: RunData): Promise<Record<string, Cell> | null> {
-  const outputs = await client.assets.list({
-    run: { experimentId: run.experiment_id, n: run.n, r: run.r },
-    kind: 'output',
-    state: 'ready',
-  });
-  const asset = outputs.items.find((a) => a.name === METRICS_ASSET);
-  if (!asset) return null;
+export async function listMetricsOutputs(
+  client: ApiClient,
+  experimentId: string,
+): Promise<Map<string, AssetData>> {
+  const byRun = new Map<string, AssetData>();
+  let cursor: string | undefined;
+  do {
+    const page = await client.assets.list({
+      experimentId,
+      kind: 'output',
+      state: 'ready',
+      name: METRICS_ASSET,
+      limit: 200,
+      cursor,
+    });
+    // Newest first: a run's newest output of that name wins.
+    for (const asset of page.items)
+      if (asset.run_id && !byRun.has(asset.run_id)) byRun.set(asset.run_id, asset);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return byRun;
+}
+
+/**
+ * A `metrics.json` output flattened to dotted path → value, fetched through the asset's presigned URL; null when
+ * it is too large or not a JSON object.
+ */
+export async function readMetricsOutput(
+  client: ApiClient,
+  asset: AssetData,
+): Promise<Record<string, Cell> | null> {
+  const info = Object.values(asset.components)[0];
+  if (!info || info.size > MAX_METRICS_BYTES) return null;
   const download = await client.assets.download(asset.id);
   const component = Object.values(download.components)[0];
-  if (!component || component.size > MAX_METRICS_BYTES) return null;
+  if (!component) return null;
   const res = await fetch(component.url, { method: component.method, headers: component.headers });
   if (!res.ok) throw new Error(`the storage answered ${res.status} for ${METRICS_ASSET}`);
   try {

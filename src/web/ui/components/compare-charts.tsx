@@ -1,6 +1,6 @@
 import type { RunData } from '@assay/client/browser';
-import { decodeMetricValue, type RunMetricFigures } from '@assay/contract';
-import { useQueries } from '@tanstack/react-query';
+import { decodeMetricValue, isTerminalRunState, type RunMetricFigures } from '@assay/contract';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import type { Cell } from '../compare-rows.ts';
 import {
@@ -13,24 +13,27 @@ import {
   type AlignedSeries,
   type StepRange,
 } from '../metric-series.ts';
+import { fetchExperimentSeries } from '../metrics-api.ts';
 import { useClient } from '../session.tsx';
 import { Chart, useWidth, type ChartSettings } from './chart-frame.tsx';
-import { metricSeriesQuery } from './run-metric-charts.tsx';
 import { ErrorState } from './status.tsx';
 
 /** The compare page reads a running run's curves again this often (slower than one run's page: many runs). */
 export const COMPARE_INTERVAL_MS = 10_000;
 
 /**
- * One key's curves of several runs in one chart, a legend entry per run. Drawn once every run's series has
- * arrived (a hundred redraws as they trickle in would cost more than the wait); zoom refetches every curve's
- * zoomed steps in full detail.
+ * One key's curves of several runs in one chart, a legend entry per run that logged the key. Every run's curve
+ * comes in one read of the experiment's series of that key (a request per run would queue behind the browser's
+ * six connections to the service); zoom reads every curve's zoomed steps again in full detail.
  */
 export function CompareOverlay({
+  experimentId,
   runs,
   metricKey,
   settings,
 }: {
+  experimentId: string;
+  /** The runs to draw, of those that logged the key (a sweep's subset of the experiment's runs). */
   runs: RunData[];
   metricKey: string;
   settings: ChartSettings;
@@ -40,36 +43,46 @@ export function CompareOverlay({
   const [zoom, setZoom] = useState<StepRange | null>(null);
   // With many runs a point per pixel each would be more than the eye can tell apart; half as many suffice.
   const maxPoints = pointsFor(runs.length > 10 ? width / 2 : width);
-  const results = useQueries({
-    queries: runs.map((run) => ({
-      ...metricSeriesQuery(client, run, metricKey, maxPoints, zoom, COMPARE_INTERVAL_MS),
-      enabled: width > 0,
-    })),
+  const running = runs.some((run) => run.state === 'running');
+  // Read again each time a run ends, so its final points show.
+  const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
+  const series = useQuery({
+    queryKey: ['experiment', experimentId, 'metric', metricKey, maxPoints, zoom?.min, zoom?.max, ended],
+    queryFn: () =>
+      fetchExperimentSeries(client, experimentId, metricKey, {
+        maxPoints,
+        minStep: zoom?.min,
+        maxStep: zoom?.max,
+      }),
+    enabled: width > 0,
+    refetchInterval: running ? COMPARE_INTERVAL_MS : false,
+    placeholderData: keepPreviousData,
   });
-  const loaded = results.filter((r) => r.data).length;
-  const failed = results.find((r) => r.isError);
-  const version = results.map((r) => r.dataUpdatedAt).join(',');
   const chart = useMemo(() => {
-    if (loaded < runs.length) return null;
-    const series = results.map((r) => {
-      const s = decodeSeries(r.data!.points);
+    if (!series.data) return null;
+    const shown = new Set(runs.map((run) => run.id));
+    const items = series.data.filter((item) => shown.has(item.run_id));
+    const curves = items.map((item) => {
+      const s = decodeSeries(item.points);
       return settings.smoothing > 0 ? { steps: s.steps, values: smooth(s.values, settings.smoothing) } : s;
     });
     return {
-      data: align(series, settings.log),
-      lines: runs.map((run, i) => ({ label: `run ${run.n}.${run.r}`, color: lineColor(i) })),
+      data: align(curves, settings.log),
+      lines: items.map((item, i) => ({ label: `run ${item.n}.${item.r}`, color: lineColor(i) })),
     };
-    // `version` changes whenever any result's data does.
-  }, [version, loaded, runs, settings]);
+  }, [series.data, runs, settings]);
+  const drawn = chart?.lines.length ?? 0;
 
   return (
     <figure className="metric-chart compare-overlay" data-key={metricKey}>
       <figcaption>
-        {metricKey} by step, {runs.length} run{runs.length === 1 ? '' : 's'}
+        {metricKey} by step, {drawn} run{drawn === 1 ? '' : 's'}
       </figcaption>
       <div ref={frame} className="chart-frame">
-        {failed ? (
-          <ErrorState error={failed.error} title={`Could not load a run’s ${metricKey}`} />
+        {series.isError ? (
+          <ErrorState error={series.error} title={`Could not load the runs’ ${metricKey}`} />
+        ) : chart && chart.lines.length === 0 ? (
+          <p className="muted">None of these runs has logged {metricKey}.</p>
         ) : chart && width > 0 ? (
           <Chart
             label={`${metricKey} by step, one line per run`}
@@ -84,9 +97,7 @@ export function CompareOverlay({
           />
         ) : (
           <div className="chart chart-loading" aria-busy="true">
-            <p className="muted">
-              Loading curves: {loaded} of {runs.length}
-            </p>
+            <p className="muted">Loading the curves of {runs.length} runs…</p>
           </div>
         )}
       </div>

@@ -5,20 +5,19 @@ import {
   MAX_METRIC_KEYS_PER_QUERY,
   type RunMetricFigures,
 } from '@assay/contract';
-import { useQueries, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
 import { Link, useParams, useSearch } from 'wouter';
 import { ChartControls, type ChartSettings } from '../components/chart-frame.tsx';
 import { COMPARE_INTERVAL_MS, CompareOverlay, ConfigScatters } from '../components/compare-charts.tsx';
-import { runMetricListQuery } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { allPaths, compareCells, differingPaths, flatten, type Cell } from '../compare-rows.ts';
 import { formatDuration } from '../format.ts';
-import { fetchExperimentMetrics } from '../metrics-api.ts';
+import { fetchExperimentMetricKeys, fetchExperimentMetrics } from '../metrics-api.ts';
 import { formatMetric } from '../metric-series.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
-import { fetchRunMetrics, METRICS_ASSET } from '../run-metrics.ts';
+import { listMetricsOutputs, METRICS_ASSET, readMetricsOutput } from '../run-metrics.ts';
 import { useClient } from '../session.tsx';
 
 interface Column {
@@ -78,27 +77,49 @@ export function ComparePage() {
   const runs = runResults
     .flatMap((r) => r.data ?? [])
     .filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
-  // The state is in the key: a run's outputs are complete once it has ended, so that is when to read them.
-  const metricResults = useQueries({
-    queries: runs.map((run) => ({
-      queryKey: ['run-metrics', run.id, isTerminalRunState(run.state)],
-      queryFn: () => fetchRunMetrics(client, run),
-      staleTime: isTerminalRunState(run.state) ? Infinity : 10_000,
+  // A run's outputs are complete once it has ended: the listing is read again whenever one more run has ended.
+  // A ready output never changes, so each is read once.
+  const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
+  const metricsOutputs = useQuery({
+    queryKey: ['experiment', id, 'outputs', METRICS_ASSET, ended],
+    queryFn: () => listMetricsOutputs(client, id),
+    enabled: runs.length > 0,
+    placeholderData: keepPreviousData,
+  });
+  const outputOf = (run: RunData) => metricsOutputs.data?.get(run.id);
+  const withOutput = runs.flatMap((run) => outputOf(run) ?? []);
+  const outputReads = useQueries({
+    queries: withOutput.map((asset) => ({
+      queryKey: ['asset', asset.id, 'json'],
+      queryFn: () => readMetricsOutput(client, asset),
+      staleTime: Infinity,
     })),
   });
+  const outputRead = new Map(withOutput.map((asset, i) => [asset.id, outputReads[i]!]));
+  /** A run's metrics.json figures: undefined while they load, null when it wrote none. */
+  const metricsOf = (run: RunData): Record<string, Cell> | null | undefined => {
+    if (!metricsOutputs.data) return undefined;
+    const asset = outputOf(run);
+    return asset ? outputRead.get(asset.id)?.data : null;
+  };
   const [sort, setSort] = useState<{ key: string; direction: 'ascending' | 'descending' }>({
     key: 'run',
     direction: 'ascending',
   });
 
-  // Logged metrics: every key any run logged (a run that has not started has none), the keys the table shows
-  // (the first four until the reader picks), and the key the charts draw.
+  // Logged metrics: every key any run of the experiment logged (one read for all runs), the keys the table
+  // shows (the first four until the reader picks), and the key the charts draw.
   const running = runs.some((r) => r.state === 'running');
-  const keyLists = useQueries({
-    queries: runs.map((run) => runMetricListQuery(client, run, COMPARE_INTERVAL_MS)),
+  const keyList = useQuery({
+    queryKey: ['experiment', id, 'metric-keys', running],
+    queryFn: () => fetchExperimentMetricKeys(client, id),
+    enabled: runs.some((r) => r.state !== 'pending'),
+    refetchInterval: running ? COMPARE_INTERVAL_MS : false,
+    placeholderData: keepPreviousData,
   });
-  const allKeys = [...new Set(keyLists.flatMap((l) => l.data?.items.map((m) => m.key) ?? []))].sort((a, b) =>
-    a.localeCompare(b),
+  const allKeys = useMemo(
+    () => (keyList.data ?? []).map((k) => k.key).sort((a, b) => a.localeCompare(b)),
+    [keyList.data],
   );
   const [pickedColumns, setPickedColumns] = useState<string[] | null>(null);
   const [pickedChartKey, setChartKey] = useState<string | null>(null);
@@ -137,11 +158,11 @@ export function ComparePage() {
     body = <Empty command={`assay runs create ${id} 1`}>No runs to compare yet.</Empty>;
   else {
     const byN = new Map((variations.data ?? []).map((v) => [v.n, v]));
-    const rows: Row[] = runs.map((run, i) => ({
+    const rows: Row[] = runs.map((run) => ({
       run,
       variation: byN.get(run.n),
       config: flatten(byN.get(run.n)?.config_json ?? {}),
-      metrics: metricResults[i]?.data,
+      metrics: metricsOf(run),
       figures: figures.data ? (figuresByRun.get(run.id) ?? {}) : undefined,
     }));
     const columns = columnsFor(rows, columnKeys);
@@ -149,11 +170,8 @@ export function ComparePage() {
     const sorted = [...rows].sort(
       (a, b) => compareCells(column.value(a), column.value(b), sort.direction) || a.run.n - b.run.n,
     );
-    const metricsFailed = metricResults.find((m) => m.isError);
-    const loggedFailed = [...keyLists, figures].find((q) => q.isError);
-    const withChartKey = chartKey
-      ? runs.filter((run, i) => keyLists[i]?.data?.items.some((m) => m.key === chartKey))
-      : [];
+    const metricsFailed = [metricsOutputs, ...outputReads].find((m) => m.isError);
+    const loggedFailed = [keyList, figures].find((q) => q.isError);
     const configPaths = differingPaths(rows.map((r) => r.config));
     body = (
       <>
@@ -207,7 +225,13 @@ export function ComparePage() {
               </label>
             </div>
             <ChartControls settings={settings} onChange={setSettings} />
-            <CompareOverlay key={chartKey} runs={withChartKey} metricKey={chartKey} settings={settings} />
+            <CompareOverlay
+              key={chartKey}
+              experimentId={id}
+              runs={runs}
+              metricKey={chartKey}
+              settings={settings}
+            />
             {configPaths.length > 0 && (
               <>
                 <h2>Final {chartKey} by config</h2>
