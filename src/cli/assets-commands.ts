@@ -33,6 +33,7 @@ export interface DownloadOptions extends JsonOptions {
 export interface ListOptions extends JsonOptions, LinkOptions {
   kind?: string;
   state?: 'pending' | 'ready';
+  name?: string;
   limit?: number;
 }
 
@@ -174,6 +175,7 @@ export async function list(values: ListOptions): Promise<number> {
     run,
     kind: values.kind,
     state: values.state,
+    name: values.name,
     limit: values.limit,
   });
   if (values.json) {

@@ -143,6 +143,11 @@ describe('everyday commands: experiments, variations, runs, assets, search', () 
       (await json<any[]>(['assets', 'list', '--kind', 'document'])).map((a) => a.id),
       [asset.id],
     );
+    assert.deepEqual(
+      (await json<any[]>(['assets', 'list', '--name', 'warmup notes'])).map((a) => a.id),
+      [asset.id],
+    );
+    assert.deepEqual(await json<any[]>(['assets', 'list', '--name', 'warmup']), []);
     assert.equal((await json(['assets', 'show', asset.id])).name, 'warmup notes');
 
     const out = path.join(home, 'downloaded');

@@ -51,6 +51,7 @@ export function addAssetsCommands(program: Command): void {
   linkOptions(group.command('list').description('one page of assets, newest first'))
     .option('--kind <kind>', 'only this kind')
     .addOption(new Option('--state <state>', 'only pending or ready assets').choices([...ASSET_STATES]))
+    .option('--name <name>', 'only assets of exactly this name')
     .option('--limit <n>', 'at most N', wholeNumber)
     .addOption(jsonOption())
     .action(exitWith(async (o: ListOptions) => (await load()).list(o)));
