@@ -207,6 +207,10 @@ export const ExperimentSeriesQuery = Type.Object(
 );
 export type ExperimentSeriesQuery = Static<typeof ExperimentSeriesQuery>;
 
+/** A point of a compared curve: what a chart draws (a run's own series read has the timestamps too). */
+export const CurvePoint = Type.Object({ step: MetricStep, value: MetricValue });
+export type CurvePoint = Static<typeof CurvePoint>;
+
 /**
  * `GET /experiments/{id}/metrics/{key}`: one key's series of every run of the experiment that logged it, in
  * (n, r) order, `limit` runs a page, each downsampled like `GET …/runs/{r}/metrics/{key}?max_points=`: the
@@ -223,7 +227,7 @@ export const ExperimentMetricSeries = Type.Object(
         state: RunStateSchema,
         count: Type.Integer({ description: 'points stored in the asked step range' }),
         downsampled: Type.Boolean(),
-        points: Type.Array(MetricPoint),
+        points: Type.Array(CurvePoint),
       }),
     ),
     next_cursor: Nullable(Type.String()),

@@ -377,10 +377,11 @@ for (const driver of ['postgres', 'pglite'] as const) {
         a.path,
         points('acc', 0, 3, (s) => s),
       );
-      await log(
-        b.path,
-        points('loss', 0, 5, (s) => 20 - s),
-      );
+      await log(b.path, [
+        ...points('loss', 0, 3, (s) => 20 - s),
+        { key: 'loss', step: 3, value: 'NaN' },
+        { key: 'loss', step: 4, value: 'Infinity' },
+      ]);
       await log(
         c.path,
         points('other/key', 0, 2, (s) => s),
@@ -397,9 +398,19 @@ for (const driver of ['postgres', 'pglite'] as const) {
         ],
       );
       assert.ok(all.body.items[0].points.length <= 100);
+      assert.deepEqual(all.body.items[1].points, [
+        { step: 0, value: 20 },
+        { step: 1, value: 19 },
+        { step: 2, value: 18 },
+        { step: 3, value: 'NaN' },
+        { step: 4, value: 'Infinity' },
+      ]);
       // Each curve is the one run's own downsampled read, spike included.
       const own = await series(a.path, 'loss', '?max_points=100');
-      assert.deepEqual(all.body.items[0].points, own.body.points);
+      assert.deepEqual(
+        all.body.items[0].points,
+        own.body.points.map((p: any) => ({ step: p.step, value: p.value })),
+      );
       assert.ok(
         own.body.points.some((p: any) => p.value === 99),
         'the spike survives',

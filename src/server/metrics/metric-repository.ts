@@ -25,11 +25,15 @@ export interface SeriesRow {
   max_value: number | null;
 }
 
+/** A point as read; `ts` is null when it was read without its time (a compared curve draws none). */
 export interface StoredPoint {
   step: number;
   value: number;
-  ts: Date;
+  ts: Date | null;
 }
+
+// Reading no time spares the driver a date parse per point, which on a 100-run comparison was most of the read.
+const tsOf = (withTime: boolean, table: string) => (withTime ? `${table}.ts` : 'NULL::timestamptz AS ts');
 
 // float8 keeps every integer step exactly up to 2^53 (MAX_METRIC_STEP), and both drivers read it as a number.
 const SERIES_COLUMNS = `s.id, s.key, s.count, s.last_step::float8 AS last_step, s.last_value, s.last_ts, s.min_value,
@@ -41,6 +45,11 @@ const EXTREMES = `(array_agg(step ORDER BY value, step) FILTER (WHERE value <> '
   min(value) FILTER (WHERE value <> 'NaN') AS min_value,
   (array_agg(step ORDER BY value DESC, step) FILTER (WHERE value <> 'NaN'))[1] AS max_step,
   max(value) FILTER (WHERE value <> 'NaN') AS max_value`;
+
+/** The first and the last step of series $1 in [$2, $3], by two probes of the primary key. */
+const FIRST_AND_LAST = `SELECT
+  (SELECT step FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step LIMIT 1) AS first,
+  (SELECT step FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step DESC LIMIT 1) AS last`;
 
 /**
  * Stores the points of keys whose series exist, in one statement: the points (a repeated (series, step)
@@ -194,11 +203,12 @@ export async function pagePoints(
   hi: number,
   after: number | undefined,
   limit: number,
+  withTime = true,
 ): Promise<StoredPoint[]> {
   return db.query<StoredPoint>(
     // ORDER BY the table's column (p.step), not the float8 output column of the same name: only the first
     // walks the primary key in order and stops at the limit.
-    `SELECT p.step::float8 AS step, p.value, p.ts FROM metric_points p
+    `SELECT p.step::float8 AS step, p.value, ${tsOf(withTime, 'p')} FROM metric_points p
       WHERE p.series_id = $1 AND p.step >= $2 AND p.step <= $3 AND ($4::bigint IS NULL OR p.step > $4)
       ORDER BY p.step LIMIT $5`,
     [seriesId, lo, hi, after ?? null, limit],
@@ -210,7 +220,9 @@ export async function pagePoints(
  * (NaN only where a bucket holds nothing else), in step order: at most 2 × buckets points. The candidates are
  * every point (`fromBlocks` false), or, for long ranges, the lowest and highest point of each block wholly inside
  * the range plus every point of the blocks its ends cut: a bucket then keeps the extremes of its blocks'
- * extremes, so a spike, being its block's extreme, survives just the same.
+ * extremes, so a spike, being its block's extreme, survives just the same. The buckets cut the range from its
+ * first to its last point, so `lo` and `hi` may be wider than the points (0 and MAX_METRIC_STEP for a whole
+ * series) without changing the answer.
  */
 export async function downsample(
   db: Queryable,
@@ -219,9 +231,10 @@ export async function downsample(
   hi: number,
   buckets: number,
   fromBlocks: boolean,
+  withTime = true,
 ): Promise<StoredPoint[]> {
-  const candidates = fromBlocks
-    ? `SELECT min_step AS step, min_value AS value FROM metric_blocks
+  if (!fromBlocks) return downsamplePoints(db, seriesId, lo, hi, buckets, withTime);
+  const candidates = `SELECT min_step AS step, min_value AS value FROM metric_blocks
         WHERE series_id = $1 AND block > $2::bigint / ${BLOCK_STEPS} AND block < $3::bigint / ${BLOCK_STEPS} AND min_step IS NOT NULL
        UNION ALL
        SELECT max_step, max_value FROM metric_blocks
@@ -231,18 +244,53 @@ export async function downsample(
           AND step <= LEAST($3, ($2::bigint / ${BLOCK_STEPS} + 1) * ${BLOCK_STEPS} - 1)
        UNION ALL
        SELECT step, value FROM metric_points WHERE series_id = $1 AND $3::bigint / ${BLOCK_STEPS} > $2::bigint / ${BLOCK_STEPS}
-          AND step >= ($3::bigint / ${BLOCK_STEPS}) * ${BLOCK_STEPS} AND step <= $3`
-    : `SELECT step, value FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3`;
+          AND step >= ($3::bigint / ${BLOCK_STEPS}) * ${BLOCK_STEPS} AND step <= $3`;
   return db.query<StoredPoint>(
-    `WITH c AS (
-       SELECT step, value, floor((step - $2)::float8 * $4 / ($3 - $2 + 1)::float8) AS bucket FROM (${candidates}) x
+    `WITH r AS (${FIRST_AND_LAST}), c AS (
+       SELECT step, value, floor((step - r.first)::float8 * $4 / (r.last - r.first + 1)::float8) AS bucket
+         FROM (${candidates}) x, r
      ), kept AS (
        (SELECT DISTINCT ON (bucket) step FROM c ORDER BY bucket, value = 'NaN', value, step)
        UNION
        (SELECT DISTINCT ON (bucket) step FROM c ORDER BY bucket, value = 'NaN', value DESC, step)
      )
-     SELECT p.step::float8 AS step, p.value, p.ts FROM kept JOIN metric_points p ON p.series_id = $1 AND p.step = kept.step
+     SELECT p.step::float8 AS step, p.value, ${tsOf(withTime, 'p')}
+       FROM kept JOIN metric_points p ON p.series_id = $1 AND p.step = kept.step
       ORDER BY p.step`,
+    [seriesId, lo, hi, buckets],
+  );
+}
+
+/**
+ * `downsample` over every point of the range, in one pass: the buckets' extremes by aggregation (no sort of the
+ * points), then the points holding them; the same points as sorting each bucket by value would keep (on a tie
+ * the lowest step; NaN only where a bucket holds nothing else), at about a third of the cost on 10,000 points.
+ */
+async function downsamplePoints(
+  db: Queryable,
+  seriesId: string,
+  lo: number,
+  hi: number,
+  buckets: number,
+  withTime: boolean,
+): Promise<StoredPoint[]> {
+  return db.query<StoredPoint>(
+    `WITH r AS (${FIRST_AND_LAST}), c AS MATERIALIZED (
+       SELECT p.step, p.value, ${tsOf(withTime, 'p')}, floor((p.step - r.first)::float8 * $4 / (r.last - r.first + 1)::float8) AS bucket
+         FROM metric_points p, r WHERE p.series_id = $1 AND p.step >= $2 AND p.step <= $3
+     ), e AS (
+       SELECT bucket, min(value) FILTER (WHERE value <> 'NaN') AS low, max(value) FILTER (WHERE value <> 'NaN') AS high
+         FROM c GROUP BY bucket
+     ), m AS (
+       SELECT c.bucket, c.step, c.value, c.ts, e.low IS NULL OR c.value = e.low AS is_low,
+              e.low IS NULL OR c.value = e.high AS is_high
+         FROM c JOIN e USING (bucket) WHERE e.low IS NULL OR c.value = e.low OR c.value = e.high
+     )
+     SELECT step::float8 AS step, value, ts FROM (
+       (SELECT DISTINCT ON (bucket) step, value, ts FROM m WHERE is_low ORDER BY bucket, step)
+       UNION
+       (SELECT DISTINCT ON (bucket) step, value, ts FROM m WHERE is_high ORDER BY bucket, step)
+     ) kept ORDER BY step`,
     [seriesId, lo, hi, buckets],
   );
 }

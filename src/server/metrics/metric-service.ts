@@ -9,7 +9,6 @@ import {
   type ExperimentMetricSeries,
   type ExperimentMetrics,
   type ExperimentSeriesQuery,
-  type MetricPoint,
   type LogMetricsBody,
   type MetricSeries,
   type MetricSeriesQuery,
@@ -149,12 +148,10 @@ export async function getRunMetricSeries(
   const empty = { key: metric, count: 0, downsampled: false, points: [], next_cursor: null };
   const series = await repo.findSeries(db, run.id, metric);
   if (!series || Number(series.count) === 0) throw notFound(`metric '${metric}' of this run`);
-  if (query.max_points !== undefined)
-    return {
-      key: metric,
-      ...(await readDownsampled(db, series.id, lo, hi, query.max_points)),
-      next_cursor: null,
-    };
+  if (query.max_points !== undefined) {
+    const read = await readDownsampled(db, series, lo, hi, query.max_points);
+    return { key: metric, ...read, points: read.points.map(toPoint), next_cursor: null };
+  }
   if (lo > hi) return empty;
   const facts = await repo.rangeFacts(db, series.id, lo, hi);
   if (facts.count === 0) return empty;
@@ -174,26 +171,36 @@ export async function getRunMetricSeries(
 
 /**
  * A series' points in [lo, hi] in one answer: all of them when they are at most `maxPoints`, else each of
- * maxPoints / 2 equal step buckets keeps its lowest and highest point.
+ * maxPoints / 2 equal step buckets keeps its lowest and highest point. `whole`: the range is the whole series,
+ * whose count its summary holds, so no count is read.
  */
 async function readDownsampled(
   db: Db,
-  seriesId: string,
+  series: { id: string; count: string },
   lo: number,
   hi: number,
   maxPoints: number,
-): Promise<{ count: number; downsampled: boolean; points: MetricPoint[] }> {
+  withTime = true,
+): Promise<{ count: number; downsampled: boolean; points: repo.StoredPoint[] }> {
   if (lo > hi) return { count: 0, downsampled: false, points: [] };
-  const facts = await repo.rangeFacts(db, seriesId, lo, hi);
-  if (facts.count === 0) return { count: 0, downsampled: false, points: [] };
-  const { count, first, last } = facts as { count: number; first: number; last: number };
+  const whole = lo === 0 && hi === MAX_METRIC_STEP;
+  const count = whole ? Number(series.count) : (await repo.rangeFacts(db, series.id, lo, hi)).count;
+  if (count === 0) return { count: 0, downsampled: false, points: [] };
   if (count <= maxPoints) {
-    const points = await repo.pagePoints(db, seriesId, lo, hi, undefined, maxPoints);
-    return { count, downsampled: false, points: points.map(toPoint) };
+    const points = await repo.pagePoints(db, series.id, lo, hi, undefined, maxPoints, withTime);
+    return { count, downsampled: false, points };
   }
   const buckets = Math.floor(maxPoints / 2);
-  const points = await repo.downsample(db, seriesId, first, last, buckets, count > RAW_DOWNSAMPLE_LIMIT);
-  return { count, downsampled: true, points: points.map(toPoint) };
+  const points = await repo.downsample(
+    db,
+    series.id,
+    lo,
+    hi,
+    buckets,
+    count > RAW_DOWNSAMPLE_LIMIT,
+    withTime,
+  );
+  return { count, downsampled: true, points };
 }
 
 /** `keys=a,b`: each a valid key, at most MAX_METRIC_KEYS_PER_QUERY distinct ones, in the order asked. */
@@ -260,13 +267,18 @@ export async function getExperimentMetricSeries(
   );
   const page = rows.slice(0, limit);
   const items = await Promise.all(
-    page.map(async (row) => ({
-      run_id: row.run_id,
-      n: row.n,
-      r: row.r,
-      state: row.state as RunState,
-      ...(await readDownsampled(db, row.id, lo, hi, query.max_points ?? 1000)),
-    })),
+    page.map(async (row) => {
+      const series = await readDownsampled(db, row, lo, hi, query.max_points ?? 1000, false);
+      return {
+        run_id: row.run_id,
+        n: row.n,
+        r: row.r,
+        state: row.state as RunState,
+        count: series.count,
+        downsampled: series.downsampled,
+        points: series.points.map(({ step, value }) => ({ step, value: encodeMetricValue(value) })),
+      };
+    }),
   );
   const last = page[page.length - 1];
   return {

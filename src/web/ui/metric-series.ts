@@ -1,4 +1,4 @@
-import { decodeMetricValue, MAX_MAX_POINTS, type MetricPoint, type MetricValue } from '@assay/contract';
+import { decodeMetricValue, MAX_MAX_POINTS, type CurvePoint, type MetricValue } from '@assay/contract';
 
 // Metric points as the charts draw them: decoded, smoothed, and joined on one step axis.
 
@@ -17,7 +17,7 @@ export interface Series {
   values: number[];
 }
 
-export function decodeSeries(points: readonly MetricPoint[]): Series {
+export function decodeSeries(points: readonly CurvePoint[]): Series {
   const steps = new Array<number>(points.length);
   const values = new Array<number>(points.length);
   for (let i = 0; i < points.length; i++) {

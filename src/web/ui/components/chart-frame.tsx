@@ -9,7 +9,13 @@ import {
 } from 'react';
 
 // The chart library is loaded with the first chart, not with the app: most pages draw none.
-const MetricChart = lazy(() => import('./metric-chart.tsx'));
+const loadChart = () => import('./metric-chart.tsx');
+const MetricChart = lazy(loadChart);
+
+/** Starts loading the chart code now, for a page that will draw once its data arrives. */
+export function preloadChart(): void {
+  void loadChart();
+}
 
 /** A chart, once its code has loaded. */
 export function Chart(props: ComponentProps<typeof MetricChart>) {

@@ -1,5 +1,5 @@
-import type { RunData } from '@assay/client/browser';
-import { decodeMetricValue, isTerminalRunState, type RunMetricFigures } from '@assay/contract';
+import type { ApiClient, RunData } from '@assay/client/browser';
+import { decodeMetricValue, type RunMetricFigures } from '@assay/contract';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import type { Cell } from '../compare-rows.ts';
@@ -8,7 +8,6 @@ import {
   decodeSeries,
   lineColor,
   plotted,
-  pointsFor,
   smooth,
   type AlignedSeries,
   type StepRange,
@@ -21,6 +20,31 @@ import { ErrorState } from './status.tsx';
 /** The compare page reads a running run's curves again this often (slower than one run's page: many runs). */
 export const COMPARE_INTERVAL_MS = 10_000;
 
+/** Points per curve of a comparison: about one per two pixels of a wide chart, half that for many curves. */
+export const comparePoints = (curves: number) => (curves > 10 ? 500 : 1000);
+
+/**
+ * The read of one key's curves of every run of an experiment (all pages of it) over a step range (all steps
+ * without `zoom`). Read again every `COMPARE_INTERVAL_MS` while a run is running, and once more when the last
+ * has ended (`running` is in the key), so each run's final points show.
+ */
+export function curvesQuery(
+  client: ApiClient,
+  experimentId: string,
+  key: string,
+  maxPoints: number,
+  zoom: StepRange | null,
+  running: boolean,
+) {
+  return {
+    queryKey: ['experiment', experimentId, 'curves', key, maxPoints, zoom?.min, zoom?.max, running],
+    queryFn: () =>
+      fetchExperimentSeries(client, experimentId, key, { maxPoints, minStep: zoom?.min, maxStep: zoom?.max }),
+    refetchInterval: running ? COMPARE_INTERVAL_MS : (false as const),
+    placeholderData: keepPreviousData,
+  };
+}
+
 /**
  * One key's curves of several runs in one chart, a legend entry per run that logged the key. Every run's curve
  * comes in one read of the experiment's series of that key (a request per run would queue behind the browser's
@@ -30,34 +54,22 @@ export function CompareOverlay({
   experimentId,
   runs,
   metricKey,
+  maxPoints,
   settings,
 }: {
   experimentId: string;
   /** The runs to draw, of those that logged the key (a sweep's subset of the experiment's runs). */
   runs: RunData[];
   metricKey: string;
+  /** Points per curve: the page starts the unzoomed read with the same number before the runs arrive. */
+  maxPoints: number;
   settings: ChartSettings;
 }) {
   const client = useClient();
   const [frame, width] = useWidth<HTMLDivElement>();
   const [zoom, setZoom] = useState<StepRange | null>(null);
-  // With many runs a point per pixel each would be more than the eye can tell apart; half as many suffice.
-  const maxPoints = pointsFor(runs.length > 10 ? width / 2 : width);
   const running = runs.some((run) => run.state === 'running');
-  // Read again each time a run ends, so its final points show.
-  const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
-  const series = useQuery({
-    queryKey: ['experiment', experimentId, 'metric', metricKey, maxPoints, zoom?.min, zoom?.max, ended],
-    queryFn: () =>
-      fetchExperimentSeries(client, experimentId, metricKey, {
-        maxPoints,
-        minStep: zoom?.min,
-        maxStep: zoom?.max,
-      }),
-    enabled: width > 0,
-    refetchInterval: running ? COMPARE_INTERVAL_MS : false,
-    placeholderData: keepPreviousData,
-  });
+  const series = useQuery(curvesQuery(client, experimentId, metricKey, maxPoints, zoom, running));
   const chart = useMemo(() => {
     if (!series.data) return null;
     const shown = new Set(runs.map((run) => run.id));

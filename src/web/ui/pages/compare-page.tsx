@@ -6,10 +6,16 @@ import {
   type RunMetricFigures,
 } from '@assay/contract';
 import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Link, useParams, useSearch } from 'wouter';
-import { ChartControls, type ChartSettings } from '../components/chart-frame.tsx';
-import { COMPARE_INTERVAL_MS, CompareOverlay, ConfigScatters } from '../components/compare-charts.tsx';
+import { ChartControls, preloadChart, type ChartSettings } from '../components/chart-frame.tsx';
+import {
+  COMPARE_INTERVAL_MS,
+  CompareOverlay,
+  comparePoints,
+  ConfigScatters,
+  curvesQuery,
+} from '../components/compare-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { allPaths, compareCells, differingPaths, flatten, type Cell } from '../compare-rows.ts';
@@ -73,6 +79,8 @@ export function ComparePage() {
       refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
     })),
   });
+  const loading =
+    variations.isPending || (sweepId !== null && sweep.isPending) || runResults.some((r) => r.isPending);
   const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
   const runs = runResults
     .flatMap((r) => r.data ?? [])
@@ -83,7 +91,8 @@ export function ComparePage() {
   const metricsOutputs = useQuery({
     queryKey: ['experiment', id, 'outputs', METRICS_ASSET, ended],
     queryFn: () => listMetricsOutputs(client, id),
-    enabled: runs.length > 0,
+    // Once every variation's runs have arrived: before, `ended` still grows with each list.
+    enabled: !loading && runs.length > 0,
     placeholderData: keepPreviousData,
   });
   const outputOf = (run: RunData) => metricsOutputs.data?.get(run.id);
@@ -108,14 +117,14 @@ export function ComparePage() {
   });
 
   // Logged metrics: every key any run of the experiment logged (one read for all runs), the keys the table
-  // shows (the first four until the reader picks), and the key the charts draw.
+  // shows (the first four until the reader picks), and the key the charts draw. None of these reads waits for
+  // the runs: the figures and the curves are asked for while the runs' lists load.
+  useEffect(preloadChart, []);
   const running = runs.some((r) => r.state === 'running');
   const keyList = useQuery({
-    queryKey: ['experiment', id, 'metric-keys', running],
+    queryKey: ['experiment', id, 'metric-keys'],
     queryFn: () => fetchExperimentMetricKeys(client, id),
-    enabled: runs.some((r) => r.state !== 'pending'),
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
-    placeholderData: keepPreviousData,
   });
   const allKeys = useMemo(
     () => (keyList.data ?? []).map((k) => k.key).sort((a, b) => a.localeCompare(b)),
@@ -139,6 +148,8 @@ export function ComparePage() {
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
   });
   const figuresByRun = new Map(figures.data?.items.map((item) => [item.run_id, item.metrics]));
+  const curvePoints = comparePoints(keyList.data?.find((k) => k.key === chartKey)?.runs ?? 0);
+  useQuery({ ...curvesQuery(client, id, chartKey ?? '', curvePoints, null, running), enabled: !!chartKey });
 
   const experimentPath = `/experiments/${encodeURIComponent(id)}`;
   const back = (
@@ -149,8 +160,6 @@ export function ComparePage() {
     </p>
   );
   const failed = [variations, sweep, ...runResults].find((q) => q.isError);
-  const loading =
-    variations.isPending || (sweepId !== null && sweep.isPending) || runResults.some((r) => r.isPending);
   let body;
   if (failed) body = <ErrorState error={failed.error} title="Could not load the runs" />;
   else if (loading) body = <Loading what="the runs" />;
@@ -230,6 +239,7 @@ export function ComparePage() {
               experimentId={id}
               runs={runs}
               metricKey={chartKey}
+              maxPoints={curvePoints}
               settings={settings}
             />
             {configPaths.length > 0 && (
