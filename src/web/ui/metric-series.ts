@@ -5,6 +5,13 @@ import { decodeMetricValue, MAX_MAX_POINTS, type CurvePoint, type MetricValue } 
 /** uPlot's data: the x values, then one array per line (null: a gap; undefined: no point at that x). */
 export type AlignedSeries = [number[], ...Array<Array<number | null | undefined>>];
 
+/**
+ * Each series on its own steps (uPlot's faceted mode): for many runs whose downsampled points fall on
+ * different steps, where one shared x array would hold the union of them all (100 runs × 500 points of a
+ * 10,000-step range: every step, and a line drawn across 10,000 slots per run).
+ */
+export type Curves = Array<[number[], Array<number | null>]>;
+
 /** A range of steps (a zoom), both ends included. */
 export interface StepRange {
   min: number;
@@ -72,6 +79,11 @@ export function align(series: readonly Series[], log: boolean): AlignedSeries {
     return y;
   });
   return [xs, ...ys];
+}
+
+/** Each series on its own steps, its values as uPlot plots them (`plotted`). */
+export function curvesOf(series: readonly Series[], log: boolean): Curves {
+  return series.map((s) => [s.steps, s.values.map((v) => plotted(v, log))]);
 }
 
 /** A figure for a readout: up to 6 significant digits; NaN and the infinities by name. */

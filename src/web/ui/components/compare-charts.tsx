@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import type { Cell } from '../compare-rows.ts';
 import {
-  align,
+  curvesOf,
   decodeSeries,
   lineColor,
   plotted,
@@ -79,7 +79,8 @@ export function CompareOverlay({
       return settings.smoothing > 0 ? { steps: s.steps, values: smooth(s.values, settings.smoothing) } : s;
     });
     return {
-      data: align(curves, settings.log),
+      // Each run on its own steps: their downsampled points seldom share one.
+      data: { curves: curvesOf(curves, settings.log) },
       lines: items.map((item, i) => ({ label: `run ${item.n}.${item.r}`, color: lineColor(i) })),
     };
   }, [series.data, runs, settings]);

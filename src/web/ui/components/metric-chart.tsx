@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatMetric, type AlignedSeries, type StepRange } from '../metric-series.ts';
+import { formatMetric, type AlignedSeries, type Curves, type StepRange } from '../metric-series.ts';
 
 // uPlot draws on a canvas and sets its elements' sizes through element.style (CSSOM), which the UI's CSP
 // (style-src 'self') allows; it writes no style attributes or markup. This module is loaded on demand, so
@@ -19,7 +19,8 @@ export interface ChartLine {
 export interface MetricChartProps {
   /** The chart's accessible name. */
   label: string;
-  data: AlignedSeries;
+  /** The series on one shared x array; or, as `curves`, each on its own steps (then no live legend values). */
+  data: AlignedSeries | { curves: Curves };
   lines: ChartLine[];
   width: number;
   height?: number;
@@ -41,9 +42,31 @@ function padded(min: number, max: number): [number, number] {
   return [min - margin, max + margin];
 }
 
+/** The steps the chart's data spans: the shared x array's ends, or the outermost ends of its curves. */
+function stepRange(u: uPlot, faceted: boolean): StepRange | null {
+  if (!faceted) {
+    const xs = u.data[0];
+    return xs.length > 0 ? { min: xs[0]!, max: xs[xs.length - 1]! } : null;
+  }
+  let min = Infinity;
+  let max = -Infinity;
+  for (let s = 1; s < u.data.length; s++) {
+    const xs = (u.data[s] as unknown as Curves[number])[0];
+    if (xs.length === 0) continue;
+    min = Math.min(min, xs[0]!);
+    max = Math.max(max, xs[xs.length - 1]!);
+  }
+  return min <= max ? { min, max } : null;
+}
+
 /** One uPlot chart. It is rebuilt when its lines, size or scales change, and only redrawn when its data does. */
 export default function MetricChart(props: MetricChartProps) {
   const { label, data, lines, width, height = 240, xLabel, log = false, scatter, zoom, onZoom } = props;
+  const faceted = !Array.isArray(data);
+  const plotData = useMemo(
+    () => (Array.isArray(data) ? data : [null, ...data.curves]) as uPlot.AlignedData,
+    [data],
+  );
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const zoomRef = useRef(zoom);
@@ -51,10 +74,11 @@ export default function MetricChart(props: MetricChartProps) {
   const onZoomRef = useRef(onZoom);
   onZoomRef.current = onZoom;
 
-  const structure = JSON.stringify([lines, width, height, xLabel, log, scatter]);
+  const structure = JSON.stringify([lines, width, height, xLabel, log, scatter, faceted]);
   const options = useMemo((): uPlot.Options => {
     const categories = scatter?.categories;
     return {
+      ...(faceted ? { mode: 2 as const } : {}),
       width,
       height,
       // Only a line chart zooms: the selection becomes a step range the page refetches in full detail.
@@ -103,6 +127,14 @@ export default function MetricChart(props: MetricChartProps) {
       series: [
         { label: xLabel, value: (_u, v) => (categories ? (categories[v] ?? '—') : formatMetric(v)) },
         ...lines.map((line): uPlot.Series => ({
+          ...(faceted
+            ? {
+                facets: [
+                  { scale: 'x', auto: true },
+                  { scale: 'y', auto: true },
+                ],
+              }
+            : {}),
           label: line.label,
           stroke: line.faint ? `${line.color}55` : line.color,
           width: line.width ?? 1.5,
@@ -130,7 +162,8 @@ export default function MetricChart(props: MetricChartProps) {
             let points = 0;
             for (let s = 1; s < u.data.length; s++) {
               let n = 0;
-              for (const v of u.data[s]!) if (v !== null && v !== undefined) n += 1;
+              const ys = (faceted ? (u.data[s] as unknown as Curves[number])[1] : u.data[s]!) as unknown[];
+              for (const v of ys) if (v !== null && v !== undefined) n += 1;
               if (n > 0) drawnLines += 1;
               points += n;
             }
@@ -148,7 +181,7 @@ export default function MetricChart(props: MetricChartProps) {
   }, [structure]);
 
   useEffect(() => {
-    const u = new uPlot(options, data as uPlot.AlignedData, target.current!);
+    const u = new uPlot(options, plotData, target.current!);
     plot.current = u;
     return () => {
       u.destroy();
@@ -159,16 +192,15 @@ export default function MetricChart(props: MetricChartProps) {
 
   useEffect(() => {
     const u = plot.current;
-    if (u && u.data !== data) u.setData(data as uPlot.AlignedData);
-  }, [data]);
+    if (u && u.data !== plotData) u.setData(plotData);
+  }, [plotData]);
 
   useEffect(() => {
     const u = plot.current;
     if (!u || scatter) return;
-    const xs = u.data[0];
-    const range = zoom ?? (xs.length > 0 ? { min: xs[0]!, max: xs[xs.length - 1]! } : null);
+    const range = zoom ?? stepRange(u, faceted);
     if (range) u.setScale('x', range);
-  }, [zoom, scatter]);
+  }, [zoom, scatter, faceted]);
 
   return (
     <div
