@@ -2,7 +2,7 @@
 // side by side with MLflow's runs/log-batch on the same PostgreSQL server (the runner-traffic harness starts both),
 // and the downsampled read of a 1,000,000-point series against a 1,000-point one in the same run. Prints figures
 // (not a test); every phase is bounded by --seconds; loopback only.
-// Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--read-points 1000000] [--skip-mlflow] [--skip-ingest]
+// Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--pace S] [--read-points 1000000] [--skip-mlflow] [--skip-ingest]
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     'read-requests': { type: 'string', default: '200' },
     'skip-mlflow': { type: 'boolean', default: false },
     'skip-ingest': { type: 'boolean', default: false },
+    pace: { type: 'string', default: '0' },
     out: { type: 'string', default: 'bench/results/metrics.md' },
   },
 });
@@ -33,15 +34,18 @@ const batchSizes = values.batches.split(',').map(Number);
 const seconds = Number(values.seconds);
 const readPoints = Number(values['read-points']);
 const readRequests = Number(values['read-requests']);
+/** Seconds between a runner's batches (open loop, as the client's buffer sends by time); 0: closed loop. */
+const pace = Number(values.pace);
 const KEYS = 10;
 if (
   runnerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) ||
   batchSizes.some((b) => !Number.isInteger(b) || b < KEYS || b > 1000 || b % KEYS !== 0) ||
   !(seconds >= 2 && seconds <= 600) ||
-  !(readPoints >= 1000 && readPoints <= 10_000_000)
+  !(readPoints >= 1000 && readPoints <= 10_000_000) ||
+  !(pace >= 0 && pace <= 60)
 )
   throw new Error(
-    '--runners 1..5000, --batches multiples of 10 up to 1000, --seconds 2..600, --read-points 1000..10^7',
+    '--runners 1..5000, --batches multiples of 10 up to 1000, --seconds 2..600, --read-points 1000..10^7, --pace 0..60',
   );
 
 const abort = new AbortController();
@@ -128,8 +132,17 @@ async function ingestPhase(
   let open = 0;
   const runnersDone = Promise.all(
     Array.from({ length: runners }, async (_, i) => {
+      // Paced: runner i's batches are due every `pace` s from an offset that spreads the runners over the first
+      // interval. Latency counts from when a batch was due, so a server that falls behind shows in it.
+      let due = start + (pace * 1000 * i) / runners;
       while (performance.now() < end && !abort.signal.aborted && !closed) {
-        const t0 = performance.now();
+        if (pace > 0) {
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          if (performance.now() >= end) return;
+        }
+        const t0 = pace > 0 ? due : performance.now();
+        due += pace * 1000;
         open++;
         try {
           await send(i, next[i]!++);
@@ -401,11 +414,13 @@ async function main(): Promise<void> {
   const lines = [
     '## Run metrics',
     '',
-    `\`node bench/metrics.ts --runners ${values.runners} --batches ${values.batches} --seconds ${seconds} --read-points ${readPoints}\`, ${started.slice(0, 16)} UTC,`,
+    `\`node bench/metrics.ts --runners ${values.runners} --batches ${values.batches} --seconds ${seconds}${pace > 0 ? ` --pace ${pace}` : ''} --read-points ${readPoints}\`, ${started.slice(0, 16)} UTC,`,
     `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}; load average (1/5/15 min) ${loadBefore} at start, ${load()} at the end`,
     `(the machine is shared: ratios within the run count, absolute figures move with the load). MLflow ${await mlflowVersion()}`,
     `with its default ${MLFLOW_WORKERS} workers, \`POST /api/2.0/mlflow/runs/log-batch\`; both on the same PostgreSQL server, each its own database.`,
-    'Closed loop: each runner sends its next batch when the last one answered (points/s counts batches answered in the window; batches still open a window later are "unfinished"); a batch holds',
+    pace > 0
+      ? `Paced (open loop): each runner sends a batch every ${pace} s, as the client's buffer sends by time (offered: runners × batch / ${pace} points/s); a batch's latency counts from when it was due, so a server falling behind shows in p99. Points/s counts batches answered in the window; batches still open a window later are "unfinished"; a batch holds`
+      : 'Closed loop: each runner sends its next batch when the last one answered (points/s counts batches answered in the window; batches still open a window later are "unfinished"); a batch holds',
     `${KEYS} keys × (batch / ${KEYS}) steps. CPU per point is the server's process group and its PostgreSQL backends.`,
     '',
     '| runners | batch | target | points/s | p50 / p99 per batch | CPU per point: server + PostgreSQL | errors / unfinished | ours / MLflow |',
