@@ -1,6 +1,7 @@
 // `assay run`: the runner for any program in any language; which run, and the options. The flow is run-supervisor.ts.
 import path from 'node:path';
 import { Client } from '../client/client.ts';
+import { environmentSnapshot } from '../client/environment.ts';
 import { positiveInt, UsageError } from './command-args.ts';
 import { exchangeWorkerKey } from './run-key-exchange.ts';
 import { supervise } from './run-supervisor.ts';
@@ -21,6 +22,9 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     heartbeatMs: values.heartbeatInterval * 1000,
     graceMs: values.grace * 1000,
     outputsDir: path.resolve(values.outputs),
+    // Taken while the key is exchanged and the config read: the start waits for it, and a managed run's
+    // start-up is on its sweep's critical path.
+    environment: environmentSnapshot(command),
   };
   await exchangeWorkerKey(process.env);
   const client = new Client();
