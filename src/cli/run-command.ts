@@ -1,6 +1,7 @@
 // `assay run`: the runner for any program in any language; which run, and the options. The flow is run-supervisor.ts.
 import path from 'node:path';
 import { Client } from '../client/client.ts';
+import { nodeFetch } from '../client/core/node-fetch.ts';
 import { environmentSnapshot } from '../client/environment.ts';
 import { positiveInt, UsageError } from './command-args.ts';
 import { exchangeWorkerKey } from './run-key-exchange.ts';
@@ -27,7 +28,8 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     environment: environmentSnapshot(command),
   };
   await exchangeWorkerKey(process.env);
-  const client = new Client();
+  // node:http instead of Node's fetch: a managed instance's runner makes a handful of calls (core/node-fetch.ts).
+  const client = new Client({ fetch: nodeFetch });
   try {
     const run =
       ids.r === undefined
