@@ -89,7 +89,11 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       r: number;
     }) {
       return beating(async () => {
-        const existing = await provider.describe(ref.workflowId);
+        // Both reads at once: a retry finds its instance, a first attempt needs the run's launch config.
+        const [existing, current] = await Promise.all([
+          provider.describe(ref.workflowId),
+          orchestrated(() => api.getRun(ref.runId)),
+        ]);
         if (existing) {
           // The attempt that started it may have died before recording it.
           await orchestrated(() =>
@@ -101,9 +105,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
           );
           return { provider: existing.provider, instanceId: existing.instanceId };
         }
-        const { launch_config: launch, provisioned_by_admin } = await orchestrated(() =>
-          api.getRun(ref.runId),
-        );
+        const { launch_config: launch, provisioned_by_admin } = current;
         const command = launch.command;
         if (command === undefined) {
           throw ApplicationFailure.nonRetryable(
@@ -234,8 +236,12 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
           pollMs: input.pollMs,
         });
         await provider.terminate(input.workflowId);
-        await orchestrated(() => api.revokeWorkerKeys(input.runId));
-        let run = await readRun(input.runId);
+        // The revocation and the read need no order: a run that a late runner ended between them stays as it
+        // ended, since failRun answers a terminal run's own state.
+        let [, run] = await Promise.all([
+          orchestrated(() => api.revokeWorkerKeys(input.runId)),
+          readRun(input.runId),
+        ]);
         if (!isTerminalRunState(run.state))
           run = snapshot(
             await orchestrated(() =>

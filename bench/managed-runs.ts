@@ -9,6 +9,7 @@
 // `node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]` (--sweep: the small sweep
 // and the start-up only, printed and not written)
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +46,60 @@ const load = () =>
     .join(' / ');
 const repoRoot = path.resolve(import.meta.dirname, '..');
 
+/** Fields 3… of /proc/<pid>/stat; undefined without /proc. */
+function procStat(pid: number | 'self'): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds used so far by this process (the service and the worker), by its children it has reaped (the
+ * runners, with the probes and commands they waited for) and by its Temporal dev server (a child still running).
+ * PostgreSQL serves other clients too, so its share is left out. Undefined without /proc.
+ */
+function cpuNow(): { service: number; runners: number; temporal: number } | undefined {
+  const self = procStat('self');
+  if (!self) return undefined;
+  const tick = 100; // USER_HZ on Linux
+  let temporal = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = procStat(Number(entry));
+    let name = '';
+    try {
+      name = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    if (fields?.[1] === String(process.pid) && name.startsWith('temporal'))
+      temporal += (Number(fields[11]) + Number(fields[12])) / tick;
+  }
+  return {
+    service: (Number(self[11]) + Number(self[12])) / tick,
+    runners: (Number(self[13]) + Number(self[14])) / tick,
+    temporal,
+  };
+}
+
+/** CPU ms per run between two readings: runner and its programs / service and worker / Temporal. */
+function cpuPerRun(
+  before: ReturnType<typeof cpuNow>,
+  after: ReturnType<typeof cpuNow>,
+  count: number,
+): string {
+  if (!before || !after) return 'n/a (no /proc)';
+  const per = (k: 'service' | 'runners' | 'temporal') => ((1000 * (after[k] - before[k])) / count).toFixed(0);
+  const total =
+    (1000 *
+      (after.service + after.runners + after.temporal - before.service - before.runners - before.temporal)) /
+    count;
+  return `${total.toFixed(0)} ms: runner and its programs ${per('runners')}, service and worker ${per('service')}, Temporal ${per('temporal')}`;
+}
+
 /** Instance spawned (the local provider's record) → run started (the service's clock, same machine), per run. */
 async function runnerStartups(world: Orchestration, started: Map<string, string>): Promise<number[]> {
   const state = JSON.parse(
@@ -59,6 +114,7 @@ async function sweepOf(world: Orchestration, command: string, count: number, lan
   const user = await world.svc.createUser();
   const api = world.svc.as(user.key);
   const experiment = await api.post('/experiments', { name: 'bench sweep', organization_id: 'personal' });
+  const cpu0 = cpuNow();
   const t0 = performance.now();
   const sweep = await api.post(`/experiments/${experiment.body.id}/sweeps`, {
     base_yaml: stringify({ seed: 0, launch: { command } }),
@@ -68,6 +124,7 @@ async function sweepOf(world: Orchestration, command: string, count: number, lan
   if (sweep.status !== 202) throw new Error(`sweep: ${sweep.status} ${JSON.stringify(sweep.body)}`);
   const summary = await world.env.client.workflow.getHandle(sweep.body.workflow_id).result();
   const wallMs = performance.now() - t0;
+  const cpu = cpuPerRun(cpu0, cpuNow(), count);
   const overheads: number[] = [];
   const commandMs: number[] = [];
   const events: number[] = [];
@@ -89,6 +146,7 @@ async function sweepOf(world: Orchestration, command: string, count: number, lan
   return {
     summary,
     wallMs,
+    cpu,
     overheads,
     commandMs,
     events,
@@ -190,6 +248,7 @@ try {
       `| Orchestration overhead per run (saga span − runner span) | p50 ${pct(big.overheads, 50).toFixed(0)} ms, p95 ${pct(big.overheads, 95).toFixed(0)} ms, mean ${mean(big.overheads).toFixed(0)} ms |`,
       `| Runner start-up at concurrency ${concurrency} (instance spawned → run started) | p50 ${pct(big.startups, 50).toFixed(0)} ms, p95 ${pct(big.startups, 95).toFixed(0)} ms |`,
       `| History events per run | p50 ${pct(big.events, 50)}, max ${Math.max(...big.events)}; the sweep itself ${big.sweepEvents} |`,
+      `| CPU per managed run (PostgreSQL not counted) | ${big.cpu} |`,
       `| Baseline: workflow of six no-op activities, ${baselineCount} at concurrency ${concurrency} | p50 ${pct(baselineLatencies, 50).toFixed(0)} ms, ${baselinePerS.toFixed(1)} workflows/s |`,
       `| Ratio: overhead per run / baseline workflow (p50) | ${(pct(big.overheads, 50) / pct(baselineLatencies, 50)).toFixed(1)}× |`,
     );
@@ -202,8 +261,10 @@ try {
   const overheads: number[] = [];
   const events: number[] = [];
   const startups: number[] = [];
+  const cpus: string[] = [];
   for (let round = 0; round < rounds; round++) {
     const small = await sweepOf(world, 'sleep 1', 8, 4);
+    cpus.push(small.cpu);
     if (small.summary.succeeded !== 8) throw new Error(`sweep: ${JSON.stringify(small.summary)}`);
     walls.push(small.wallMs);
     overheads.push(...small.overheads);
@@ -215,6 +276,7 @@ try {
     `| Sweep of 8 × \`sleep 1\`, concurrency 4 (production timings, poll 5 s), create → done, ${rounds} rounds | median ${(pct(walls, 50) / 1000).toFixed(1)} s (${walls.map((w) => (w / 1000).toFixed(1)).join(', ')}) |`,
     `| Its ideal (two waves of 1 s) | 2.0 s (ratio ${(pct(walls, 50) / 2000).toFixed(1)}×) |`,
     `| Its runs: orchestration overhead, runner start-up (spawned → started), history events | overhead p50 ${pct(overheads, 50).toFixed(0)} ms; start-up p50 ${pct(startups, 50).toFixed(0)} ms; events p50 ${pct(events, 50)}, max ${Math.max(...events)} |`,
+    `| Its CPU per managed run (PostgreSQL not counted), last round | ${cpus.at(-1)} |`,
     `| \`assay run -- true\` (whole lifecycle against the service) vs \`node -e 0\`, medians of 7 | ${wall.runMs.toFixed(0)} ms vs ${wall.nodeMs.toFixed(0)} ms |`,
   );
 } finally {

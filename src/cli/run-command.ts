@@ -1,6 +1,8 @@
 // `assay run`: the runner for any program in any language; which run, and the options. The flow is run-supervisor.ts.
 import path from 'node:path';
 import { Client } from '../client/client.ts';
+import { nodeFetch } from '../client/core/node-fetch.ts';
+import { environmentSnapshot } from '../client/environment.ts';
 import { positiveInt, UsageError } from './command-args.ts';
 import { exchangeWorkerKey } from './run-key-exchange.ts';
 import { supervise } from './run-supervisor.ts';
@@ -21,9 +23,13 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     heartbeatMs: values.heartbeatInterval * 1000,
     graceMs: values.grace * 1000,
     outputsDir: path.resolve(values.outputs),
+    // Taken while the key is exchanged and the config read: the start waits for it, and a managed run's
+    // start-up is on its sweep's critical path.
+    environment: environmentSnapshot(command),
   };
   await exchangeWorkerKey(process.env);
-  const client = new Client();
+  // node:http instead of Node's fetch: a managed instance's runner makes a handful of calls (core/node-fetch.ts).
+  const client = new Client({ fetch: nodeFetch });
   try {
     const run =
       ids.r === undefined

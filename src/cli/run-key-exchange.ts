@@ -2,6 +2,7 @@
 // run's worker key before anything else, so what the instance's launch data holds is worthless from then on.
 import { inspectSettings } from '../client/config.ts';
 import { APIConnectionError, ServerError } from '../client/core/errors.ts';
+import { nodeFetch } from '../client/core/node-fetch.ts';
 import { Transport } from '../client/core/transport.ts';
 import { errorLine } from './output.ts';
 
@@ -24,6 +25,7 @@ export async function exchangeWorkerKey(env: NodeJS.ProcessEnv): Promise<void> {
     serverUrl: settings.serverUrl,
     apiKey: token,
     timeout: settings.timeout,
+    fetch: nodeFetch,
   });
   const deadline = Date.now() + PATIENCE_MS;
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {

@@ -18,6 +18,8 @@ export interface SuperviseOptions {
   heartbeatMs: number;
   graceMs: number;
   outputsDir: string;
+  /** The environment snapshot, when the caller started taking it earlier (it never rejects). */
+  environment?: Promise<Record<string, unknown>>;
 }
 
 /** Why the command was stopped by us: a cancel, a signal to `assay run`, or the run ending on the server. */
@@ -35,9 +37,9 @@ export async function supervise(
   command: readonly string[],
   options: SuperviseOptions,
 ): Promise<number> {
-  // The probes (python, git, nvidia-smi) take a while, a pyenv shim alone hundreds of ms: they run while the
-  // config is read. They never reject.
-  const snapshot = environmentSnapshot(command);
+  // The probes (python, git, nvidia-smi) take a while, a pyenv shim alone a hundred ms: they run while the
+  // config is read (run-command.ts starts them earlier still, before the key exchange). They never reject.
+  const snapshot = options.environment ?? environmentSnapshot(command);
   // The instance may boot while its service replica restarts: the first calls wait for it, like the last one.
   const config = await untilReachable('read the run’s config', () => run.config());
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'assay-run-'));

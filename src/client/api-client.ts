@@ -10,7 +10,7 @@ import {
 import type { ClientCore } from './core/client-core.ts';
 import { ConfigError } from './core/errors.ts';
 import { OrganizationDefault } from './core/organization.ts';
-import { Transport } from './core/transport.ts';
+import { Transport, type FetchLike } from './core/transport.ts';
 import { Experiment } from './handles/experiment.ts';
 import { MetricBuffer, type MetricsOptions } from './handles/metric-buffer.ts';
 import { Run } from './handles/run.ts';
@@ -35,8 +35,8 @@ export interface ApiClientOptions {
   /** The default organization of calls that take one: an id, or a slug resolved on first use. */
   organizationId?: string;
   organizationSlug?: string;
-  /** A fetch to use instead of the global one. */
-  fetch?: typeof fetch;
+  /** A fetch to use instead of the global one (anything with the part of its shape FetchLike names). */
+  fetch?: FetchLike;
   /** How run handles batch and retry `logMetrics` points. */
   metrics?: MetricsOptions;
 }

@@ -10,6 +10,7 @@ import {
   type Settings,
   type SettingsOptions,
 } from './config.ts';
+import type { FetchLike } from './core/transport.ts';
 import type { MetricsOptions } from './handles/metric-buffer.ts';
 import type { AssetData, RunRef } from './resources/assets.ts';
 import type { UploadHandle, Uploader, UploadParams } from './uploads/uploader.ts';
@@ -30,8 +31,8 @@ type PresetOptions = ClientOptions & { [PRESET]?: ResolvedSettings };
 export interface ClientOptions extends SettingsOptions {
   /** The crash-recovery store of uploads; defaults to ~/.assay/uploads.db. */
   uploadStorePath?: string;
-  /** A fetch to use instead of the global one. */
-  fetch?: typeof fetch;
+  /** A fetch to use instead of the global one (anything with the part of its shape FetchLike names). */
+  fetch?: FetchLike;
   /** How run handles batch and retry `logMetrics` points. */
   metrics?: MetricsOptions;
 }

@@ -35,19 +35,24 @@ function groupHasLiveMember(pgid: number): boolean | undefined {
   });
 }
 
-/** True while any member of the group lives and the pid still names the process we started. */
+/**
+ * True while any member of the group lives and the pid still names the process we started. Called on every
+ * watch poll and many times while terminating, so the usual answers take one read: the leader itself lives
+ * (it still leads its group), or the group has no member at all. Only a group whose leader is gone or a
+ * zombie is looked for in all of /proc (hundreds of reads, milliseconds on the worker's event loop).
+ */
 export function groupAlive(pid: number, startTime: string | undefined): boolean {
-  const current = processStartTime(pid);
+  const leader = procStat(pid);
+  const current = leader?.[19];
   if (current !== undefined && startTime !== undefined && current !== startTime) return false;
-  const live = groupHasLiveMember(pid);
-  if (live !== undefined) return live;
+  if (leader && leader[2] === String(pid) && leader[0] !== 'Z' && leader[0] !== 'X') return true;
   try {
     process.kill(-pid, 0);
-    return true;
   } catch {
     // ESRCH: gone; EPERM: the group id now belongs to another user's processes, so ours are gone too.
     return false;
   }
+  return groupHasLiveMember(pid) ?? true;
 }
 
 /** SIGTERM to the group, then SIGKILL once `graceMs` has passed without it going away. */

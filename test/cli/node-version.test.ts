@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import satisfies from 'semver/functions/satisfies.js';
 import { assayBin, repoRoot } from '../support/cli.ts';
+import { satisfiesRange } from '../../bin/node-version.js';
 
 const range: string = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).engines.node;
 
@@ -61,4 +62,49 @@ describe('bin/assay.js and the Node that runs it', () => {
       else assert.match(r.stderr, new RegExp(`^assay needs Node .+; this is Node ${version} `));
     });
   }
+});
+
+describe("bin/node-version.js's range check", () => {
+  const versions = [
+    '0.12.0',
+    '18.20.4',
+    '20.20.2',
+    '22.17.1',
+    '22.18.0',
+    '22.99.1',
+    '23.5.0',
+    '23.6.0',
+    '23.6.1',
+  ];
+  const more = [
+    '24.0.0',
+    '24.21.0',
+    '25.0.0',
+    '26.0.0',
+    '26.0.0-nightly20270101',
+    '22.18.0-rc.1',
+    '23.6.0+build',
+  ];
+  const ranges = [
+    range,
+    '^22.18.0 || >=23.6.0',
+    '>=20.0.0 <24.0.0',
+    '>22.17.1',
+    '<=23.6.0',
+    '=24.0.0',
+    '24.0.0',
+  ];
+
+  it('answers as semver does (prereleases counted as their version) for the forms engines ranges use', () => {
+    for (const r of ranges)
+      for (const version of [...versions, ...more]) {
+        const asSemver = satisfies(version.replace(/[-+].*$/, ''), r);
+        assert.equal(satisfiesRange(version, r), asSemver, `${version} in ${r}`);
+      }
+  });
+
+  it('refuses a range form it does not understand instead of guessing', () => {
+    for (const r of ['~22.18.0', '22.x', '>=22', '^0.12.0', '22.18.0 - 24.0.0', '*'])
+      assert.throws(() => satisfiesRange('24.0.0', r), /unsupported Node version range/, r);
+  });
 });

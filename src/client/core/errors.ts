@@ -185,9 +185,14 @@ function fallbackMessage(status: number, parsed: unknown): string {
   return `${reason}: ${snippet.length > 200 ? `${snippet.slice(0, 200)}…` : snippet}`;
 }
 
+function isHeaders(headers: HeadersLike): headers is Headers {
+  return typeof (headers as Partial<Headers>).get === 'function';
+}
+
 function header(headers: HeadersLike | undefined, name: string): string | undefined {
   if (headers === undefined) return undefined;
-  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  // Told apart by shape: naming the global Headers would load Node's undici (see node-fetch.ts) for an error.
+  if (isHeaders(headers)) return headers.get(name) ?? undefined;
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
   const value = key === undefined ? undefined : headers[key];
   return typeof value === 'string' ? value : value?.[0];

@@ -1,11 +1,24 @@
-import { APIConnectionError, APITimeoutError, fromResponse } from './errors.ts';
+import { APIConnectionError, APITimeoutError, fromResponse, type HeadersLike } from './errors.ts';
+
+/** What Transport asks of a fetch: the global one fits, and so does the lighter one of node-fetch.ts. */
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body: string | undefined; signal: AbortSignal },
+) => Promise<FetchLikeResponse>;
+
+export interface FetchLikeResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly headers: HeadersLike;
+  text(): Promise<string>;
+}
 
 export interface TransportOptions {
   serverUrl: string;
   apiKey: string;
   /** Seconds. */
   timeout: number;
-  fetch?: typeof fetch;
+  fetch?: FetchLike;
 }
 
 export interface RequestOptions {
@@ -22,7 +35,7 @@ export class Transport {
   readonly serverUrl: string;
   readonly #apiKey: string;
   readonly #timeoutMs: number;
-  readonly #fetch: typeof fetch;
+  readonly #fetch: FetchLike;
 
   constructor(options: TransportOptions) {
     this.serverUrl = options.serverUrl.replace(/\/+$/, '');
@@ -45,7 +58,7 @@ export class Transport {
       headers['content-type'] = 'application/json';
     }
     const timeoutMs = options.timeout !== undefined ? options.timeout * 1000 : this.#timeoutMs;
-    let response: Response;
+    let response: FetchLikeResponse;
     let text: string;
     try {
       response = await this.#fetch(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
