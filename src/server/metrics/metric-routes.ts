@@ -168,7 +168,7 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
           description:
             `Runs in (n, r) order, \`limit\` (at most ${MAX_SERIES_RUNS_PER_PAGE}) a page (follow \`next_cursor\`); ` +
             "each run's series over the step range downsampled as `GET …/runs/{r}/metrics/{key}?max_points=` " +
-            'does (default 1,000 points). A key no run logged answers an empty list.',
+            'does (default 1,000 points). A key no run of the experiment logged is 404.',
           params: ExperimentMetricParams,
           querystring: ExperimentSeriesQuery,
           response: withErrors({ 200: ExperimentMetricSeries }),

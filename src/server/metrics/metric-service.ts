@@ -258,13 +258,10 @@ export async function getExperimentMetricSeries(
   const limit = query.limit ?? MAX_SERIES_RUNS_PER_PAGE;
   const lo = query.min_step ?? 0;
   const hi = query.max_step ?? MAX_METRIC_STEP;
-  const rows = await repo.experimentSeries(
-    db,
-    experimentId,
-    metric,
-    decodeRunCursor(query.cursor),
-    limit + 1,
-  );
+  const after = decodeRunCursor(query.cursor);
+  const rows = await repo.experimentSeries(db, experimentId, metric, after, limit + 1);
+  // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an empty page).
+  if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
   const page = rows.slice(0, limit);
   const items = await Promise.all(
     page.map(async (row) => {
@@ -297,7 +294,11 @@ export async function listExperimentMetricKeys(
 ): Promise<ExperimentMetricKeys> {
   await getVisibleExperiment(db, principal, experimentId);
   const limit = query.limit ?? 1000;
-  const rows = await repo.experimentKeys(db, experimentId, decodeTextCursor(query.cursor), limit + 1);
+  const after = decodeTextCursor(query.cursor);
+  // The cursor holds the last key served: anything else was not handed out here (and a NUL would not reach SQL).
+  if (after !== undefined && !KEY_PATTERN.test(after))
+    throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  const rows = await repo.experimentKeys(db, experimentId, after, limit + 1);
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, next_cursor: rows.length > limit && last ? encodeTextCursor(last.key) : null };
