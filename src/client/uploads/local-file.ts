@@ -48,11 +48,13 @@ export function partLayout(size: number, partBytes: number): number | null {
 
 /**
  * SHA-256 (hex) of the file and, when `partSize` is given, of each part of that size, in one streamed read;
- * refuses a file that changed before or while it was read.
+ * refuses a file that changed before or while it was read. `onPart` hears each part's digest as soon as it is
+ * read (the file may still change afterwards: the PUT checks it again).
  */
 export async function sha256Of(
   file: FileIdentity,
   partSize: number | null = null,
+  onPart?: (partNumber: number, sha256: string) => void,
 ): Promise<{ sha256: string; partSha256: string[] | null }> {
   await assertUnchanged(file);
   const whole = createHash('sha256');
@@ -72,6 +74,7 @@ export async function sha256Of(
         inPart += take;
         if (inPart === partSize) {
           parts.push(part.digest('hex'));
+          onPart?.(parts.length, parts.at(-1)!);
           part = createHash('sha256');
           inPart = 0;
         }
@@ -82,6 +85,9 @@ export async function sha256Of(
     throw error;
   }
   await assertUnchanged(file);
-  if (partSize !== null && inPart > 0) parts.push(part.digest('hex'));
+  if (partSize !== null && inPart > 0) {
+    parts.push(part.digest('hex'));
+    onPart?.(parts.length, parts.at(-1)!);
+  }
   return { sha256: whole.digest('hex'), partSha256: partSize === null ? null : parts };
 }

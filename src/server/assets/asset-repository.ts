@@ -11,8 +11,11 @@ export interface ComponentRow {
   storage_key: string;
   upload_id: string | null;
   part_size: number | null;
-  /** The declared sha256 (hex) of each part, when the store verifies the parts against them. */
-  part_sha256: string[] | null;
+  /**
+   * The declared sha256 (hex) of each part, when the store verifies the parts against them; a null entry is a
+   * part whose digest a deferred-checksums client has not declared yet.
+   */
+  part_sha256: Array<string | null> | null;
 }
 
 export interface AssetRow {
@@ -80,11 +83,44 @@ export async function setUploadId(
   db: Queryable,
   assetId: string,
   name: string,
-  upload: { uploadId: string; partSize: number; partSha256: string[] | null },
+  upload: { uploadId: string; partSize: number; partSha256: Array<string | null> | null },
 ): Promise<void> {
   await db.query(
     'UPDATE asset_components SET upload_id = $3, part_size = $4, part_sha256 = $5 WHERE asset_id = $1 AND name = $2',
     [assetId, name, upload.uploadId, upload.partSize, upload.partSha256],
+  );
+}
+
+/**
+ * The named components of a pending asset, locked until the transaction ends, so that two checksum declarations
+ * for parts of one component merge instead of overwriting each other. None when the asset is not pending.
+ */
+export async function lockPendingComponents(
+  tx: Tx,
+  assetId: string,
+  names: string[],
+): Promise<ComponentRow[]> {
+  return tx.query<ComponentRow>(
+    `SELECT c.name, c.size::float8 AS size, c.content_type, c.sha256, c.storage_key, c.upload_id,
+            c.part_size::float8 AS part_size, c.part_sha256
+       FROM asset_components c JOIN assets a ON a.id = c.asset_id
+      WHERE c.asset_id = $1 AND c.name = ANY($2::text[]) AND a.state = 'pending'
+      ORDER BY c.name FOR UPDATE OF c`,
+    [assetId, names],
+  );
+}
+
+/** Writes the merged digests of components locked by lockPendingComponents. */
+export async function setComponentChecksums(
+  tx: Tx,
+  assetId: string,
+  rows: Array<{ name: string; sha256: string | null; part_sha256: Array<string | null> | null }>,
+): Promise<void> {
+  await tx.query(
+    `UPDATE asset_components c SET sha256 = d.sha256, part_sha256 = d.part_sha256
+       FROM jsonb_to_recordset($2::jsonb) AS d(name text, sha256 text, part_sha256 text[])
+      WHERE c.asset_id = $1 AND c.name = d.name`,
+    [assetId, JSON.stringify(rows)],
   );
 }
 
