@@ -91,21 +91,35 @@ export async function setUploadId(
   );
 }
 
+/** The state of an asset the caller may see (undefined when it may not, or there is none): no components read. */
+export async function findVisibleAssetState(
+  db: Queryable,
+  principal: Principal,
+  id: string,
+): Promise<AssetState | undefined> {
+  const rows = await db.query<{ state: AssetState }>(
+    `SELECT a.state FROM assets a WHERE a.id = $2 AND ${assetVisible('a', '$1', '$3')}`,
+    [principal.userId, id, principal.runId],
+  );
+  return rows[0]?.state;
+}
+
 /**
- * The named components of a pending asset, locked until the transaction ends, so that two checksum declarations
- * for parts of one component merge instead of overwriting each other. None when the asset is not pending.
+ * The named components of an asset with the asset's state, locked until the transaction ends, so that two
+ * checksum declarations for parts of one component merge instead of overwriting each other, and a finalize
+ * (which marks the asset ready) cannot slip between the check and the write.
  */
-export async function lockPendingComponents(
+export async function lockComponents(
   tx: Tx,
   assetId: string,
   names: string[],
-): Promise<ComponentRow[]> {
-  return tx.query<ComponentRow>(
+): Promise<Array<ComponentRow & { state: AssetState }>> {
+  return tx.query<ComponentRow & { state: AssetState }>(
     `SELECT c.name, c.size::float8 AS size, c.content_type, c.sha256, c.storage_key, c.upload_id,
-            c.part_size::float8 AS part_size, c.part_sha256
+            c.part_size::float8 AS part_size, c.part_sha256, a.state
        FROM asset_components c JOIN assets a ON a.id = c.asset_id
-      WHERE c.asset_id = $1 AND c.name = ANY($2::text[]) AND a.state = 'pending'
-      ORDER BY c.name FOR UPDATE OF c`,
+      WHERE c.asset_id = $1 AND c.name = ANY($2::text[])
+      ORDER BY c.name FOR UPDATE`,
     [assetId, names],
   );
 }

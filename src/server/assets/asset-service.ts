@@ -354,18 +354,19 @@ export async function declareChecksums(
   id: string,
   declared: Array<{ name: string; sha256?: string; parts?: Array<{ part_number: number; sha256: string }> }>,
 ) {
-  const asset = await getAsset(deps, principal, id);
-  if (asset.state === 'ready')
-    throw conflict('asset_ready', 'the asset is ready and immutable; create a new asset instead');
+  // Called once per batch of files hashed: the state and the named components only, not the whole asset.
+  const state = await repo.findVisibleAssetState(deps.db, principal, id);
+  if (!state) throw notFound('asset');
+  const ready = () => conflict('asset_ready', 'the asset is ready and immutable; create a new asset instead');
+  if (state === 'ready') throw ready();
   const names = declared.map((d) => d.name);
   if (new Set(names).size !== names.length)
     throw badRequest('duplicate_component', 'each component is named once per call');
-  const unknown = names.filter((n) => !asset.components.some((c) => c.name === n));
-  if (unknown.length > 0) throw badRequest('unknown_component', `no such component: ${unknown.join(', ')}`);
   const rows = await deps.db.transaction(async (tx) => {
-    const locked = await repo.lockPendingComponents(tx, id, names);
-    if (locked.length !== names.length)
-      throw conflict('asset_ready', 'the asset is ready and immutable; create a new asset instead');
+    const locked = await repo.lockComponents(tx, id, names);
+    const unknown = names.filter((n) => !locked.some((c) => c.name === n));
+    if (unknown.length > 0) throw badRequest('unknown_component', `no such component: ${unknown.join(', ')}`);
+    if (locked.some((c) => c.state !== 'pending')) throw ready();
     const merged = locked.map((row) =>
       mergeChecksums(
         row,
