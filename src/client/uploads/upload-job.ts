@@ -111,8 +111,8 @@ export class UploadJob {
     const declarer = new Declarer(this.#ctx.assets, this.#assetId!, this.#ctx.signal);
     const pieces = pending.flatMap((c) => this.#pieces(c));
     const waiting = new Map(pieces.map((p) => [pieceKey(p), deferred<PresignedRequest>()]));
-    const hashing = this.#hashAll(pending, declarer, waiting);
     let failure: { error: unknown } | undefined;
+    const hashing = this.#hashAll(pending, declarer, waiting, () => failure !== undefined);
     hashing.catch((error: unknown) => {
       failure ??= { error };
       for (const w of waiting.values()) w.reject(error);
@@ -155,6 +155,7 @@ export class UploadJob {
     components: StoredComponent[],
     declarer: Declarer,
     waiting: Map<string, Deferred<PresignedRequest>>,
+    failed: () => boolean,
   ): Promise<void> {
     const settle = (c: StoredComponent, part: number | null, target: Promise<PresignedRequest>) => {
       const w = waiting.get(pieceKey({ component: c, part }));
@@ -163,6 +164,7 @@ export class UploadJob {
     };
     for (const c of components) {
       this.#ctx.signal.throwIfAborted();
+      if (failed()) return; // a PUT failed: the upload stops, hashing the rest would be wasted
       const partSize = c.partSize;
       const count = partSize === null ? 0 : Math.max(1, Math.ceil(c.size / partSize));
       const known = c.sha256;
