@@ -104,15 +104,16 @@ await publish(
 Command: \`${['node bench/uploads.ts', ...process.argv.slice(2)].join(' ')}\` · ${machine()} · curl ${await curlVersion()}.
 SeaweedFS ${seaweed.endpoint.replace(/^http:\/\//, '')} (\`weed server\` with filer and S3 gateway, one process, loopback), the service as its own
 process with \`ASSAY_STORAGE=s3\`, \`ASSAY_MULTIPART_THRESHOLD_BYTES=ASSAY_MULTIPART_PART_BYTES=${partBytes}\` (${o['part-mib']} MiB) and
-\`ASSAY_S3_CHECKSUMS\` on its default. The client cuts files over ${mib(DEFAULT_UPLOAD_PART_BYTES)} in parts of ${mib(DEFAULT_UPLOAD_PART_BYTES)} and declares their sha256 (the
+\`ASSAY_S3_CHECKSUMS\` on its default. The client cuts files over ${mib(DEFAULT_UPLOAD_PART_BYTES)} in parts of ${mib(DEFAULT_UPLOAD_PART_BYTES)} and declares their sha256 while it sends (the
 ${mib(bytes)} file goes in ${Math.ceil(bytes / DEFAULT_UPLOAD_PART_BYTES)} parts, the small files in one PUT each). Random files in a temp dir (in the page
 cache for both). Client: \`client.uploadAsync\` (all files as one asset) in a child process on its defaults
 (max_upload_workers ${workers}, a 600 s request timeout); curl: \`curl -sS -f -X PUT --upload-file <file> <url>\`, ${workers} processes at a time, on
 fresh presigned URLs of a second asset with the same components and checksums (part files cut beforehand for the
 multipart one), then finalize. MB/s are 10^6 bytes/s.
 
-Client time = hashing and create (until \`POST /assets\` answers) + transfer (until the last storage PUT is answered and
-\`PUT …/finalize\` goes out) + finalize (the service completes the multipart upload, moves every component out of
+Client time = create (until \`POST /assets\`, with \`deferred_checksums\`, answers) + transfer (hashing each file or part
+and declaring its sha256 at \`POST /assets/{id}/checksums\`, which answers its URL, overlapped with the PUTs of the
+ones before; until the last storage PUT is answered and \`PUT …/finalize\` goes out) + finalize (the service completes the multipart upload, moves every component out of
 the upload keys and checks its sha256: from the store's checksum when the store verified the signed checksums on
 upload, else by reading it back). Every upload starts after \`sync\` and 2 s idle; client and curl take turns going first.
 Ratio = client MB/s / curl MB/s. Medians over ${o.rounds} rounds:

@@ -12,7 +12,7 @@ export interface UploadReport {
   /** VmHWM at the end: the process's peak RSS. */
   peakRss: number;
   /**
-   * Seconds from uploadAsync: the create request (POST /assets, after hashing) sent and answered, the finalize
+   * Seconds from uploadAsync: the create request (POST /assets; files are hashed during the transfer) sent and answered, the finalize
    * request (PUT …/finalize, after every storage PUT was answered) sent and answered.
    */
   createS: number;

@@ -56,7 +56,7 @@ export function roundsTable(results: readonly UploadResult[]): string {
     [
       'Round',
       'Files',
-      'Client: ready after = hash & create + transfer + finalize',
+      'Client: ready after = create + hash & transfer + finalize',
       'Client MB/s transfer / end to end',
       'curl',
       'curl MB/s PUTs / + finalize',

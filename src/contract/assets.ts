@@ -126,7 +126,7 @@ export const CreateAssetBody = Type.Object(
               Type.Integer({
                 minimum: 1,
                 description:
-                  'the part layout part_sha256 was computed for; give both or neither (see part_sha256)',
+                  'the part layout part_sha256 was computed for; give both or neither (see part_sha256). With deferred_checksums, alone: the layout whose part digests come later',
               }),
             ),
             part_sha256: Type.Optional(
@@ -142,6 +142,12 @@ export const CreateAssetBody = Type.Object(
         ),
         { minItems: 1, maxItems: 1000 },
       ),
+    ),
+    deferred_checksums: Type.Optional(
+      Type.Boolean({
+        description:
+          'with presign: the components are declared without sha256 (and part_sha256); each digest is declared later with POST /assets/{id}/checksums, which answers the upload URL with the digest signed in. The uploads then hold only multipart components, with no parts yet. Lets a client hash a file while the previous one is being sent',
+      }),
     ),
     content: Type.Optional(Type.String()),
     content_json: Type.Optional(JsonObject),
@@ -173,6 +179,48 @@ export const PresignAssetBody = Type.Object(
   { components: Type.Optional(Type.Array(ComponentName, { maxItems: 1000 })) },
   { additionalProperties: false },
 );
+
+/**
+ * Digests of components (and of parts of multipart components) declared after the asset was created: each is
+ * recorded once (the same digest again is fine, another one a 409), and the answer holds the upload URLs of
+ * exactly what this call declared, with the digest signed in where the store verifies it.
+ */
+export const DeclareChecksumsBody = Type.Object(
+  {
+    components: Type.Array(
+      Type.Object(
+        {
+          name: ComponentName,
+          sha256: Type.Optional(Sha256),
+          parts: Type.Optional(
+            Type.Array(
+              Type.Object(
+                { part_number: Type.Integer({ minimum: 1, maximum: 10_000 }), sha256: Sha256 },
+                { additionalProperties: false },
+              ),
+              { minItems: 1, maxItems: 10_000 },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DeclareChecksumsBody = Static<typeof DeclareChecksumsBody>;
+
+/**
+ * Upload targets of what a checksums call declared, keyed by component name: a single PUT for a component
+ * whose sha256 was declared, the declared parts for a multipart one (none when only its whole sha256 was).
+ */
+export const DeclaredUploads = Type.Object({
+  uploads: Type.Record(Type.String(), UploadTarget, {
+    description: 'upload targets keyed by component name',
+  }),
+});
+export type DeclaredUploads = Static<typeof DeclaredUploads>;
 
 /** The newest ready checkpoint of a run's variation, with its download URLs. */
 export const Checkpoint = Type.Object({ asset: Asset, download: AssetDownload });

@@ -66,6 +66,8 @@ export const ERROR_CODES = [
   'component_incomplete',
   'component_size_mismatch',
   'component_checksum_mismatch',
+  'component_checksum_missing',
+  'checksum_conflict',
   'already_member',
   'email_taken',
   'slug_taken',

@@ -173,9 +173,9 @@ describe('an upload killed with SIGKILL resumes in a new process', () => {
     assert.ok(resent.length <= spec.workers, `resent: ${resent.join(', ')}`);
     assert.ok(
       requests(t.logs, killedAt).some(
-        (r) => r.method === 'POST' && /^\/assets\/[^/]+\/presign$/.test(r.path),
+        (r) => r.method === 'POST' && /^\/assets\/[^/]+\/checksums$/.test(r.path),
       ),
-      'the resume presigned afresh',
+      'the resume asked for fresh URLs (declaring the digests again)',
     );
     db!.close();
     client.close();

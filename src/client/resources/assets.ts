@@ -1,4 +1,4 @@
-import type { Asset, AssetDownload, AssetState, PresignedAsset } from '@assay/contract';
+import type { Asset, AssetDownload, AssetState, DeclaredUploads, PresignedAsset } from '@assay/contract';
 import type { OrganizationChoice, OrganizationDefault } from '../core/organization.ts';
 import { path, query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
@@ -69,7 +69,13 @@ export class Assets {
   }
 
   /** Step 1 of an upload: declares the components and answers presigned upload targets keyed by name. */
-  async createPresigned(links: AssetLinks & { components: ComponentDeclaration[] }): Promise<PresignedAsset> {
+  async createPresigned(
+    links: AssetLinks & {
+      components: ComponentDeclaration[];
+      /** Digests come later, through `declareChecksums`, which answers each URL (none are answered here). */
+      deferredChecksums?: boolean;
+    },
+  ): Promise<PresignedAsset> {
     const components = links.components.map((c) => ({
       name: c.name,
       size: c.size,
@@ -78,7 +84,33 @@ export class Assets {
       part_size: c.partSize,
       part_sha256: c.partSha256,
     }));
-    return this.#t.post('/assets', { ...(await this.#links(links)), presign: true, components });
+    return this.#t.post('/assets', {
+      ...(await this.#links(links)),
+      presign: true,
+      components,
+      deferred_checksums: links.deferredChecksums,
+    });
+  }
+
+  /**
+   * Declares the sha256 of components (or of parts of multipart ones) of a pending asset; answers the upload
+   * targets of exactly what was declared, with the digest signed in where the store verifies it.
+   */
+  declareChecksums(
+    id: string,
+    components: Array<{
+      name: string;
+      sha256?: string;
+      parts?: Array<{ partNumber: number; sha256: string }>;
+    }>,
+  ): Promise<DeclaredUploads> {
+    return this.#t.post(path`/assets/${id}/checksums`, {
+      components: components.map((c) => ({
+        name: c.name,
+        sha256: c.sha256,
+        parts: c.parts?.map((p) => ({ part_number: p.partNumber, sha256: p.sha256 })),
+      })),
+    });
   }
 
   /** A small asset (report, environment snapshot) with inline content; the server finalizes it at once. */

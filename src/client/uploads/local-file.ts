@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { hashInThread } from './hash-thread.ts';
 
 /** What a file was when it was registered: any later difference means its bytes are no longer the hashed ones. */
 export interface FileIdentity {
@@ -48,40 +48,22 @@ export function partLayout(size: number, partBytes: number): number | null {
 
 /**
  * SHA-256 (hex) of the file and, when `partSize` is given, of each part of that size, in one streamed read;
- * refuses a file that changed before or while it was read.
+ * refuses a file that changed before or while it was read. `onPart` hears each part's digest as soon as it is
+ * read (the file may still change afterwards: the PUT checks it again).
  */
 export async function sha256Of(
   file: FileIdentity,
   partSize: number | null = null,
+  onPart?: (partNumber: number, sha256: string) => void,
 ): Promise<{ sha256: string; partSha256: string[] | null }> {
   await assertUnchanged(file);
-  const whole = createHash('sha256');
-  const parts: string[] = [];
-  let part = createHash('sha256');
-  let inPart = 0;
+  let digests;
   try {
-    for await (const chunk of createReadStream(file.path, {
-      highWaterMark: 1024 * 1024,
-    }) as AsyncIterable<Buffer>) {
-      whole.update(chunk);
-      if (partSize === null) continue;
-      for (let at = 0; at < chunk.length;) {
-        const take = Math.min(chunk.length - at, partSize - inPart);
-        part.update(chunk.subarray(at, at + take));
-        at += take;
-        inPart += take;
-        if (inPart === partSize) {
-          parts.push(part.digest('hex'));
-          part = createHash('sha256');
-          inPart = 0;
-        }
-      }
-    }
+    digests = await hashInThread(file.path, partSize, onPart);
   } catch (error) {
     await assertUnchanged(file); // "deleted" or "changed" says more than the read error
     throw error;
   }
   await assertUnchanged(file);
-  if (partSize !== null && inPart > 0) parts.push(part.digest('hex'));
-  return { sha256: whole.digest('hex'), partSha256: partSize === null ? null : parts };
+  return { sha256: digests.sha256, partSha256: partSize === null ? null : digests.partSha256 };
 }

@@ -11,9 +11,12 @@ export interface FileRange {
 }
 
 async function* counted(range: FileRange, onBytes: (n: number) => void): AsyncIterable<Buffer> {
+  // Chunks of 256 KiB rather than the default 64: four times fewer trips through the stream and the socket, CPU
+  // the storage on the same machine (or the hashing thread) can use instead.
   for await (const chunk of createReadStream(range.path, {
     start: range.offset,
     end: range.offset + range.size - 1,
+    highWaterMark: 256 * 1024,
   })) {
     onBytes((chunk as Buffer).length);
     yield chunk as Buffer;

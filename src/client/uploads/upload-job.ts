@@ -1,8 +1,9 @@
 import type { Dispatcher } from 'undici';
 import { ConflictError } from '../core/errors.ts';
-import type { AssetData, Assets, PresignedRequest, UploadTarget } from '../resources/assets.ts';
+import type { AssetData, Assets, PresignedRequest } from '../resources/assets.ts';
 import { DEFAULT_UPLOAD_PART_BYTES } from '../config-values.ts';
 import { assertUnchanged, partLayout, sha256Of } from './local-file.ts';
+import { Declarer, type Deferred, deferred } from './declarer.ts';
 import { putFileRange } from './put-file-range.ts';
 import type { Owner } from './upload-owner.ts';
 import type { StoredComponent, StoredUpload, UploadStore } from './upload-store.ts';
@@ -33,8 +34,6 @@ interface Piece {
 export class UploadJob {
   readonly id: string;
   readonly #ctx: JobContext;
-  readonly #targets = new Map<string, UploadTarget>();
-  readonly #presigning = new Map<string, Promise<void>>();
   #assetId: string | null = null;
   #bytesStored = 0;
   #bytesSending = 0;
@@ -78,95 +77,142 @@ export class UploadJob {
   }
 
   /**
-   * Hashes every file, and each part of a file larger than one part, in one read; then creates the asset. The
-   * service signs the digests into the upload URLs, so a store that verifies checksums refuses other bytes and
-   * finalize need not read them back; a store that does not is checked by finalize reading them.
+   * Creates the asset with every component's size and part layout but no digest (`deferredChecksums`): the files
+   * are hashed during the transfer, each just ahead of its PUT, and each digest is declared to the service, which
+   * answers that piece's URL with the digest signed in. A store that verifies checksums refuses other bytes;
+   * finalize checks the rest.
    */
   async #create(upload: StoredUpload): Promise<void> {
-    const partSizeOf = (c: StoredComponent) => partLayout(c.size, DEFAULT_UPLOAD_PART_BYTES);
-    await Promise.all(
-      upload.components.map((c) =>
-        this.#ctx.pool.run(async () => {
-          this.#ctx.signal.throwIfAborted();
-          const partSize = partSizeOf(c);
-          if (c.sha256 !== null && (partSize === null || c.partSha256 !== null)) return assertUnchanged(c);
-          const digests = await sha256Of(c, partSize);
-          ({ sha256: c.sha256, partSha256: c.partSha256 } = digests);
-          this.#ctx.store.setSha256(this.id, c.name, digests.sha256, digests.partSha256);
-        }),
-      ),
-    );
-    const components = upload.components.map((c) => ({
-      name: c.name,
-      size: c.size,
-      contentType: c.contentType,
-      sha256: c.sha256!,
-      ...(c.partSha256 ? { partSize: partSizeOf(c)!, partSha256: c.partSha256 } : {}),
-    }));
+    const components = upload.components.map((c) => {
+      const partSize = partLayout(c.size, DEFAULT_UPLOAD_PART_BYTES);
+      return { name: c.name, size: c.size, contentType: c.contentType, ...(partSize ? { partSize } : {}) };
+    });
     // A kill between this answer and the write below leaves a pending asset on the server that nobody finalizes.
-    const asset = await this.#ctx.assets.createPresigned({ ...upload.links, components });
+    const asset = await this.#ctx.assets.createPresigned({
+      ...upload.links,
+      components,
+      deferredChecksums: true,
+    });
     const multipart: Record<string, { uploadId: string; partSize: number }> = {};
-    for (const [name, target] of Object.entries(asset.uploads)) {
-      this.#targets.set(name, target);
+    for (const [name, target] of Object.entries(asset.uploads))
       if ('multipart' in target) multipart[name] = { uploadId: target.upload_id, partSize: target.part_size };
-    }
     this.#ctx.signal.throwIfAborted();
     this.#ctx.store.created(this.id, asset.id, multipart);
     this.#assetId = asset.id;
   }
 
-  /** PUTs every piece not yet done; false when the asset turned out to be ready already (nothing left to do). */
+  /**
+   * Hashes the components not yet done, one after another, declaring each digest (batched) as soon as it is
+   * known, while the pool PUTs every piece whose URL came back: hashing file k + 1 (or part k + 1) overlaps
+   * sending file k. False when the asset turned out to be ready already (nothing left to do).
+   */
   async #transfer(upload: StoredUpload): Promise<boolean> {
     const pending = upload.components.filter((c) => !c.done);
-    const stale = pending.filter((c) => !this.#targets.has(c.name)).map((c) => c.name);
-    if (stale.length > 0) {
-      try {
-        await this.#presign(stale);
-      } catch (error) {
-        if (!(error instanceof ConflictError && error.code === 'asset_ready')) throw error;
-        this.#ctx.store.move(this.id, 'uploading', 'done');
-        return false;
-      }
-      upload = this.#load(); // #presign may have voided parts of a restarted multipart upload
-    }
-    const pieces = upload.components.filter((c) => !c.done).flatMap((c) => this.#pieces(c));
+    const declarer = new Declarer(this.#ctx.assets, this.#assetId!, this.#ctx.signal);
+    const pieces = pending.flatMap((c) => this.#pieces(c));
+    const waiting = new Map(pieces.map((p) => [pieceKey(p), deferred<PresignedRequest>()]));
     let failure: { error: unknown } | undefined;
+    const hashing = this.#hashAll(pending, declarer, waiting, () => failure !== undefined);
+    hashing.catch((error: unknown) => {
+      failure ??= { error };
+      for (const w of waiting.values()) w.reject(error);
+    });
     await Promise.allSettled(
       pieces.map((piece) =>
         this.#ctx.pool.run(async () => {
           if (failure || this.#ctx.signal.aborted) return; // fail fast: queued pieces of a failed upload never start
-          await this.#put(piece).catch((error: unknown) => {
+          try {
+            const target = await waiting.get(pieceKey(piece))!.promise;
+            if (failure || this.#ctx.signal.aborted) return;
+            await this.#put(piece, target, declarer);
+          } catch (error) {
             failure ??= { error };
-          });
+          }
         }),
       ),
     );
-    if (failure) throw failure.error;
+    await hashing.catch(() => undefined);
+    if (!failure) await declarer.drain().catch((error: unknown) => (failure ??= { error }));
+    if (failure) {
+      const { error } = failure;
+      if (error instanceof ConflictError && error.code === 'asset_ready') {
+        this.#ctx.store.move(this.id, 'uploading', 'done');
+        return false;
+      }
+      throw error;
+    }
     this.#ctx.signal.throwIfAborted();
     for (const c of upload.components) if (!c.done) this.#ctx.store.componentDone(this.id, c.name);
     return true;
   }
 
-  #pieces(c: StoredComponent): Piece[] {
-    const target = this.#targets.get(c.name)!;
-    if (!('multipart' in target)) return [{ component: c, part: null, offset: 0, size: c.size }];
-    return target.parts
-      .filter((p) => !c.doneParts.has(p.part_number))
-      .map((p) => ({
-        component: c,
-        part: p.part_number,
-        offset: (p.part_number - 1) * target.part_size,
-        size: p.size,
-      }));
+  /**
+   * Hashes each component in one read (whole and per part), declaring a single component's sha256 when it is
+   * known, and a part's as soon as that part is read (the whole file's with the last one); digests recorded in the
+   * store by an earlier process are declared without reading the file again.
+   */
+  async #hashAll(
+    components: StoredComponent[],
+    declarer: Declarer,
+    waiting: Map<string, Deferred<PresignedRequest>>,
+    failed: () => boolean,
+  ): Promise<void> {
+    const settle = (c: StoredComponent, part: number | null, target: Promise<PresignedRequest>) => {
+      const w = waiting.get(pieceKey({ component: c, part }));
+      if (w) target.then(w.resolve, w.reject);
+      else target.catch(() => undefined); // a part sent before the crash: declared for the whole digest only
+    };
+    for (const c of components) {
+      this.#ctx.signal.throwIfAborted();
+      if (failed()) return; // a PUT failed: the upload stops, hashing the rest would be wasted
+      const partSize = c.partSize;
+      const count = partSize === null ? 0 : Math.max(1, Math.ceil(c.size / partSize));
+      const known = c.sha256;
+      if (known !== null && (partSize === null || c.partSha256?.length === count)) {
+        await assertUnchanged(c);
+        if (partSize === null) settle(c, null, declarer.single(c.name, known));
+        else
+          c.partSha256!.forEach((h, i) =>
+            settle(c, i + 1, declarer.part(c.name, i + 1, h, i + 1 === count ? known : undefined)),
+          );
+        continue;
+      }
+      // Kept on the component as they come: a URL that expires before its PUT is asked for again with them.
+      const partDigests: string[] = [];
+      c.partSha256 = partSize === null ? null : partDigests;
+      const digests = await sha256Of(c, partSize, (n, h) => {
+        partDigests[n - 1] = h;
+        // The last part's digest waits for the whole file's, so both go in one declaration below.
+        if (n < count) settle(c, n, declarer.part(c.name, n, h));
+      });
+      c.sha256 = digests.sha256;
+      this.#ctx.store.setSha256(this.id, c.name, digests.sha256, digests.partSha256);
+      if (partSize === null) settle(c, null, declarer.single(c.name, digests.sha256));
+      else settle(c, count, declarer.part(c.name, count, digests.partSha256!.at(-1)!, digests.sha256));
+    }
   }
 
-  async #put(piece: Piece): Promise<void> {
+  #pieces(c: StoredComponent): Piece[] {
+    if (c.partSize === null) return [{ component: c, part: null, offset: 0, size: c.size }];
+    const count = Math.max(1, Math.ceil(c.size / c.partSize));
+    return Array.from({ length: count }, (_, i) => i + 1)
+      .filter((n) => !c.doneParts.has(n))
+      .map((n) => ({ component: c, part: n, offset: (n - 1) * c.partSize!, size: partBytes(c, n) }));
+  }
+
+  async #put(piece: Piece, target: PresignedRequest, declarer: Declarer): Promise<void> {
     const { component: c } = piece;
     await assertUnchanged(c);
+    // A URL about to expire (the hashing ran far ahead) is asked for again: declaring the same digest is allowed.
+    if (Date.parse(target.expires_at) - Date.now() < EXPIRY_MARGIN_MS) {
+      target = await (piece.part === null
+        ? declarer.single(c.name, c.sha256!)
+        : declarer.part(c.name, piece.part, c.partSha256![piece.part - 1]!));
+    }
     let sent = 0;
     try {
       await putFileRange(
-        await this.#request(c.name, piece.part),
+        target,
         { path: c.path, offset: piece.offset, size: piece.size },
         {
           dispatcher: this.#ctx.dispatcher,
@@ -191,46 +237,6 @@ export class UploadJob {
     this.#bytesStored += piece.size;
   }
 
-  /** The presigned request for a piece, presigning afresh when it is about to expire. */
-  async #request(component: string, part: number | null): Promise<PresignedRequest> {
-    const find = () => {
-      const target = this.#targets.get(component)!;
-      return 'multipart' in target ? target.parts.find((p) => p.part_number === part)! : target;
-    };
-    if (Date.parse(find().expires_at) - Date.now() < EXPIRY_MARGIN_MS) await this.#presign([component]);
-    return find();
-  }
-
-  /** Fresh targets for some components (one request per batch, shared by concurrent pieces of a component). */
-  async #presign(components: string[]): Promise<void> {
-    const key = components.join('\n');
-    let pending = this.#presigning.get(key);
-    if (!pending) {
-      pending = this.#ctx.assets.presign(this.#assetId!, components).then((asset) => {
-        for (const [name, target] of Object.entries(asset.uploads)) {
-          const known = this.#targets.get(name);
-          if (
-            known &&
-            'multipart' in known &&
-            'multipart' in target &&
-            known.upload_id !== target.upload_id
-          ) {
-            throw new Error(
-              `the server restarted the multipart upload of component ${name} while it was being sent`,
-            );
-          }
-          this.#ctx.signal.throwIfAborted();
-          if ('multipart' in target)
-            this.#ctx.store.setMultipart(this.id, name, target.upload_id, target.part_size);
-          this.#targets.set(name, target);
-        }
-      });
-      this.#presigning.set(key, pending);
-      void pending.finally(() => this.#presigning.delete(key)).catch(() => undefined);
-    }
-    await pending;
-  }
-
   /** Finalizes exactly once: a resumed "finalizing" upload may have been finalized just before the kill. */
   async #finalize(resumed: boolean): Promise<AssetData> {
     if (resumed) {
@@ -246,6 +252,9 @@ export class UploadJob {
     return asset;
   }
 }
+
+const pieceKey = (p: { component: StoredComponent; part: number | null }) =>
+  `${p.component.name}\n${p.part ?? 0}`;
 
 /** Bytes of part `n` (1-based) of a component cut in `partSize` pieces. */
 function partBytes(c: StoredComponent, n: number): number {

@@ -11,8 +11,11 @@ export interface ComponentRow {
   storage_key: string;
   upload_id: string | null;
   part_size: number | null;
-  /** The declared sha256 (hex) of each part, when the store verifies the parts against them. */
-  part_sha256: string[] | null;
+  /**
+   * The declared sha256 (hex) of each part, when the store verifies the parts against them; a null entry is a
+   * part whose digest a deferred-checksums client has not declared yet.
+   */
+  part_sha256: Array<string | null> | null;
 }
 
 export interface AssetRow {
@@ -63,13 +66,15 @@ export async function insertAsset(
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [a.id, a.organizationId, a.ownerUserId, a.experimentId, a.runId, a.kind, a.name, a.metadata, a.inline],
   );
-  for (const c of components) {
-    await tx.query(
-      `INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key, part_size, part_sha256)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [a.id, c.name, c.size, c.content_type, c.sha256, c.storage_key, c.part_size, c.part_sha256],
-    );
-  }
+  // One statement for every component: an asset of 256 files cost 256 round trips, seconds on a busy database,
+  // before its first byte could move.
+  await tx.query(
+    `INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key, part_size, part_sha256)
+     SELECT $1, c.name, c.size, c.content_type, c.sha256, c.storage_key, c.part_size, c.part_sha256
+       FROM jsonb_to_recordset($2::jsonb) AS c(name text, size bigint, content_type text, sha256 text,
+            storage_key text, part_size bigint, part_sha256 text[])`,
+    [a.id, JSON.stringify(components)],
+  );
 }
 
 /**
@@ -80,11 +85,58 @@ export async function setUploadId(
   db: Queryable,
   assetId: string,
   name: string,
-  upload: { uploadId: string; partSize: number; partSha256: string[] | null },
+  upload: { uploadId: string; partSize: number; partSha256: Array<string | null> | null },
 ): Promise<void> {
   await db.query(
     'UPDATE asset_components SET upload_id = $3, part_size = $4, part_sha256 = $5 WHERE asset_id = $1 AND name = $2',
     [assetId, name, upload.uploadId, upload.partSize, upload.partSha256],
+  );
+}
+
+/** The state of an asset the caller may see (undefined when it may not, or there is none): no components read. */
+export async function findVisibleAssetState(
+  db: Queryable,
+  principal: Principal,
+  id: string,
+): Promise<AssetState | undefined> {
+  const rows = await db.query<{ state: AssetState }>(
+    `SELECT a.state FROM assets a WHERE a.id = $2 AND ${assetVisible('a', '$1', '$3')}`,
+    [principal.userId, id, principal.runId],
+  );
+  return rows[0]?.state;
+}
+
+/**
+ * The named components of an asset with the asset's state, locked until the transaction ends, so that two
+ * checksum declarations for parts of one component merge instead of overwriting each other, and a finalize
+ * (which marks the asset ready) cannot slip between the check and the write.
+ */
+export async function lockComponents(
+  tx: Tx,
+  assetId: string,
+  names: string[],
+): Promise<Array<ComponentRow & { state: AssetState }>> {
+  return tx.query<ComponentRow & { state: AssetState }>(
+    `SELECT c.name, c.size::float8 AS size, c.content_type, c.sha256, c.storage_key, c.upload_id,
+            c.part_size::float8 AS part_size, c.part_sha256, a.state
+       FROM asset_components c JOIN assets a ON a.id = c.asset_id
+      WHERE c.asset_id = $1 AND c.name = ANY($2::text[])
+      ORDER BY c.name FOR UPDATE`,
+    [assetId, names],
+  );
+}
+
+/** Writes the merged digests of components locked by lockPendingComponents. */
+export async function setComponentChecksums(
+  tx: Tx,
+  assetId: string,
+  rows: Array<{ name: string; sha256: string | null; part_sha256: Array<string | null> | null }>,
+): Promise<void> {
+  await tx.query(
+    `UPDATE asset_components c SET sha256 = d.sha256, part_sha256 = d.part_sha256
+       FROM jsonb_to_recordset($2::jsonb) AS d(name text, sha256 text, part_sha256 text[])
+      WHERE c.asset_id = $1 AND c.name = d.name`,
+    [assetId, JSON.stringify(rows)],
   );
 }
 

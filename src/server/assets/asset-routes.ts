@@ -8,6 +8,8 @@ import {
   Checkpoint,
   CreatedAsset,
   CreateAssetBody,
+  DeclareChecksumsBody,
+  DeclaredUploads,
   ListAssetsQuery,
   NoBody,
   PresignAssetBody,
@@ -97,6 +99,22 @@ export function assetRoutes(deps: service.AssetDeps) {
         },
       },
       (req) => service.representAsset(deps, req.principal, req.params.id, req.body.components),
+    );
+    app.post(
+      '/assets/:id/checksums',
+      {
+        config: write,
+        schema: {
+          tags,
+          operationId: 'declareAssetChecksums',
+          summary:
+            'Declare the sha256 of components (or of parts) of a pending asset created with deferred_checksums; answers their upload URLs',
+          params: AssetParams,
+          body: DeclareChecksumsBody,
+          response: withErrors({ 200: DeclaredUploads }, 409),
+        },
+      },
+      (req) => service.declareChecksums(deps, req.principal, req.params.id, req.body.components),
     );
     app.put(
       '/assets/:id/finalize',

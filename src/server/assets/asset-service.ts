@@ -53,6 +53,7 @@ export interface CreateAssetInput {
   run?: { experiment_id: string; n: number; r: number };
   organization_id?: string;
   presign?: boolean;
+  deferred_checksums?: boolean;
   components?: ComponentDeclaration[];
   content?: string;
   content_json?: Record<string, unknown>;
@@ -133,6 +134,8 @@ export async function createAsset(deps: AssetDeps, principal: Principal, input: 
     );
   if (input.components)
     throw badRequest('ambiguous_asset', 'components are declared only with presign: true');
+  if (input.deferred_checksums)
+    throw badRequest('ambiguous_asset', 'deferred_checksums goes with presign: true only');
   return createInline(deps, principal, input);
 }
 
@@ -145,6 +148,15 @@ async function createPresigned(
   const names = new Set(declared.map((c) => c.name));
   if (names.size !== declared.length)
     throw badRequest('duplicate_component', 'component names must be unique');
+  const deferred = input.deferred_checksums === true;
+  const early = deferred
+    ? declared.find((c) => c.sha256 !== undefined || c.part_sha256 !== undefined)
+    : undefined;
+  if (early)
+    throw badRequest(
+      'invalid_part_checksums',
+      `component ${early.name}: with deferred_checksums, sha256 and part_sha256 are declared with POST /assets/{id}/checksums`,
+    );
   const where = await placement(deps, principal, input);
   const id = randomUUID();
   const components = declared.map((c) => ({
@@ -153,7 +165,7 @@ async function createPresigned(
     content_type: c.content_type ?? 'application/octet-stream',
     sha256: c.sha256?.toLowerCase() ?? null,
     storage_key: storageKey(id, c.name),
-    ...partLayout(deps, c),
+    ...(deferred ? deferredLayout(deps, c) : partLayout(deps, c)),
   }));
   await deps.db.transaction((tx) =>
     repo.insertAsset(
@@ -163,6 +175,13 @@ async function createPresigned(
     ),
   );
   const uploads = await presignUploads(deps, id, components, undefined);
+  if (deferred) {
+    // Every URL comes from POST /assets/{id}/checksums, with its digest signed in: none is answered here.
+    for (const [name, target] of Object.entries(uploads)) {
+      if ('multipart' in (target as object)) (target as { parts: unknown[] }).parts = [];
+      else delete uploads[name];
+    }
+  }
   const asset = (await repo.findAsset(deps.db, principal, id))!;
   return { ...toApi(asset), uploads };
 }
@@ -186,6 +205,27 @@ function partLayout(deps: AssetDeps, c: ComponentDeclaration) {
     return { part_size: c.part_size, part_sha256: c.part_sha256.map((h) => h.toLowerCase()) };
   }
   return { part_size: c.size > multipartThresholdBytes ? multipartPartBytes : null, part_sha256: null };
+}
+
+/**
+ * The layout of a component whose digests come later: the client's part size when it gives one (it hashes in
+ * those parts), else the configured threshold and part size. A multipart component starts with no part digest
+ * known (a null each), which asks the store to verify every part's checksum, as declared later.
+ */
+function deferredLayout(deps: AssetDeps, c: ComponentDeclaration) {
+  const { multipartThresholdBytes, multipartPartBytes } = deps.config.storage;
+  const partSize =
+    c.part_size !== undefined
+      ? c.size > c.part_size
+        ? c.part_size
+        : null
+      : c.size > multipartThresholdBytes
+        ? multipartPartBytes
+        : null;
+  return {
+    part_size: partSize,
+    part_sha256: partSize === null ? null : new Array<string | null>(Math.ceil(c.size / partSize)).fill(null),
+  };
 }
 
 /** Upload URLs keyed by component name; multipart components start (or, on re-presign, continue) their upload. */
@@ -229,10 +269,14 @@ async function presignUploads(
       uploads[c.name] = { multipart: true, ...mp };
     } else {
       const count = Math.max(1, Math.ceil(c.size / c.part_size));
+      // A part whose digest is still to be declared gets its URL from POST /assets/{id}/checksums only.
+      const partNumbers = Array.from({ length: count }, (_, i) => i + 1).filter(
+        (n) => c.part_sha256?.[n - 1] !== null,
+      );
       const parts = await deps.storage.presignParts(uploadKey(c.storage_key), c.upload_id, {
         size: c.size,
         partSize: c.part_size,
-        partNumbers: Array.from({ length: count }, (_, i) => i + 1),
+        partNumbers,
         expiresInS: ttl,
         partSha256: c.part_sha256,
       });
@@ -300,6 +344,109 @@ export async function representAsset(
 }
 
 /**
+ * POST /assets/{id}/checksums: records digests declared after create (each once; the same again is fine) and
+ * answers the upload URLs of what was declared, with the digest signed in where the store verifies checksums.
+ * A client hashes the next file (or part) while this one is sent.
+ */
+export async function declareChecksums(
+  deps: AssetDeps,
+  principal: Principal,
+  id: string,
+  declared: Array<{ name: string; sha256?: string; parts?: Array<{ part_number: number; sha256: string }> }>,
+) {
+  // Called once per batch of files hashed: the state and the named components only, not the whole asset.
+  const state = await repo.findVisibleAssetState(deps.db, principal, id);
+  if (!state) throw notFound('asset');
+  const ready = () => conflict('asset_ready', 'the asset is ready and immutable; create a new asset instead');
+  if (state === 'ready') throw ready();
+  const names = declared.map((d) => d.name);
+  if (new Set(names).size !== names.length)
+    throw badRequest('duplicate_component', 'each component is named once per call');
+  const rows = await deps.db.transaction(async (tx) => {
+    const locked = await repo.lockComponents(tx, id, names);
+    const unknown = names.filter((n) => !locked.some((c) => c.name === n));
+    if (unknown.length > 0) throw badRequest('unknown_component', `no such component: ${unknown.join(', ')}`);
+    if (locked.some((c) => c.state !== 'pending')) throw ready();
+    const merged = locked.map((row) =>
+      mergeChecksums(
+        row,
+        declared.find((d) => d.name === row.name)!,
+      ),
+    );
+    await repo.setComponentChecksums(tx, id, merged);
+    return merged;
+  });
+  const ttl = deps.config.storage.uploadUrlTtlS;
+  const uploads: Record<string, unknown> = {};
+  for (const c of rows) {
+    const d = declared.find((x) => x.name === c.name)!;
+    if (c.part_size === null) {
+      uploads[c.name] = await deps.storage.presignPut(uploadKey(c.storage_key), {
+        size: c.size,
+        contentType: c.content_type,
+        expiresInS: ttl,
+        sha256: c.sha256,
+      });
+    } else {
+      const parts = d.parts?.length
+        ? await deps.storage.presignParts(uploadKey(c.storage_key), c.upload_id!, {
+            size: c.size,
+            partSize: c.part_size,
+            partNumbers: d.parts.map((p) => p.part_number),
+            expiresInS: ttl,
+            partSha256: c.part_sha256,
+          })
+        : [];
+      uploads[c.name] = { multipart: true, upload_id: c.upload_id, part_size: c.part_size, parts };
+    }
+  }
+  return { uploads };
+}
+
+/** A component's digests with a declaration merged in; a digest already declared may only be declared again as is. */
+function mergeChecksums(
+  row: repo.ComponentRow,
+  d: { sha256?: string; parts?: Array<{ part_number: number; sha256: string }> },
+): repo.ComponentRow {
+  const clash = (what: string) =>
+    conflict('checksum_conflict', `component ${row.name}: ${what} was declared before with another sha256`, {
+      component: row.name,
+    });
+  let sha256 = row.sha256;
+  if (d.sha256 !== undefined) {
+    const declared = d.sha256.toLowerCase();
+    if (sha256 !== null && sha256 !== declared) throw clash('its sha256');
+    sha256 = declared;
+  }
+  let partSha256 = row.part_sha256;
+  if (d.parts !== undefined) {
+    if (row.part_size === null)
+      throw badRequest(
+        'invalid_part_checksums',
+        `component ${row.name} goes in one PUT: declare its sha256, not parts`,
+      );
+    const count = Math.max(1, Math.ceil(row.size / row.part_size));
+    const bad = d.parts.find((p) => p.part_number > count);
+    if (bad)
+      throw badRequest(
+        'invalid_part_checksums',
+        `component ${row.name} has ${count} parts; there is no part ${bad.part_number}`,
+      );
+    // Without part digests on the row the store does not verify this upload's parts: finalize reads it back.
+    if (partSha256 !== null) {
+      partSha256 = [...partSha256];
+      for (const p of d.parts) {
+        const declared = p.sha256.toLowerCase();
+        const known = partSha256[p.part_number - 1];
+        if (known != null && known !== declared) throw clash(`part ${p.part_number}`);
+        partSha256[p.part_number - 1] = declared;
+      }
+    }
+  }
+  return { ...row, sha256, part_sha256: partSha256 };
+}
+
+/**
  * Checks every declared component is in storage with its declared size (and checksum), then marks the asset
  * ready. A missing or wrong component answers 409 naming it and leaves the asset pending. Finalizing a ready
  * asset answers it unchanged.
@@ -313,6 +460,16 @@ export async function finalizeAsset(
   const asset = await getAsset(deps, principal, id);
   if (asset.state === 'ready') return toApi(asset);
   for (const c of asset.components) {
+    // A deferred-checksums component must have every digest declared: the store verified its parts against them.
+    const undeclared = c.part_sha256?.findIndex((h) => h === null) ?? -1;
+    if (c.part_sha256 && (undeclared >= 0 || c.sha256 === null))
+      throw conflict(
+        'component_checksum_missing',
+        undeclared >= 0
+          ? `component ${c.name}: the sha256 of part ${undeclared + 1} was never declared`
+          : `component ${c.name}: its sha256 was never declared`,
+        { component: c.name },
+      );
     await moveUpload(deps, c);
     const stored = await deps.storage.head(c.storage_key);
     if (!stored)
@@ -327,7 +484,10 @@ export async function finalizeAsset(
     // The store vouches when it verified the declared checksums on upload; otherwise every byte is read again.
     if (
       c.sha256 &&
-      !(await deps.storage.vouches(c.storage_key, { sha256: c.sha256, partSha256: c.part_sha256 }))
+      !(await deps.storage.vouches(c.storage_key, {
+        sha256: c.sha256,
+        partSha256: c.part_sha256 as string[] | null,
+      }))
     ) {
       const actual = await deps.storage.sha256(c.storage_key);
       if (actual !== c.sha256)
@@ -373,7 +533,7 @@ async function moveUpload(deps: AssetDeps, c: repo.ComponentRow): Promise<void> 
       await deps.storage.completeMultipart(from, c.upload_id, {
         size: c.size,
         partSize: c.part_size!,
-        partSha256: c.part_sha256,
+        partSha256: c.part_sha256 as string[] | null,
       });
     } catch (err) {
       if ((await deps.storage.head(c.storage_key))?.size !== c.size) throw componentError(err, c.name);

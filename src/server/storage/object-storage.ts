@@ -8,8 +8,11 @@ import { AppError } from '../http/errors.ts';
 export interface MultipartUpload {
   upload_id: string;
   part_size: number;
-  /** The part checksums the store verifies this upload's parts against; null when it does not (or none were given). */
-  part_sha256: string[] | null;
+  /**
+   * The part checksums the store verifies this upload's parts against; null when it does not (or none were
+   * given). A null entry is a part whose checksum is declared later, before its URL is signed.
+   */
+  part_sha256: Array<string | null> | null;
   parts: Array<{ part_number: number; size: number } & PresignedRequest>;
 }
 
@@ -36,7 +39,7 @@ export interface ObjectStorage {
       contentType: string;
       partSize: number;
       expiresInS: number;
-      partSha256?: string[] | null;
+      partSha256?: Array<string | null> | null;
     },
   ): Promise<MultipartUpload>;
   /** Fresh URLs for parts of an upload in progress (a resumed client whose URLs expired). */
@@ -48,7 +51,8 @@ export interface ObjectStorage {
       partSize: number;
       partNumbers: number[];
       expiresInS: number;
-      partSha256?: string[] | null;
+      /** Signed into the URLs of the parts that have one (a null entry: a URL without a checksum). */
+      partSha256?: Array<string | null> | null;
     },
   ): Promise<MultipartUpload['parts']>;
   /**

@@ -220,7 +220,7 @@ export class S3Storage implements ObjectStorage {
       contentType: string;
       partSize: number;
       expiresInS: number;
-      partSha256?: string[] | null;
+      partSha256?: Array<string | null> | null;
     },
   ): Promise<MultipartUpload> {
     assertValidKey(key);
@@ -267,7 +267,7 @@ export class S3Storage implements ObjectStorage {
       partSize: number;
       partNumbers: number[];
       expiresInS: number;
-      partSha256?: string[] | null;
+      partSha256?: Array<string | null> | null;
     },
   ): Promise<MultipartUpload['parts']> {
     assertValidKey(key);
@@ -528,13 +528,14 @@ export class S3Storage implements ObjectStorage {
     partSize: number,
     numbers: number[],
     expiresInS: number,
-    partSha256: string[] | null,
+    partSha256: Array<string | null> | null,
   ): Promise<MultipartUpload['parts']> {
     const expires_at = expiresAt(expiresInS);
     return Promise.all(
       numbers.map(async (n) => {
         const partBytes = partSizeOf(size, partSize, n);
-        const checksum = partSha256?.[n - 1] === undefined ? undefined : base64(partSha256[n - 1]!);
+        const hex = partSha256?.[n - 1];
+        const checksum = hex == null ? undefined : base64(hex);
         const command = new UploadPartCommand({
           Bucket: this.#bucket,
           Key: key,
