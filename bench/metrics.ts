@@ -118,12 +118,24 @@ async function ingestPhase(
   let inWindow = 0;
   let firstError: unknown;
   const next = new Array<number>(runners).fill(0);
-  // Each runner's first batch creates its series; a warm-up batch keeps that out of the figures.
+  // Each runner's first batch creates its series; a warm-up batch keeps that out of the figures. A 503 (the
+  // service's pool stayed busy past its wait when all runners' first batches land at once) is resent after a
+  // pause, as the client's buffer resends it.
   if (warmUp)
     await mapLimit(
       Array.from({ length: runners }, (_, i) => i),
       runners,
-      (i) => send(i, next[i]!++),
+      async (i) => {
+        const k = next[i]!++;
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await send(i, k);
+          } catch (error) {
+            if (attempt >= 5 || !String(error).includes('answered 503')) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+          }
+        }
+      },
     );
   const before = await cpu.snapshot();
   const start = performance.now();

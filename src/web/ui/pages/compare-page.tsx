@@ -5,8 +5,8 @@ import {
   MAX_METRIC_KEYS_PER_QUERY,
   type RunMetricFigures,
 } from '@assay/contract';
-import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { keepPreviousData, useQueries, useQuery, type UseQueryResult } from '@tanstack/react-query';
+import { memo, useCallback, useEffect, useMemo, useState } from 'react';
 import { Link, useParams, useSearch } from 'wouter';
 import { ChartControls, preloadChart, type ChartSettings } from '../components/chart-frame.tsx';
 import {
@@ -58,6 +58,18 @@ function figureCell(figures: RunMetricFigures | undefined, figure: (typeof FIGUR
 const durationMs = (run: RunData): number | null =>
   run.started_at ? (run.ended_at ? Date.parse(run.ended_at) : Date.now()) - Date.parse(run.started_at) : null;
 
+/**
+ * The variations' run lists as one: defined outside the component, so TanStack Query keeps its answer (and the
+ * `runs` array in it) the same object while no list changes.
+ */
+function combineRunLists(results: Array<UseQueryResult<RunData[]>>) {
+  return {
+    runs: results.flatMap((r) => r.data ?? []),
+    pending: results.some((r) => r.isPending),
+    failed: results.find((r) => r.isError),
+  };
+}
+
 /** An experiment's runs side by side (a sweep's with `?sweep=`): differing config, state, duration, metrics. */
 export function ComparePage() {
   const { id } = useParams<{ id: string }>();
@@ -78,13 +90,15 @@ export function ComparePage() {
       queryFn: () => client.runs.list(id, v.n),
       refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
     })),
+    combine: combineRunLists,
   });
-  const loading =
-    variations.isPending || (sweepId !== null && sweep.isPending) || runResults.some((r) => r.isPending);
-  const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
-  const runs = runResults
-    .flatMap((r) => r.data ?? [])
-    .filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
+  const loading = variations.isPending || (sweepId !== null && sweep.isPending) || runResults.pending;
+  // The same array until a list changes: the table, the overlay and the scatters are computed from it, and a
+  // new one on every render (each of the page's reads renders it) redrew 100 curves and 2,000 cells each time.
+  const runs = useMemo(() => {
+    const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
+    return runResults.runs.filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
+  }, [runResults.runs, sweep.data]);
   // A run's outputs are complete once it has ended: the listing is read again whenever one more run has ended.
   // A ready output never changes, so each is read once.
   const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
@@ -151,21 +165,11 @@ export function ComparePage() {
   const curvePoints = comparePoints(keyList.data?.find((k) => k.key === chartKey)?.runs ?? 0);
   useQuery({ ...curvesQuery(client, id, chartKey ?? '', curvePoints, null, running), enabled: !!chartKey });
 
-  const experimentPath = `/experiments/${encodeURIComponent(id)}`;
-  const back = (
-    <p>
-      <Link href={sweepId ? `${experimentPath}/sweeps/${encodeURIComponent(sweepId)}` : experimentPath}>
-        ← {sweepId ? 'Sweep' : 'Experiment'}
-      </Link>
-    </p>
-  );
-  const failed = [variations, sweep, ...runResults].find((q) => q.isError);
-  let body;
-  if (failed) body = <ErrorState error={failed.error} title="Could not load the runs" />;
-  else if (loading) body = <Loading what="the runs" />;
-  else if (runs.length === 0)
-    body = <Empty command={`assay runs create ${id} 1`}>No runs to compare yet.</Empty>;
-  else {
+  // The table's rows, columns and order, computed again only when one of their inputs changed (each read the
+  // page makes renders it once more; 100 rows × 20 columns each time kept the main thread busy).
+  const outputsVersion = outputReads.map((q) => q.dataUpdatedAt).join(',');
+  const columnsKey = columnKeys.join('\n');
+  const table = useMemo(() => {
     const byN = new Map((variations.data ?? []).map((v) => [v.n, v]));
     const rows: Row[] = runs.map((run) => ({
       run,
@@ -179,9 +183,36 @@ export function ComparePage() {
     const sorted = [...rows].sort(
       (a, b) => compareCells(column.value(a), column.value(b), sort.direction) || a.run.n - b.run.n,
     );
+    const started = rows.filter((r) => r.run.state !== 'pending');
+    return { columns, column, sorted, started, configPaths: differingPaths(rows.map((r) => r.config)) };
+    // outputsVersion stands for the outputs' reads, columnsKey for columnKeys (both new arrays every render).
+  }, [runs, variations.data, metricsOutputs.data, outputsVersion, figures.data, columnsKey, sort]);
+  const onSort = useCallback(
+    (key: string) =>
+      setSort((s) => ({
+        key,
+        direction: s.key === key && s.direction === 'ascending' ? 'descending' : 'ascending',
+      })),
+    [],
+  );
+
+  const experimentPath = `/experiments/${encodeURIComponent(id)}`;
+  const back = (
+    <p>
+      <Link href={sweepId ? `${experimentPath}/sweeps/${encodeURIComponent(sweepId)}` : experimentPath}>
+        ← {sweepId ? 'Sweep' : 'Experiment'}
+      </Link>
+    </p>
+  );
+  const failed = [variations, sweep].find((q) => q.isError) ?? runResults.failed;
+  let body;
+  if (failed) body = <ErrorState error={failed.error} title="Could not load the runs" />;
+  else if (loading) body = <Loading what="the runs" />;
+  else if (runs.length === 0)
+    body = <Empty command={`assay runs create ${id} 1`}>No runs to compare yet.</Empty>;
+  else {
     const metricsFailed = [metricsOutputs, ...outputReads].find((m) => m.isError);
     const loggedFailed = [keyList, figures].find((q) => q.isError);
-    const configPaths = differingPaths(rows.map((r) => r.config));
     body = (
       <>
         {metricsFailed && (
@@ -208,15 +239,11 @@ export function ComparePage() {
           </fieldset>
         )}
         <CompareTable
-          columns={columns}
-          rows={sorted}
-          sort={{ key: column.key, direction: sort.direction }}
-          onSort={(key) =>
-            setSort((s) => ({
-              key,
-              direction: s.key === key && s.direction === 'ascending' ? 'descending' : 'ascending',
-            }))
-          }
+          columns={table.columns}
+          rows={table.sorted}
+          sortKey={table.column.key}
+          direction={sort.direction}
+          onSort={onSort}
         />
         {chartKey && (
           <section aria-labelledby="curves-title">
@@ -242,12 +269,12 @@ export function ComparePage() {
               maxPoints={curvePoints}
               settings={settings}
             />
-            {configPaths.length > 0 && (
+            {table.configPaths.length > 0 && (
               <>
                 <h2>Final {chartKey} by config</h2>
                 <ConfigScatters
-                  paths={configPaths}
-                  rows={rows.filter((r) => r.run.state !== 'pending')}
+                  paths={table.configPaths}
+                  rows={table.started}
                   metricKey={chartKey}
                   log={settings.log}
                 />
@@ -304,17 +331,21 @@ function columnsFor(rows: Row[], loggedKeys: string[]): Column[] {
   ];
 }
 
-function CompareTable({
+/** Rendered again only when its rows, columns or order change, not with each of the page's other reads. */
+const CompareTable = memo(function CompareTable({
   columns,
   rows,
-  sort,
+  sortKey,
+  direction,
   onSort,
 }: {
   columns: Column[];
   rows: Row[];
-  sort: { key: string; direction: 'ascending' | 'descending' };
+  sortKey: string;
+  direction: 'ascending' | 'descending';
   onSort: (key: string) => void;
 }) {
+  const sort = { key: sortKey, direction };
   return (
     <div className="table-scroll">
       <table className="compare">
@@ -354,7 +385,7 @@ function CompareTable({
       </table>
     </div>
   );
-}
+});
 
 function CellView({ column, row }: { column: Column; row: Row }) {
   if (column.key === 'run') {
