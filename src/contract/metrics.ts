@@ -137,6 +137,9 @@ export const RunMetricFigures = Type.Object({
 });
 export type RunMetricFigures = Static<typeof RunMetricFigures>;
 
+/** Which run an item of an experiment-wide answer is about. */
+const ComparedRun = { run_id: Uuid, n: Type.Integer(), r: Type.Integer(), state: RunStateSchema };
+
 /**
  * `GET /experiments/{id}/metrics?keys=`: every run of the experiment that logged at least one of the keys, with
  * those keys' figures (a key the run never logged is absent from its `metrics`).
@@ -144,15 +147,7 @@ export type RunMetricFigures = Static<typeof RunMetricFigures>;
 export const ExperimentMetrics = Type.Object(
   {
     keys: Type.Array(MetricKey),
-    items: Type.Array(
-      Type.Object({
-        run_id: Uuid,
-        n: Type.Integer(),
-        r: Type.Integer(),
-        state: RunStateSchema,
-        metrics: Type.Record(Type.String(), RunMetricFigures),
-      }),
-    ),
+    items: Type.Array(Type.Object({ ...ComparedRun, metrics: Type.Record(Type.String(), RunMetricFigures) })),
   },
   { $id: 'ExperimentMetrics' },
 );
@@ -221,10 +216,7 @@ export const ExperimentMetricSeries = Type.Object(
     key: MetricKey,
     items: Type.Array(
       Type.Object({
-        run_id: Uuid,
-        n: Type.Integer(),
-        r: Type.Integer(),
-        state: RunStateSchema,
+        ...ComparedRun,
         count: Type.Integer({ description: 'points stored in the asked step range' }),
         downsampled: Type.Boolean(),
         points: Type.Array(CurvePoint),

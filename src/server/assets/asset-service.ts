@@ -247,12 +247,7 @@ async function presignUploads(
   for (const c of components) {
     if (only && !only.includes(c.name)) continue;
     if (c.part_size === null) {
-      uploads[c.name] = await deps.storage.presignPut(uploadKey(c.storage_key), {
-        size: c.size,
-        contentType: c.content_type,
-        expiresInS: ttl,
-        sha256: c.sha256,
-      });
+      uploads[c.name] = await presignSinglePut(deps, c, ttl);
     } else if (!c.upload_id) {
       const { part_sha256: partSha256, ...mp } = await deps.storage.startMultipart(uploadKey(c.storage_key), {
         size: c.size,
@@ -381,12 +376,7 @@ export async function declareChecksums(
   for (const c of rows) {
     const d = declared.find((x) => x.name === c.name)!;
     if (c.part_size === null) {
-      uploads[c.name] = await deps.storage.presignPut(uploadKey(c.storage_key), {
-        size: c.size,
-        contentType: c.content_type,
-        expiresInS: ttl,
-        sha256: c.sha256,
-      });
+      uploads[c.name] = await presignSinglePut(deps, c, ttl);
     } else {
       const parts = d.parts?.length
         ? await deps.storage.presignParts(uploadKey(c.storage_key), c.upload_id!, {
@@ -401,6 +391,20 @@ export async function declareChecksums(
     }
   }
   return { uploads };
+}
+
+/** The one PUT of a component uploaded whole, its sha256 signed in when it is known and the store verifies it. */
+function presignSinglePut(
+  deps: AssetDeps,
+  c: Pick<repo.ComponentRow, 'size' | 'content_type' | 'sha256' | 'storage_key'>,
+  ttl: number,
+) {
+  return deps.storage.presignPut(uploadKey(c.storage_key), {
+    size: c.size,
+    contentType: c.content_type,
+    expiresInS: ttl,
+    sha256: c.sha256,
+  });
 }
 
 /** A component's digests with a declaration merged in; a digest already declared may only be declared again as is. */
