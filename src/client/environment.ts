@@ -9,12 +9,13 @@ const PROBE_TIMEOUT_MS = 3000;
  * present. Best effort and bounded: a missing or hanging tool leaves its field out, never delays the run long.
  * A managed run's runner takes it on every start, so it starts as few programs as it can: `python` only when
  * there is no `python3` (each may be a pyenv shim, a shell script costing ~50 ms of CPU), and one `git status`
- * for both the commit and whether tracked files changed.
+ * for both the commit and whether tracked files changed. `env` is a plain record, not NodeJS.ProcessEnv: this
+ * signature is in the published declarations, which must typecheck without @types/node.
  */
 export async function environmentSnapshot(
   command: readonly string[] = process.argv,
   cwd: string = process.cwd(),
-  env: NodeJS.ProcessEnv = process.env,
+  env: Record<string, string | undefined> = process.env,
 ): Promise<Record<string, unknown>> {
   const [python, git, gpus] = await Promise.all([
     probe('python3', ['--version'], cwd, env).then(
@@ -60,7 +61,7 @@ function probe(
   file: string,
   args: string[],
   cwd: string,
-  env: NodeJS.ProcessEnv,
+  env: Record<string, string | undefined>,
 ): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile(

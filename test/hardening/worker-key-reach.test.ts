@@ -59,6 +59,7 @@ describe('worker keys reach their run and its assets, nothing else (every operat
       if (name === 'r') return String(run.r);
       if (name === 'run_id') return run.id;
       if (name === 'sweep_id') return seed.sweepId;
+      if (name === 'key') return 'loss'; // a metric key
       if (name !== 'id') assert.fail(`${path}: the test does not know what {${name}} names`);
       if (path.startsWith('/experiments/')) return run.experimentId;
       if (path.startsWith('/assets/')) return seed.assetIds.checkpoint;
