@@ -66,7 +66,7 @@ export function fetchExperimentMetrics(
 }
 
 /** Every page of a cursor-paged read, concatenated. */
-async function allPages<T>(
+export async function allPages<T>(
   read: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
 ) {
   const items: T[] = [];

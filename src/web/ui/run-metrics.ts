@@ -1,5 +1,6 @@
 import type { ApiClient, AssetData } from '@assay/client/browser';
 import { flatten, type Cell } from './compare-rows.ts';
+import { allPages } from './metrics-api.ts';
 
 /** The output the compare table reads its figures from, when a run wrote one. */
 export const METRICS_ASSET = 'metrics.json';
@@ -14,22 +15,19 @@ export async function listMetricsOutputs(
   client: ApiClient,
   experimentId: string,
 ): Promise<Map<string, AssetData>> {
-  const byRun = new Map<string, AssetData>();
-  let cursor: string | undefined;
-  do {
-    const page = await client.assets.list({
+  const outputs = await allPages((cursor) =>
+    client.assets.list({
       experimentId,
       kind: 'output',
       state: 'ready',
       name: METRICS_ASSET,
       limit: 200,
       cursor,
-    });
-    // Newest first: a run's newest output of that name wins.
-    for (const asset of page.items)
-      if (asset.run_id && !byRun.has(asset.run_id)) byRun.set(asset.run_id, asset);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
+    }),
+  );
+  const byRun = new Map<string, AssetData>();
+  // Newest first: a run's newest output of that name wins.
+  for (const asset of outputs) if (asset.run_id && !byRun.has(asset.run_id)) byRun.set(asset.run_id, asset);
   return byRun;
 }
 
