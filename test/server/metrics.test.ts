@@ -122,6 +122,54 @@ for (const driver of ['postgres', 'pglite'] as const) {
       assert.deepEqual((await summary()).v, [5, 10, 7.5, -9, 7.5]);
     });
 
+    it('stores a batch of known and new keys, new and resent steps, and concurrent batches, exactly', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const summary = async () =>
+        Object.fromEntries(
+          (await t.as(key).get(`${run.path}/metrics`)).body.items.map((s: any) => [
+            s.key,
+            [s.count, s.last.step, s.last.value, s.min, s.max],
+          ]),
+        );
+      assert.equal(
+        (
+          await log(
+            run.path,
+            points('a', 0, 10, (s) => s),
+          )
+        ).status,
+        200,
+      );
+      // One batch: a known key's new steps and a resent step lowering its max, and a key the run never had.
+      const mixed = await log(run.path, [
+        ...points('a', 10, 12, (s) => s),
+        { key: 'a', step: 9, value: 0.5 },
+        ...points('b', 0, 3, (s) => -s),
+      ]);
+      assert.deepEqual([mixed.status, mixed.body], [200, { stored: 6 }]);
+      assert.deepEqual(await summary(), { a: [12, 11, 11, 0, 11], b: [3, 2, -2, -2, 0] });
+      // Twenty batches of one series at once, each its own steps: every point counted once, extremes exact.
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          log(
+            run.path,
+            points('c', i * 50, i * 50 + 50, (s) => s % 97),
+          ),
+        ),
+      );
+      assert.deepEqual(
+        results.map((r) => r.status),
+        results.map(() => 200),
+      );
+      assert.deepEqual((await summary()).c, [1000, 999, 999 % 97, 0, 96]);
+      const c = await series(run.path, 'c', '?max_points=10');
+      assert.equal(c.status, 200, JSON.stringify(c.body));
+      assert.ok(
+        c.body.points.some((p: any) => p.value === 96) && c.body.points.some((p: any) => p.value === 0),
+        'the downsampled curve keeps both extremes',
+      );
+    });
+
     it('refuses a batch with a bad point, naming its index, and stores nothing of it', async () => {
       const run = await runningRun(t, key, experimentId);
       const good = points('ok', 0, 5, (s) => s);

@@ -51,6 +51,21 @@ const FIRST_AND_LAST = `SELECT
   (SELECT step FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step LIMIT 1) AS first,
   (SELECT step FROM metric_points WHERE series_id = $1 AND step >= $2 AND step <= $3 ORDER BY step DESC LIMIT 1) AS last`;
 
+/** What storePoints wrote to one series: its points, and whether any of them overwrote an earlier one. */
+export interface StoredSeries {
+  key: string;
+  id: string;
+  stored: number;
+  overwrote: boolean;
+}
+
+// storePoints' gate for `onlyNew`: every key of the batch has a series, and no point of it is stored yet (one
+// probe of the primary key per point, where ON CONFLICT probes anyway).
+const ONLY_NEW = `
+        WHERE (SELECT count(*) FROM series) = (SELECT count(DISTINCT key) FROM input)
+          AND NOT EXISTS (SELECT 1 FROM input i2 JOIN series s2 ON s2.key = i2.key
+                            JOIN metric_points p2 ON p2.series_id = s2.id AND p2.step = i2.step)`;
+
 /**
  * Stores the points of keys whose series exist, in one statement: the points (a repeated (series, step)
  * overwrites), their blocks' counts and extremes, and their series' summaries. Answers one row per series
@@ -61,13 +76,18 @@ const FIRST_AND_LAST = `SELECT
  * `xmax <> 0` on a row that ON CONFLICT DO UPDATE returns tells an overwrite from an insert (the update leaves
  * its row locked by the writing transaction). The summary UPDATE locks the series row, so concurrent batches of
  * one series add up; the last point is the one with the highest step (on a tie, the newest write).
+ *
+ * `onlyNew` stores the batch only when every key has its series and none of its (series, step) is stored yet,
+ * and otherwise stores nothing and answers no row: the common batch then needs no transaction (one statement is
+ * atomic by itself), and the caller takes the transaction path for the rest.
  */
 export async function storePoints(
-  tx: Tx,
+  db: Queryable,
   runId: string,
   points: PointRow[],
-): Promise<{ key: string; id: string; stored: number; overwrote: boolean }[]> {
-  return tx.query(
+  onlyNew = false,
+): Promise<StoredSeries[]> {
+  return db.query(
     `WITH input AS (
        SELECT i.key, i.step, i.value::float8 AS value, COALESCE(i.ts, now()) AS ts
          FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[]) AS i (key, step, value, ts)
@@ -75,7 +95,7 @@ export async function storePoints(
        SELECT s.id, s.key FROM metric_series s WHERE s.run_id = $1 AND s.key IN (SELECT DISTINCT key FROM input)
      ), stored AS (
        INSERT INTO metric_points AS p (series_id, step, value, ts)
-       SELECT s.id, i.step, i.value, i.ts FROM input i JOIN series s ON s.key = i.key
+       SELECT s.id, i.step, i.value, i.ts FROM input i JOIN series s ON s.key = i.key${onlyNew ? ONLY_NEW : ''}
        ON CONFLICT (series_id, step) DO UPDATE SET value = EXCLUDED.value, ts = EXCLUDED.ts
        RETURNING p.series_id, p.step, p.value, p.ts, p.xmax::text <> '0' AS overwritten
      ), blocks AS (
@@ -128,10 +148,10 @@ export async function createSeries(tx: Tx, runId: string, keys: string[]): Promi
  * each), then the series' min and max from their blocks. Exact, and it reads no more than those blocks.
  */
 export async function recomputeExtremes(
-  tx: Tx,
+  db: Queryable,
   blocks: { seriesId: string; block: number }[],
 ): Promise<void> {
-  await tx.query(
+  await db.query(
     `UPDATE metric_blocks b SET count = x.count, min_step = x.min_step, min_value = x.min_value,
             max_step = x.max_step, max_value = x.max_value
        FROM (SELECT p.series_id, t.block, count(*)::int AS count, ${EXTREMES}
@@ -142,7 +162,7 @@ export async function recomputeExtremes(
       WHERE b.series_id = x.series_id AND b.block = x.block`,
     [blocks.map((b) => b.seriesId), blocks.map((b) => b.block)],
   );
-  await tx.query(
+  await db.query(
     `UPDATE metric_series m SET min_value = x.min_value, max_value = x.max_value
        FROM (SELECT series_id, min(min_value) AS min_value, max(max_value) AS max_value
                FROM metric_blocks WHERE series_id = ANY($1::bigint[]) GROUP BY series_id) x

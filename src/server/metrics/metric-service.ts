@@ -18,7 +18,7 @@ import {
   type RunState,
 } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, Queryable } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import {
   decodeRunCursor,
@@ -75,6 +75,16 @@ export async function logMetrics(
     });
   }
   const points = [...byPoint.values()];
+  // The common batch (its keys known, its steps new) is one statement, atomic without a transaction.
+  const stored = (written: repo.StoredSeries[]) => ({
+    stored: written.reduce((sum, w) => sum + w.stored, 0),
+  });
+  const fast = await repo.storePoints(db, run.id, points, true);
+  if (fast.length > 0) {
+    // Only a concurrent batch writing the same steps between the gate and the insert overwrites here.
+    await recomputeOverwritten(db, points, fast);
+    return stored(fast);
+  }
   return db.transaction(async (tx) => {
     let written = await repo.storePoints(tx, run.id, points);
     const have = new Set(written.map((w) => w.key));
@@ -90,19 +100,27 @@ export async function logMetrics(
         ),
       );
     }
-    const overwritten = new Map(written.filter((w) => w.overwrote).map((w) => [w.key, w.id]));
-    if (overwritten.size > 0) {
-      const blocks = new Map<string, { seriesId: string; block: number }>();
-      for (const p of points) {
-        const seriesId = overwritten.get(p.key);
-        if (seriesId === undefined) continue;
-        const block = Math.floor(p.step / repo.BLOCK_STEPS);
-        blocks.set(`${seriesId} ${block}`, { seriesId, block });
-      }
-      await repo.recomputeExtremes(tx, [...blocks.values()]);
-    }
-    return { stored: written.reduce((sum, w) => sum + w.stored, 0) };
+    await recomputeOverwritten(tx, points, written);
+    return stored(written);
   });
+}
+
+/** The extremes of the blocks and series where a point overwrote an earlier one, which may have been an extreme. */
+async function recomputeOverwritten(
+  db: Queryable,
+  points: repo.PointRow[],
+  written: repo.StoredSeries[],
+): Promise<void> {
+  const overwritten = new Map(written.filter((w) => w.overwrote).map((w) => [w.key, w.id]));
+  if (overwritten.size === 0) return;
+  const blocks = new Map<string, { seriesId: string; block: number }>();
+  for (const p of points) {
+    const seriesId = overwritten.get(p.key);
+    if (seriesId === undefined) continue;
+    const block = Math.floor(p.step / repo.BLOCK_STEPS);
+    blocks.set(`${seriesId} ${block}`, { seriesId, block });
+  }
+  await repo.recomputeExtremes(db, [...blocks.values()]);
 }
 
 const value = (v: number | null) => (v === null ? null : encodeMetricValue(v));
