@@ -59,12 +59,13 @@ export interface StoredSeries {
   overwrote: boolean;
 }
 
-// storePoints' gate for `onlyNew`: every key of the batch has a series, and no point of it is stored yet (one
-// probe of the primary key per point, where ON CONFLICT probes anyway).
+// storePoints' gate for `onlyNew`: every key of the batch has a series, and every step is past its series' last
+// one (an append, the common batch; any other goes the transaction path). It reads only the series rows the
+// statement reads anyway. A concurrent batch may still store one of these steps between this snapshot and the
+// insert: ON CONFLICT then overwrites, and the answer says so.
 const ONLY_NEW = `
         WHERE (SELECT count(*) FROM series) = (SELECT count(DISTINCT key) FROM input)
-          AND NOT EXISTS (SELECT 1 FROM input i2 JOIN series s2 ON s2.key = i2.key
-                            JOIN metric_points p2 ON p2.series_id = s2.id AND p2.step = i2.step)`;
+          AND NOT EXISTS (SELECT 1 FROM input i2 JOIN series s2 ON s2.key = i2.key WHERE i2.step <= s2.last_step)`;
 
 /**
  * Stores the points of keys whose series exist, in one statement: the points (a repeated (series, step)
@@ -77,8 +78,8 @@ const ONLY_NEW = `
  * its row locked by the writing transaction). The summary UPDATE locks the series row, so concurrent batches of
  * one series add up; the last point is the one with the highest step (on a tie, the newest write).
  *
- * `onlyNew` stores the batch only when every key has its series and none of its (series, step) is stored yet,
- * and otherwise stores nothing and answers no row: the common batch then needs no transaction (one statement is
+ * `onlyNew` stores the batch only when every key has its series and every step comes after its series' last
+ * one, and otherwise stores nothing and answers no row: the common batch then needs no transaction (one statement is
  * atomic by itself), and the caller takes the transaction path for the rest.
  */
 export async function storePoints(
@@ -92,7 +93,7 @@ export async function storePoints(
        SELECT i.key, i.step, i.value::float8 AS value, COALESCE(i.ts, now()) AS ts
          FROM unnest($2::text[], $3::bigint[], $4::text[], $5::timestamptz[]) AS i (key, step, value, ts)
      ), series AS (
-       SELECT s.id, s.key FROM metric_series s WHERE s.run_id = $1 AND s.key IN (SELECT DISTINCT key FROM input)
+       SELECT s.id, s.key, s.last_step FROM metric_series s WHERE s.run_id = $1 AND s.key IN (SELECT DISTINCT key FROM input)
      ), stored AS (
        INSERT INTO metric_points AS p (series_id, step, value, ts)
        SELECT s.id, i.step, i.value, i.ts FROM input i JOIN series s ON s.key = i.key${onlyNew ? ONLY_NEW : ''}
