@@ -4,6 +4,7 @@
 // (not a test); every phase is bounded by --seconds; loopback only.
 // Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--pace S] [--read-points 1000000] [--skip-mlflow] [--skip-ingest]
 import { mkdir, writeFile } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +16,9 @@ import { JsonHttp, mapLimit } from './runner-traffic/http.ts';
 import { ensureMlflow, MLFLOW_WORKERS, mlflowVersion, startMlflow } from './runner-traffic/mlflow.ts';
 import { createDatabase, databaseUrl, dropDatabase, serverFacts } from './runner-traffic/postgres.ts';
 import { Latencies } from './runner-traffic/stats.ts';
+import { watchServer, type ServerView } from './support/server-view.ts';
+
+const METRICS_ROUTE = '/experiments/:id/variations/:n/runs/:r/metrics';
 
 const { values } = parseArgs({
   options: {
@@ -97,6 +101,10 @@ interface IngestResult {
   pointsPerS: number;
   p50: number;
   p99: number;
+  /** This load client's event-loop delay over the window (p99, max): a late client also makes batches late. */
+  clientLag: { p99: number; max: number };
+  /** What the server's own metrics saw over the window (ours only). */
+  server: ServerView | undefined;
   cpu: CpuSplit;
 }
 
@@ -112,6 +120,7 @@ async function ingestPhase(
   send: (runner: number, batchIndex: number) => Promise<void>,
   cpu: CpuAccount,
   warmUp: boolean,
+  watch?: () => Promise<{ end(): Promise<ServerView> }>,
 ): Promise<IngestResult> {
   const latencies = new Latencies();
   let errors = 0;
@@ -138,6 +147,9 @@ async function ingestPhase(
       },
     );
   const before = await cpu.snapshot();
+  const watching = await watch?.();
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
   const start = performance.now();
   const end = start + seconds * 1000;
   let closed = false;
@@ -173,7 +185,9 @@ async function ingestPhase(
     }),
   );
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  lag.disable();
   const after = await cpu.snapshot();
+  const server = await watching?.end();
   await Promise.race([runnersDone, new Promise((resolve) => setTimeout(resolve, seconds * 1000))]);
   closed = true;
   if (firstError) console.error(`  ${target}: ${errors} errors, the first: ${String(firstError)}`);
@@ -188,11 +202,14 @@ async function ingestPhase(
     pointsPerS: (inWindow * batch) / seconds,
     p50: latencies.quantile(0.5),
     p99: latencies.quantile(0.99),
+    clientLag: { p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 },
+    server,
     cpu: cpuSplit(before, after, inWindow * batch),
   };
   console.log(
-    `  ${target}: ${runners} runners × ${batch}-point batches: ${Math.round(result.pointsPerS).toLocaleString('en-US')} points/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${open} unfinished, server ${(result.cpu.msPerOp.server * 1000).toFixed(1)} µs + PostgreSQL ${(result.cpu.msPerOp.postgres * 1000).toFixed(1)} µs CPU per point (load ${load()})`,
+    `  ${target}: ${runners} runners × ${batch}-point batches: ${Math.round(result.pointsPerS).toLocaleString('en-US')} points/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, ${open} unfinished, client event-loop delay p99 ${result.clientLag.p99.toFixed(1)} ms (max ${result.clientLag.max.toFixed(1)}), server ${(result.cpu.msPerOp.server * 1000).toFixed(1)} µs + PostgreSQL ${(result.cpu.msPerOp.postgres * 1000).toFixed(1)} µs CPU per point (load ${load()})`,
   );
+  if (server) console.log(`  ${target}: inside the server, ${serverLine(server)}`);
   return result;
 }
 
@@ -240,6 +257,7 @@ async function assayIngest(runners: number): Promise<IngestResult[]> {
           async (i, k) => void (await http.call('POST', `${paths[i]}/metrics`, assayBody(k, batch))),
           cpu,
           true,
+          () => watchServer(server.url, 'POST', METRICS_ROUTE),
         ),
       );
     }
@@ -407,6 +425,10 @@ async function readPhase(): Promise<{ results: ReadResult[]; seedS: number }> {
   }
 }
 
+/** The server's own view of a window, in words. */
+const serverLine = (v: ServerView) =>
+  `${v.requests} batches: p50 ${v.p50}, p99 ${v.p99} from arrival to answer (its request histogram); its event-loop delay p99 ${v.lagP99Ms.toFixed(1)} ms, max ${v.lagMaxMs.toFixed(1)} ms`;
+
 const f = (x: number) =>
   Number.isFinite(x) ? (x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1)) : 'n/a';
 
@@ -433,22 +455,31 @@ async function main(): Promise<void> {
     pace > 0
       ? `Paced (open loop): each runner sends a batch every ${pace} s, as the client's buffer sends by time (offered: runners × batch / ${pace} points/s); a batch's latency counts from when it was due, so a server falling behind shows in p99. Points/s counts batches answered in the window; batches still open a window later are "unfinished"; a batch holds`
       : 'Closed loop: each runner sends its next batch when the last one answered (points/s counts batches answered in the window; batches still open a window later are "unfinished"); a batch holds',
-    `${KEYS} keys × (batch / ${KEYS}) steps. CPU per point is the server's process group and its PostgreSQL backends.`,
+    `${KEYS} keys × (batch / ${KEYS}) steps. CPU per point is the server's process group and its PostgreSQL backends;`,
+    "the client's delay is this load client's own event-loop delay over the window (p99 / max), by which it sent late.",
     '',
-    '| runners | batch | target | points/s | p50 / p99 per batch | CPU per point: server + PostgreSQL | errors / unfinished | ours / MLflow |',
-    '| ------: | ----: | ------ | -------: | ------------------: | ---------------------------------: | ------------------: | ------------: |',
+    '| runners | batch | target | points/s | p50 / p99 per batch | CPU per point: server + PostgreSQL | errors / unfinished | client delay | ours / MLflow |',
+    '| ------: | ----: | ------ | -------: | ------------------: | ---------------------------------: | ------------------: | -----------: | ------------: |',
   ];
   for (const row of rows) {
     for (const a of row.assay) {
       const m = typeof row.mlflow === 'string' ? undefined : row.mlflow.find((x) => x.batch === a.batch);
       for (const r of m ? [a, m] : [a]) {
         lines.push(
-          `| ${r.runners} | ${r.batch} | ${r.target} | ${f(r.pointsPerS)} | ${f(r.p50)} / ${f(r.p99)} ms | ${(r.cpu.msPerOp.server * 1000).toFixed(1)} + ${(r.cpu.msPerOp.postgres * 1000).toFixed(1)} µs | ${r.errors} / ${r.unfinished} | ${r === a && m ? `${(a.pointsPerS / m.pointsPerS).toFixed(1)}×` : ''} |`,
+          `| ${r.runners} | ${r.batch} | ${r.target} | ${f(r.pointsPerS)} | ${f(r.p50)} / ${f(r.p99)} ms | ${(r.cpu.msPerOp.server * 1000).toFixed(1)} + ${(r.cpu.msPerOp.postgres * 1000).toFixed(1)} µs | ${r.errors} / ${r.unfinished} | ${f(r.clientLag.p99)} / ${f(r.clientLag.max)} ms | ${r === a && m ? `${(a.pointsPerS / m.pointsPerS).toFixed(1)}×` : ''} |`,
         );
       }
-      if (!m) lines.push(`| ${row.runners} | ${a.batch} | MLflow | ${String(row.mlflow)} | | | | |`);
+      if (!m) lines.push(`| ${row.runners} | ${a.batch} | MLflow | ${String(row.mlflow)} | | | | | |`);
     }
   }
+  const inside = rows.flatMap((row) =>
+    row.assay.flatMap((a) =>
+      a.server
+        ? [`- ${a.runners} runners × ${a.batch}-point batches, inside Assay: ${serverLine(a.server)}.`]
+        : [],
+    ),
+  );
+  if (inside.length > 0) lines.push('', ...inside);
   lines.push(
     '',
     `Read: one key of ${readPoints.toLocaleString('en-US')} points (logged through the API in ${read.seedS.toFixed(0)} s), ${readRequests} sequential GETs each:`,
