@@ -31,13 +31,13 @@ const REFERENCE = `WITH query AS (SELECT websearch_to_tsquery('english', $1) AS 
 
 /** Postings that differ from what 010's function computes from the documents as they are now. */
 const STALE = `WITH expected AS (
-    SELECT COALESCE(a.organization_id, a.owner_user_id) AS scope, p.lexeme, p.impact, a.created_at, a.id AS asset_id
+    SELECT COALESCE(a.organization_id, a.owner_user_id) AS scope, p.lexeme, p.impact, p.rank, a.created_at, a.id AS asset_id
       FROM assets a, assay_search_postings(a.rank_vector, a.search_vector) p
      WHERE a.rank_vector IS NOT NULL AND a.search_vector IS NOT NULL)
   SELECT count(*)::int AS n FROM (
-    (SELECT * FROM expected EXCEPT ALL SELECT scope, lexeme, impact, created_at, asset_id FROM search_postings)
+    (SELECT * FROM expected EXCEPT ALL SELECT scope, lexeme, impact, rank, created_at, asset_id FROM search_postings)
     UNION ALL
-    (SELECT scope, lexeme, impact, created_at, asset_id FROM search_postings EXCEPT ALL SELECT * FROM expected)) d`;
+    (SELECT scope, lexeme, impact, rank, created_at, asset_id FROM search_postings EXCEPT ALL SELECT * FROM expected)) d`;
 
 for (const driver of ['postgres', 'pglite'] as const) {
   describe(`search postings on ${driver}`, () => {
@@ -108,6 +108,21 @@ for (const driver of ['postgres', 'pglite'] as const) {
         'the same lexeme however typed',
       );
       assert.deepEqual(await sql(STALE), [{ n: 0 }]);
+      // The rank a posting carries is the rank on the whole search_vector, as a scanned candidate's is.
+      const page = (await t.as(owner.key).get('/search?q=zebrafish')).body.items as Array<{
+        asset_id: string;
+        rank: number;
+      }>;
+      const full = await sql<{ id: string; rank: number }>(
+        `SELECT id, ts_rank_cd(search_vector, websearch_to_tsquery('english', 'zebrafish'))::float8 AS rank
+           FROM assets WHERE id = ANY($1::uuid[])`,
+        [page.map((i) => i.asset_id)],
+      );
+      const rankOf = new Map(full.map((r) => [r.id, r.rank]));
+      assert.deepEqual(
+        page.map((i) => i.rank),
+        page.map((i) => rankOf.get(i.asset_id)),
+      );
       const [{ count }] = await sql<{ count: number }>(
         "SELECT count(DISTINCT asset_id)::int AS count FROM search_postings WHERE lexeme = 'zebrafish'",
       );
@@ -160,8 +175,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
       assert.equal(outsiders.status, 201);
       // Postings of the owner's personal documents and the outsider's, misfiled under the organization.
       await sql(
-        `INSERT INTO search_postings (scope, lexeme, impact, created_at, asset_id)
-         SELECT $1, lexeme, 1000, created_at, asset_id FROM search_postings WHERE scope = ANY($2::uuid[]) AND lexeme = 'zebrafish'`,
+        `INSERT INTO search_postings (scope, lexeme, impact, rank, created_at, asset_id)
+         SELECT $1, lexeme, 1000, rank, created_at, asset_id FROM search_postings WHERE scope = ANY($2::uuid[]) AND lexeme = 'zebrafish'`,
         [orgId, [owner.id, outsider.id]],
       );
       for (const who of [owner, member]) {
@@ -212,7 +227,7 @@ describe('migration 010 on a database with documents', () => {
     const rows = async (q: string) => (await client.query(q)).rows;
     const postings = () =>
       rows(
-        'SELECT scope, lexeme, impact, created_at, asset_id FROM search_postings ORDER BY asset_id, lexeme',
+        'SELECT scope, lexeme, impact, rank, created_at, asset_id FROM search_postings ORDER BY asset_id, lexeme',
       );
     try {
       const written = await postings();

@@ -31,10 +31,13 @@ export const RANK_CANDIDATES = 200;
  * The first step has two ways in, which pick the same candidates in the same order:
  * - a query of one lexeme reads them from search_postings (migration 010_search_postings.sql), whose index
  *   holds each document's rank_vector score for each of its lexemes in candidate order, so the best are the
- *   first entries of one index range however many documents match;
+ *   first entries of one index range however many documents match; each posting also carries the lexeme's
+ *   ts_rank_cd on the full search_vector, the second step's rank, so those candidates need no out-of-line read;
  * - fewer than RANK_CANDIDATES postings (a rare word, or any other query: no lexeme, no postings) means the
  *   rest come from the match test over every matching row, scored on rank_vector, as before: for one lexeme
- *   they are the matches without a posting, which hold the word only past the opening and score 0.
+ *   they are the matches without a posting, which hold the word only past the opening and score 0. A worker
+ *   key (runId) sees only its run's assets, a few among the scope's: it skips the postings, whose range it
+ *   would walk to the end, and takes the scan.
  * Both join each candidate to its asset row and apply the same scope, visibility, state and kind rules.
  */
 export async function searchAssets(
@@ -65,13 +68,13 @@ export async function searchAssets(
          FROM (SELECT websearch_to_tsquery('english', $3) AS q) w
      ),
      posted AS (
-       SELECT a.id, a.created_at, p.impact AS score
+       SELECT a.id, a.created_at, p.impact AS score, p.rank
          FROM search_postings p JOIN assets a ON a.id = p.asset_id
-        WHERE p.scope = ${postingScope} AND p.lexeme = (SELECT lexeme FROM query) AND ${rules}
+        WHERE p.scope = ${postingScope} AND p.lexeme = (SELECT lexeme FROM query) AND $2::uuid IS NULL AND ${rules}
         ORDER BY p.impact DESC, p.created_at DESC, p.asset_id LIMIT ${RANK_CANDIDATES}
      ),
      scanned AS (
-       SELECT a.id, a.created_at, ts_rank_cd(a.rank_vector, query.q) AS score
+       SELECT a.id, a.created_at, ts_rank_cd(a.rank_vector, query.q) AS score, NULL::real AS rank
          FROM assets a, query
         WHERE (SELECT count(*) FROM posted) < ${RANK_CANDIDATES}
           AND a.search_vector @@ query.q AND ${rules} AND a.id NOT IN (SELECT id FROM posted)
@@ -82,8 +85,10 @@ export async function searchAssets(
         ORDER BY score DESC, created_at DESC, id LIMIT ${RANK_CANDIDATES}
      ),
      hits AS (
-       SELECT c.id, c.created_at, ts_rank_cd(a.search_vector, query.q) AS rank
-         FROM candidates c JOIN assets a ON a.id = c.id, query
+       -- A posting carries the rank; a scanned candidate's is read from its search_vector.
+       SELECT c.id, c.created_at,
+              COALESCE(c.rank, (SELECT ts_rank_cd(a.search_vector, query.q) FROM assets a WHERE a.id = c.id)) AS rank
+         FROM candidates c, query
         ORDER BY rank DESC, c.created_at DESC, c.id LIMIT $4
      )
      SELECT a.id, a.kind, a.name, a.experiment_id, a.run_id, a.created_at, hits.rank::float8 AS rank,
