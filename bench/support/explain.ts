@@ -6,21 +6,26 @@ interface PlanNode {
   'Node Type': string;
   'Actual Rows': number;
   'Actual Total Time': number;
+  'Actual Loops': number;
+  'Relation Name'?: string;
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
 }
 
-function find(node: PlanNode, type: string): PlanNode | undefined {
-  if (node['Node Type'] === type) return node;
+function find(node: PlanNode, test: (n: PlanNode) => boolean): PlanNode | undefined {
+  if (test(node)) return node;
   for (const child of node.Plans ?? []) {
-    const hit = find(child, type);
+    const hit = find(child, test);
     if (hit) return hit;
   }
   return undefined;
 }
 
-/** One sentence: execution time, matches found, the share of the bitmap heap scan, and the buffers touched. */
+/**
+ * One sentence: execution time, the postings read (migration 010's way in for one-word queries), the matches
+ * the bitmap heap scan visited (when it ran) and its share, and the buffers touched.
+ */
 export async function explainSearch(pool: pg.Pool, sql: string, params: readonly unknown[]): Promise<string> {
   const rows = (
     await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number }> }>(
@@ -29,12 +34,16 @@ export async function explainSearch(pool: pg.Pool, sql: string, params: readonly
     )
   ).rows;
   const { Plan: plan, 'Execution Time': total } = rows[0]!['QUERY PLAN'][0]!;
-  const heap = find(plan, 'Bitmap Heap Scan');
-  const ranked = heap?.['Actual Rows'] ?? Number.NaN;
+  const heap = find(plan, (n) => n['Node Type'] === 'Bitmap Heap Scan' && n['Actual Loops'] > 0);
+  const postings = find(plan, (n) => n['Relation Name'] === 'search_postings');
   const blocks = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
   return (
-    `execution ${ms(total)} ms for ${ranked.toLocaleString('en')} matching rows; the bitmap index and heap scan that finds them ` +
-    `${heap ? ms(heap['Actual Total Time']) : '?'} ms; ${blocks.toLocaleString('en')} 8 kB buffers touched ` +
+    `execution ${ms(total)} ms; ` +
+    (postings ? `${postings['Actual Rows'].toLocaleString('en')} postings read; ` : '') +
+    (heap
+      ? `the bitmap index and heap scan over ${heap['Actual Rows'].toLocaleString('en')} matching rows ${ms(heap['Actual Total Time'])} ms; `
+      : 'no scan of the matches; ') +
+    `${blocks.toLocaleString('en')} 8 kB buffers touched ` +
     `(${(plan['Shared Read Blocks'] ?? 0).toLocaleString('en')} read outside shared_buffers)`
   );
 }

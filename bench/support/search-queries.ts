@@ -76,16 +76,22 @@ export async function sqlSearch(
 }
 
 /**
- * The baseline: the statement of src/server/search/search-repository.ts before migration 007 (commit a96bdd1),
- * which ranked every match with ts_rank_cd on the full, out-of-line search_vector. Personal scope, no kind
- * filter, the same parameters as the recorded statement ($1 user, $2 run, $3 query, $4 page size).
+ * The baseline: the statement of src/server/search/search-repository.ts before migration 010 (commit eb1cc34),
+ * which picked the candidates by scoring every match on rank_vector, then ranked the best 200 on search_vector.
+ * Personal scope, no kind filter, the same parameters as the recorded statement ($1 user, $2 run, $3 query, $4
+ * page size).
  */
 export const BASELINE_SQL = `WITH query AS (SELECT websearch_to_tsquery('english', $3) AS q),
-     hits AS (
-       SELECT a.id, ts_rank_cd(a.search_vector, query.q) AS rank
+     candidates AS (
+       SELECT a.id, a.created_at
          FROM assets a, query
         WHERE a.search_vector @@ query.q AND a.state = 'ready' AND a.organization_id IS NULL AND a.owner_user_id = $1 AND ${assetVisible('a', '$1', '$2')}
-        ORDER BY rank DESC, a.created_at DESC, a.id LIMIT $4
+        ORDER BY ts_rank_cd(a.rank_vector, query.q) DESC, a.created_at DESC, a.id LIMIT 200
+     ),
+     hits AS (
+       SELECT c.id, c.created_at, ts_rank_cd(a.search_vector, query.q) AS rank
+         FROM candidates c JOIN assets a ON a.id = c.id, query
+        ORDER BY rank DESC, c.created_at DESC, c.id LIMIT $4
      )
      SELECT a.id, a.kind, a.name, a.experiment_id, a.run_id, a.created_at, hits.rank::float8 AS rank,
             ts_headline('english', COALESCE(NULLIF(a.search_text, ''), a.name), query.q,

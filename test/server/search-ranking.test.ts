@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { UNDO_MIGRATION_010 } from '../support/search-postings.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 // Words none of the queries below share a stem with, so only the planted sentences match.
@@ -127,11 +128,12 @@ describe('migration 007 on a database with documents', () => {
       t.as(key).post('/assets', { kind: 'report', name, content, metadata: { tags: ['notes'] } });
     await post('Dropout sweep', `${filler(100, 1)}. Dropout of 0.1 was best.`);
     await post('Long training diary', `${filler(400, 2)}. We also tried dropout once.`);
-    // Back to the schema before 007, with these rows in it, then a service start migrates it again.
+    // Back to the schema before 007 (so before 010 too), with these rows in it, then a service start migrates it again.
     const client = new pg.Client({ connectionString: t.databaseUrl });
     await client.connect();
     const rows = async (q: string) => (await client.query(q)).rows;
     try {
+      await rows(UNDO_MIGRATION_010);
       await rows('ALTER TABLE assets DROP COLUMN rank_vector');
       await rows("DELETE FROM schema_migrations WHERE version = '007_search_rank.sql'");
       upgraded = await startTestService({ replicaOf: t });
