@@ -72,8 +72,10 @@ function describeError(error: unknown): string {
 export async function managedRun(input: ManagedRunInput): Promise<ManagedRunResult> {
   const { settings, runId, workflowId } = input;
   const ref = { runId, workflowId, experimentId: input.experimentId, n: input.n, r: input.r };
-  const signalDriven = patched(SIGNAL_DRIVEN_WATCH);
-  const lean = signalDriven && patched(LEAN_SAGA);
+  // LEAN_SAGA implies SIGNAL_DRIVEN_WATCH: a new history records one patch (a marker and a search-attribute
+  // update fewer per run); one recorded before it finds no LEAN_SAGA marker and asks for the older patch as it did.
+  const lean = patched(LEAN_SAGA);
+  const signalDriven = lean || patched(SIGNAL_DRIVEN_WATCH);
   let nudged = false;
   setHandler(runChangedSignal, () => {
     nudged = true;
