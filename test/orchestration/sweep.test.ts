@@ -139,6 +139,8 @@ describe('sweeps', () => {
       .body;
     assert.deepEqual(after.progress, summary);
     await recordHistory(world.env, created.body.workflow_id, 'sweep-3x3');
+    // A run of a sweep signals it (runEnded) as it ends: its history has a step that a lone run's has not.
+    await recordHistory(world.env, created.body.runs[0].workflow_id, 'managed-run-in-sweep');
   });
 
   test('cancelling a sweep cancels its running runs and ends the ones not started', async () => {
