@@ -3,7 +3,8 @@
 #   docker run --rm assay:local admin orchestrator-key      # any `assay` command works the same way
 
 # --- build: every dependency (TypeScript and the rest), then `npm run build` (dist/ plus the SQL migrations,
-# dist/packages/: @assay/contract and @assay/client as JavaScript, and dist/web/: the web UI) ---
+# dist/packages/: @assay/contract and @assay/client as JavaScript, dist/web/: the web UI, and dist/runner/: the
+# bundle of `assay run` that the local provider's instances start) ---
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -11,7 +12,7 @@ COPY src/contract/package.json ./src/contract/
 COPY src/client/package.json ./src/client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json tsconfig.packages.json ./
-COPY scripts/build-packages.ts scripts/build-web.ts ./scripts/
+COPY scripts/build-packages.ts scripts/build-web.ts scripts/build-runner.ts ./scripts/
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities

@@ -80,6 +80,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
      * read in the Temporal UI) or the instance's launch data. An instance found for the workflow id is returned
      * as is, so a retry after a crash never starts a second one. Attempts that overlap may each mint a token;
      * minting revokes nothing, so the token the instance got works whichever attempt wrote it.
+     * With `onlyIfPending`, a run that is no longer pending (cancelled before its instance existed) gets none:
+     * `instanceId` null. The saga's own read before provisioning was a step of its own.
      */
     provisionInstance(ref: {
       runId: string;
@@ -87,7 +89,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       experimentId: string;
       n: number;
       r: number;
-    }) {
+      onlyIfPending?: boolean;
+    }): Promise<{ provider: string | null; instanceId: string | null }> {
       return beating(async () => {
         // Both reads at once: a retry finds its instance, a first attempt needs the run's launch config.
         const [existing, current] = await Promise.all([
@@ -105,6 +108,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
           );
           return { provider: existing.provider, instanceId: existing.instanceId };
         }
+        if (ref.onlyIfPending && current.run.state !== 'pending') return { provider: null, instanceId: null };
         const { launch_config: launch, provisioned_by_admin } = current;
         const command = launch.command;
         if (command === undefined) {

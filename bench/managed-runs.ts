@@ -17,6 +17,8 @@ import { parseArgs, promisify } from 'node:util';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
 import { stringify } from 'yaml';
+import { buildRunner } from '../scripts/build-runner.ts';
+import { freshRunnerBundle } from '../src/compute/runner-bundle.ts';
 import { orchestratorConfig } from '../src/orchestrator/orchestrator-config.ts';
 import { startOrchestration, startTemporal, type Orchestration } from '../test/support/orchestration.ts';
 
@@ -189,6 +191,9 @@ async function assayRunWall(world: Orchestration) {
   };
 }
 
+// The instances run `assay run` from its bundle, as after `npm run build` (src/compute/runner-bundle.ts).
+await buildRunner();
+const runner = freshRunnerBundle() ? 'from its bundle (dist/runner)' : 'from the sources';
 const loadAtStart = load();
 const env = await startTemporal();
 const lines: string[] = [];
@@ -287,7 +292,7 @@ try {
 const text = [
   `## Managed runs (\`node bench/managed-runs.ts --runs ${runs} --concurrency ${concurrency} --rounds ${rounds}\`)`,
   '',
-  `Machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? ''}; ${new Date().toISOString().slice(0, 10)}; load average (1/5/15 min) ${loadAtStart} at start, ${load()} at end; Temporal CLI dev server, worker in the benchmark's process, \`local\` provider, commands under \`assay run\`.`,
+  `Machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? ''}; ${new Date().toISOString().slice(0, 10)}; load average (1/5/15 min) ${loadAtStart} at start, ${load()} at end; Temporal CLI dev server, worker in the benchmark's process, \`local\` provider, commands under \`assay run\` ${runner}.`,
   '',
   '| Figure | Value |',
   '|---|---|',

@@ -9,6 +9,8 @@ bash scripts/setup-browser.sh
 bash scripts/ensure-postgres.sh
 # The service serves the built UI; this rebuilds it only when its sources changed.
 node scripts/build-web.ts
+# The local provider's instances run `assay run` from this bundle (src/compute/runner-bundle.ts), as a deployment does.
+node scripts/build-runner.ts
 
 # Files run in parallel, each with its own database and ports; `node` here is the project's Node 24.
 tap="$(mktemp)"

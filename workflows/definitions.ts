@@ -3,11 +3,17 @@
 // service may import it.
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { SweepProgress } from '@assay/contract';
+import type { RunState, SweepProgress } from '@assay/contract';
 import type { ManagedRunRef, WorkflowLabels } from './saga-types.ts';
 
 /** Sent by the service when a run starts, ends or is asked to cancel: a nudge to look now instead of at the next poll. */
 export const runChangedSignal = defineSignal('runChanged');
+
+/**
+ * Sent by a sweep's managed run to the sweep as soon as its run is terminal, before the saga concludes (outputs,
+ * instance, key): the sweep starts its next run then, not after the conclusion.
+ */
+export const runEndedSignal = defineSignal<[{ runId: string; state: RunState }]>('runEnded');
 
 /** A sweep's progress, answered from the workflow's own state. */
 export const progressQuery = defineQuery<SweepProgress>('progress');

@@ -16,12 +16,17 @@ import type { AssetData, RunRef } from './resources/assets.ts';
 import type { UploadHandle, Uploader, UploadParams } from './uploads/uploader.ts';
 
 // The uploader (undici, node:sqlite) is about half of what `assay run` would load before its run starts, and
-// most clients never upload: it is loaded on the first upload. Synchronously (require of an ES module), so
-// uploadAsync still registers the files in the recovery store before it returns. Beside this file's own kind:
-// the sources under Node's type stripping, the built .js in an installed package.
+// most clients never upload: it is loaded on the first upload, or before it by prepareUploads. prepareUploads
+// imports it by a literal path, which a bundler follows (the runner's bundle, scripts/build-runner.ts) and
+// tsc rewrites to .js for the built package. Without it, the first upload loads it synchronously (require of an
+// ES module), so uploadAsync still registers the files in the recovery store before it returns; that path is
+// beside this file's own kind (the sources under type stripping, the built .js) and is absent from a bundle,
+// whose callers prepare first (src/cli/run-supervisor.ts does).
+type UploaderModule = typeof import('./uploads/uploader.ts');
 const requireHere = createRequire(import.meta.url);
 const uploaderModule = `./uploads/uploader${path.extname(import.meta.filename)}`;
-const loadUploader = (): typeof import('./uploads/uploader.ts') => requireHere(uploaderModule);
+let uploaderLoaded: UploaderModule | undefined;
+const loadUploader = (): UploaderModule => (uploaderLoaded ??= requireHere(uploaderModule));
 let preparing: Promise<unknown> | undefined;
 
 // fromFile resolves settings its own way and hands them to the constructor under a key callers cannot write.
@@ -98,7 +103,10 @@ export class Client extends ApiClient {
    * (synchronous) load would; later uploads find it loaded. Optional: uploads work without it.
    */
   async prepareUploads(): Promise<void> {
-    preparing ??= import(uploaderModule).catch(() => undefined);
+    preparing ??= import('./uploads/uploader.ts').then(
+      (loaded) => (uploaderLoaded ??= loaded),
+      () => undefined,
+    );
     await preparing;
   }
 

@@ -15,13 +15,15 @@ import {
 import type { LocalComputeUsers } from './local-config.ts';
 import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
 import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
-
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+import { runnerEntry } from './runner-bundle.ts';
 
 export type LocalProviderOptions = {
   /** Holds the key → process state file and one log file per instance. */
   stateDir: string;
-  /** Prefix of every instance's argv; the launch command follows it. Default: this repo's `assay run --`. */
+  /**
+   * Prefix of every instance's argv; the launch command follows it. Default: `assay run --` from the runner's
+   * bundle when it is fresh, else from bin/assay.js (src/compute/runner-bundle.ts).
+   */
   runnerArgv?: string[];
   /** Working directory of the instances (the runner writes ./outputs there). Default: a directory per key under stateDir. */
   cwd?: string;
@@ -37,6 +39,7 @@ export class LocalProvider implements ComputeProvider {
   readonly kind = 'local' as const;
   readonly #options: LocalProviderOptions;
   readonly #state: LocalStateFile;
+  #runnerArgv: string[] | undefined;
 
   constructor(options: LocalProviderOptions) {
     this.#options = options;
@@ -53,7 +56,9 @@ export class LocalProvider implements ComputeProvider {
 
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
     this.checkLaunch(req.launch, req.provisionedByAdmin);
-    const argv = [...(this.#options.runnerArgv ?? defaultRunnerArgv()), ...commandArgv(req.launch.command)];
+    // The bundle's freshness is looked at once per provider: a stat of each of its sources.
+    this.#runnerArgv ??= this.#options.runnerArgv ?? [process.execPath, runnerEntry(), 'run', '--'];
+    const argv = [...this.#runnerArgv, ...commandArgv(req.launch.command)];
     return this.#state.update(async (state) => {
       const existing = state[req.idempotencyKey];
       // Even a finished instance stays the answer: the run it carried must not start twice.
@@ -111,10 +116,6 @@ export function instanceEnv(base: NodeJS.ProcessEnv, req: ProvisionRequest): Rec
     (entry): entry is [string, string] => INHERITED.test(entry[0]) && entry[1] !== undefined,
   );
   return { ...Object.fromEntries(inherited), ...launchEnv(req) };
-}
-
-function defaultRunnerArgv(): string[] {
-  return [process.execPath, path.join(repoRoot, 'bin', 'assay.js'), 'run', '--'];
 }
 
 function info(record: LocalInstanceRecord): InstanceInfo {

@@ -239,9 +239,11 @@ describe('EC2 compute provider against moto', () => {
         provider,
         runnerServerUrl: t.url!,
       });
-      const instance = (await new MockActivityEnvironment().run(activities.provisionInstance, ref)) as {
-        instanceId: string;
+      const { instanceId } = (await new MockActivityEnvironment().run(activities.provisionInstance, ref)) as {
+        instanceId: string | null;
       };
+      assert.ok(instanceId, 'an instance');
+      const instance = { instanceId };
 
       const attribute = await ec2.send(
         new DescribeInstanceAttributeCommand({ InstanceId: instance.instanceId, Attribute: 'userData' }),

@@ -35,7 +35,7 @@ describe('managed runs', () => {
       /^http:\/\/temporal-ui\.test\/namespaces\/default\/workflows\/run-/,
     );
     const result = await m.result(provisioned.body.workflow_id);
-    assert.equal(result.state, 'succeeded');
+    assert.equal(result.state, 'succeeded', JSON.stringify([result, await m.getRun(run)]));
     assert.deepEqual(result.outputs, { ready: 1, pending: 0 });
 
     const detail = await m.getRun(run);

@@ -105,8 +105,9 @@ describe('provisionInstance retried or overlapping for one workflow id', () => {
     api.mintExchangeToken = (runId) => (minted++, mint(runId));
     const retry = createActivities({ api, provider, runnerServerUrl: t.url! });
     const instance = (await new MockActivityEnvironment().run(retry.provisionInstance, ref)) as {
-      instanceId: string;
+      instanceId: string | null;
     };
+    assert.ok(instance.instanceId, 'an instance');
     const again = await new MockActivityEnvironment().run(retry.provisionInstance, ref);
     assert.deepEqual(again, instance, 'one instance for the workflow id');
     assert.equal(minted, 0, 'the retries minted no exchange token');

@@ -5,10 +5,15 @@ import { stringify } from 'yaml';
 import { eventually } from '../support/bounded-waits.ts';
 import { recordHistory, startOrchestration, type Orchestration } from '../support/orchestration.ts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/definitions.ts';
+import { isTerminalRunState } from '@assay/contract';
 import { managedRunWorld } from '../support/managed-runs.ts';
 
-/** Polls how many instances are alive at once, until stopped; returns the largest count seen. */
-function watchConcurrency(world: Orchestration) {
+/**
+ * Polls how many instances are alive at once while their runs are not over, until stopped; returns the largest
+ * count seen. A sweep starts its next run once a run has ended (workflows/variation-sweep.ts), while the ended
+ * run's runner may still be exiting: `over` says which instance's run has ended.
+ */
+function watchConcurrency(world: Orchestration, over: (workflowId: string) => Promise<boolean>) {
   let max = 0;
   let samples = 0;
   let stopped = false;
@@ -22,7 +27,7 @@ function watchConcurrency(world: Orchestration) {
         ),
       );
       let alive = 0;
-      for (const key of keys) if (await world.provider.describe(key)) alive += 1;
+      for (const key of keys) if ((await world.provider.describe(key)) && !(await over(key))) alive += 1;
       max = Math.max(max, alive);
       samples += 1;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -59,7 +64,7 @@ describe('sweeps', () => {
     return res.body.id as string;
   }
 
-  test('a 3×3 grid at concurrency 2 ends with 9 succeeded runs, never more than 2 instances at once', async () => {
+  test('a 3×3 grid at concurrency 2 ends with 9 succeeded runs, never more than 2 unfinished runs on instances at once', async () => {
     const experimentId = await draftExperiment();
     const base = stringify({
       lr: 0.1,
@@ -68,7 +73,15 @@ describe('sweeps', () => {
         command: 'mkdir -p outputs && echo "$ASSAY_CONFIG_FILE" > outputs/config-path.txt && sleep 0.5',
       },
     });
-    const concurrency = watchConcurrency(world);
+    let runs: { n: number; r: number; workflow_id: string }[] = [];
+    const concurrency = watchConcurrency(world, async (workflowId) => {
+      const run = runs.find((r) => r.workflow_id === workflowId);
+      if (!run) return false;
+      const { body } = await world.svc
+        .as(key)
+        .get(`/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`);
+      return isTerminalRunState(body.state);
+    });
     const created = await world.svc.as(key).post(`/experiments/${experimentId}/sweeps`, {
       base_yaml: base,
       grid: { lr: [0.1, 0.01, 0.001], batch: [16, 32, 64] },
@@ -76,6 +89,7 @@ describe('sweeps', () => {
     });
     assert.equal(created.status, 202, JSON.stringify(created.body));
     assert.equal(created.body.runs.length, 9);
+    runs = created.body.runs;
 
     // Progress is queryable while it runs.
     let progress;
@@ -95,9 +109,17 @@ describe('sweeps', () => {
     assert.equal(
       seen.max,
       2,
-      `at most 2 instances at once, and the bound was used (${seen.samples} samples)`,
+      `at most 2 instances of unfinished runs at once, and the bound was used (${seen.samples} samples)`,
     );
     assert.equal(await world.instancesStarted(), 9);
+    // Each run freed its slot as it ended, before its saga concluded (workflows/variation-sweep.ts).
+    const events = (await world.env.client.workflow.getHandle(created.body.workflow_id).fetchHistory())
+      .events!;
+    assert.equal(
+      events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'runEnded').length,
+      9,
+      'one runEnded signal per run',
+    );
 
     const detail = (await world.svc.as(key).get(`/experiments/${experimentId}`)).body;
     assert.equal(detail.state, 'committed');
@@ -117,6 +139,8 @@ describe('sweeps', () => {
       .body;
     assert.deepEqual(after.progress, summary);
     await recordHistory(world.env, created.body.workflow_id, 'sweep-3x3');
+    // A run of a sweep signals it (runEnded) as it ends: its history has a step that a lone run's has not.
+    await recordHistory(world.env, created.body.runs[0].workflow_id, 'managed-run-in-sweep');
   });
 
   test('cancelling a sweep cancels its running runs and ends the ones not started', async () => {

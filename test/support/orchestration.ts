@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { LocalProvider } from '../../src/compute/local-provider.ts';
+import { runnerEntry } from '../../src/compute/runner-bundle.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { installRuntimeOnce, startWorker, workflowBundle, type RunningWorker } from '../../src/worker.ts';
@@ -37,7 +38,7 @@ export interface Orchestration {
   stateDir: string;
   provider: LocalProvider;
   orchestratorKey: string;
-  /** Runner argv prefix of the local provider: the repo's `assay run` with a fast heartbeat. */
+  /** Runner argv prefix of the local provider: the repo's `assay run` (its bundle when fresh) with a fast heartbeat. */
   runnerArgv: string[];
   worker: RunningWorker | undefined;
   startWorker(): Promise<RunningWorker>;
@@ -90,7 +91,8 @@ export async function startOrchestration(
   const stateDir = path.join(dataDir, 'instances');
   const runnerArgv = [
     process.execPath,
-    path.join(repoRoot, 'bin', 'assay.js'),
+    // The runner's bundle when scripts/test.sh (or the build) has made it and the sources have not changed since.
+    runnerEntry(),
     'run',
     '--heartbeat-interval',
     '0.3',

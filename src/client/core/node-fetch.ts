@@ -8,16 +8,20 @@ import { createRequire } from 'node:module';
 import type { FetchLike, FetchLikeResponse } from './transport.ts';
 
 // Required, not imported: an ES import of node:http builds its module namespace from every export, and reading
-// its lazy WebSocket export loads the same undici (~90 ms of CPU against ~10 ms for the require).
+// its lazy WebSocket export loads the same undici (~90 ms of CPU against ~10 ms for the require). node:https is
+// required on the first https call only: it loads TLS and crypto (~15 ms of CPU), which a runner that reaches
+// the service over plain http (the local provider's) never needs.
 const requireHere = createRequire(import.meta.url);
-const http = requireHere('node:http') as typeof import('node:http');
-const https = requireHere('node:https') as typeof import('node:https');
+type Client = typeof import('node:http') | typeof import('node:https');
+const clients: Partial<Record<'http:' | 'https:', { module: Client; agent: import('node:http').Agent }>> = {};
 
-// Kept-alive sockets are unref'd while idle (Node's Agent does so), so they never hold the process open.
-const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
-};
+/** The module and agent for a protocol; kept-alive sockets are unref'd while idle, so they never hold the process open. */
+function clientFor(protocol: 'http:' | 'https:') {
+  return (clients[protocol] ??= (() => {
+    const module = requireHere(protocol === 'https:' ? 'node:https' : 'node:http') as Client;
+    return { module, agent: new module.Agent({ keepAlive: true }) };
+  })());
+}
 
 export const nodeFetch: FetchLike = (url, init) =>
   new Promise<FetchLikeResponse>((resolve, reject) => {
@@ -39,9 +43,10 @@ export const nodeFetch: FetchLike = (url, init) =>
     }
     const headers: Record<string, string | number> = { ...init.headers };
     if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
-    const request = (protocol === 'https:' ? https : http).request(
+    const { module, agent } = clientFor(protocol);
+    const request = module.request(
       target,
-      { method: init.method, headers, agent: agents[protocol], ...(signal ? { signal } : {}) },
+      { method: init.method, headers, agent, ...(signal ? { signal } : {}) },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
