@@ -489,5 +489,42 @@ for (const driver of ['postgres', 'pglite'] as const) {
       assert.deepEqual([res.status, res.body.error.code], [409, 'run_ended']);
       assert.equal((await t.as(t.adminKey).get(`${run.path}/metrics/a`)).body.count, 1);
     });
+
+    it('reads a settled run’s compared curve once; a running run’s on every read', async () => {
+      const e = await committedExperiment(t, t.adminKey);
+      const ended = await runningRun(t, t.adminKey, e.id);
+      const running = await runningRun(t, t.adminKey, e.id);
+      for (const run of [ended, running])
+        for (let from = 0; from < 3000; from += 1000) {
+          const metrics = points('loss', from, from + 1000, (s) => 1 / (s + 1));
+          assert.equal((await t.as(t.adminKey).post(`${run.path}/metrics`, { metrics })).status, 200);
+        }
+      assert.equal((await t.as(t.adminKey).post(`${ended.path}/succeed`)).status, 200);
+      await sleep(20);
+      const curves = async (maxPoints: number) => {
+        const res = await t.as(t.adminKey).get(`/experiments/${e.id}/metrics/loss?max_points=${maxPoints}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return res.body.items.map((item: any) => [item.r, item.state, item.count, item.points]);
+      };
+      const first = await curves(100);
+      assert.deepEqual(
+        first.map(([r, state, count, p]: any[]) => [r, state, count, p.length <= 100]),
+        [
+          [ended.r, 'succeeded', 3000, true],
+          [running.r, 'running', 3000, true],
+        ],
+      );
+      // Every stored value moved behind the service's back (no API call can once a run has settled): the
+      // settled run's curve is the one read before, the running run's is read again, and so is another size.
+      await t.service.db.query(`UPDATE metric_points SET value = value + 1`);
+      const second = await curves(100);
+      assert.deepEqual(second[0], first[0]);
+      assert.deepEqual(
+        second[1][3],
+        first[1][3].map((p: any) => ({ step: p.step, value: p.value + 1 })),
+      );
+      const other = await curves(50);
+      assert.equal(other[0][3][0].value, first[0][3][0].value + 1);
+    });
   });
 }

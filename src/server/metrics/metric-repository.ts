@@ -329,6 +329,7 @@ export interface ExperimentSeriesRow extends SeriesRow {
   n: number;
   r: number;
   state: string;
+  ended_at: Date | null;
 }
 
 /** One key's series in the runs of an experiment after run (n, r) `after`, in (n, r) order, up to `limit`. */
@@ -340,7 +341,7 @@ export async function experimentSeries(
   limit: number,
 ): Promise<ExperimentSeriesRow[]> {
   return db.query<ExperimentSeriesRow>(
-    `SELECT ${SERIES_COLUMNS}, r.id AS run_id, r.n, r.r, r.state
+    `SELECT ${SERIES_COLUMNS}, r.id AS run_id, r.n, r.r, r.state, r.ended_at
        FROM runs r JOIN metric_series s ON s.run_id = r.id
       WHERE r.experiment_id = $1 AND s.key = $2 AND s.count > 0
         AND ($3::int IS NULL OR (r.n, r.r) > ($3::int, $4::int))

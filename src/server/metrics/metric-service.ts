@@ -32,6 +32,7 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
 import { getRun } from '../runs/run-service.ts';
+import type { CurveCache } from './curve-cache.ts';
 import * as repo from './metric-repository.ts';
 
 const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
@@ -244,8 +245,20 @@ export async function getExperimentMetrics(
 }
 
 /**
+ * Where a settled series' curves are kept: a run that ended more than `graceMs` ago takes no more points
+ * (`logMetrics`), so its downsampled curves never change.
+ */
+export interface SettledCurves {
+  cache: CurveCache;
+  graceMs: number;
+}
+
+/**
  * `GET /experiments/{id}/metrics/{key}`: the key's series of each run that logged it, a page of runs at a time,
  * each downsampled as one run's read is. The runs' reads go out together, so on PostgreSQL they share the pool.
+ * A settled run's curve comes from `settled.cache` after its first read. Its key also holds the series' count
+ * and last point: a batch whose grace check passed just before the grace ended may still be committing, and it
+ * changes those (an overwrite of an earlier step with a new value in that moment is the one change it misses).
  */
 export async function getExperimentMetricSeries(
   db: Db,
@@ -253,6 +266,7 @@ export async function getExperimentMetricSeries(
   experimentId: string,
   metric: string,
   query: ExperimentSeriesQuery,
+  settled?: SettledCurves,
 ): Promise<ExperimentMetricSeries> {
   await getVisibleExperiment(db, principal, experimentId);
   const limit = query.limit ?? MAX_SERIES_RUNS_PER_PAGE;
@@ -263,9 +277,19 @@ export async function getExperimentMetricSeries(
   // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an empty page).
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
   const page = rows.slice(0, limit);
+  const maxPoints = query.max_points ?? 1000;
+  const now = Date.now();
   const items = await Promise.all(
     page.map(async (row) => {
-      const series = await readDownsampled(db, row, lo, hi, query.max_points ?? 1000, false);
+      const cacheKey =
+        settled && row.ended_at && now - row.ended_at.getTime() > settled.graceMs
+          ? `${row.id} ${lo} ${hi} ${maxPoints} ${row.count} ${row.last_step} ${row.last_value}`
+          : undefined;
+      let series = cacheKey === undefined ? undefined : settled!.cache.get(cacheKey);
+      if (!series) {
+        series = await readDownsampled(db, row, lo, hi, maxPoints, false);
+        if (cacheKey !== undefined) settled!.cache.set(cacheKey, series);
+      }
       return {
         run_id: row.run_id,
         n: row.n,
