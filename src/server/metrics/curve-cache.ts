@@ -8,11 +8,11 @@ export interface CachedCurve {
 }
 
 /**
- * Downsampled curves of series that can no longer change (their run ended longer ago than the metrics grace,
- * after which `logMetrics` refuses every point), so the compare page's second look at a finished experiment
- * reads no points from PostgreSQL: 100 curves of 10,000 points were about 0.5 s of its CPU on every read. The
- * least recently read curve goes first once the curves held pass `maxPoints` points in all. One per service
- * instance: series ids are only unique within one database.
+ * Downsampled curves of ended runs, by series, series version and request (`getExperimentMetricSeries` says
+ * why a version stands for the points), so the compare page's second look at an experiment whose runs have
+ * ended reads no points from PostgreSQL: 100 curves of 10,000 points were about 1 s of its CPU on every read
+ * (2 cores, load ≈ 10). The least recently read curve goes first once the curves held pass `maxPoints` points
+ * in all. One per service instance: series ids are only unique within one database.
  */
 export class CurveCache {
   readonly #curves = new Map<string, CachedCurve>();

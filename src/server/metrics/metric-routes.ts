@@ -76,13 +76,13 @@ function storableTimestamp(text: string): boolean {
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
 /**
- * Points of settled curves a service instance keeps (about 50 bytes each as read, so ≈ 12 MB): five keys of a
- * 100-run comparison at the compare page's 500 points a curve.
+ * Points of ended runs' compared curves a service instance keeps (about 50 bytes each as read, so ≈ 12 MB):
+ * five keys of a 100-run comparison at the compare page's 500 points a curve.
  */
-const SETTLED_CURVE_POINTS = 250_000;
+const CACHED_CURVE_POINTS = 250_000;
 
 export function metricRoutes(db: Db, config: ServiceConfig) {
-  const settled = { cache: new CurveCache(SETTLED_CURVE_POINTS), graceMs: config.metricsGraceMs };
+  const curves = new CurveCache(CACHED_CURVE_POINTS);
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with runs:read.
@@ -189,7 +189,7 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
           req.params.id,
           req.params.key,
           req.query,
-          settled,
+          curves,
         ),
     );
     app.get(

@@ -4,6 +4,7 @@ import {
   MAX_METRIC_KEY_LENGTH,
   METRIC_KEY_PATTERN,
   encodeMetricValue,
+  isTerminalRunState,
   MAX_SERIES_RUNS_PER_PAGE,
   type ExperimentMetricKeys,
   type ExperimentMetricSeries,
@@ -245,20 +246,12 @@ export async function getExperimentMetrics(
 }
 
 /**
- * Where a settled series' curves are kept: a run that ended more than `graceMs` ago takes no more points
- * (`logMetrics`), so its downsampled curves never change.
- */
-export interface SettledCurves {
-  cache: CurveCache;
-  graceMs: number;
-}
-
-/**
  * `GET /experiments/{id}/metrics/{key}`: the key's series of each run that logged it, a page of runs at a time,
  * each downsampled as one run's read is. The runs' reads go out together, so on PostgreSQL they share the pool.
- * A settled run's curve comes from `settled.cache` after its first read. Its key also holds the series' count
- * and last point: a batch whose grace check passed just before the grace ended may still be committing, and it
- * changes those (an overwrite of an earlier step with a new value in that moment is the one change it misses).
+ * An ended run's curve comes from `curves` once read, for as long as its series keeps the version it was read
+ * at (a late batch, within the metrics grace, makes a new one); a running run's changes with every batch, so
+ * it is read each time and not kept. The series row is read before its points, so a batch committing between
+ * the two can only leave newer points under an older version, which no later read asks for.
  */
 export async function getExperimentMetricSeries(
   db: Db,
@@ -266,7 +259,7 @@ export async function getExperimentMetricSeries(
   experimentId: string,
   metric: string,
   query: ExperimentSeriesQuery,
-  settled?: SettledCurves,
+  curves?: CurveCache,
 ): Promise<ExperimentMetricSeries> {
   await getVisibleExperiment(db, principal, experimentId);
   const limit = query.limit ?? MAX_SERIES_RUNS_PER_PAGE;
@@ -278,17 +271,16 @@ export async function getExperimentMetricSeries(
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
   const page = rows.slice(0, limit);
   const maxPoints = query.max_points ?? 1000;
-  const now = Date.now();
   const items = await Promise.all(
     page.map(async (row) => {
       const cacheKey =
-        settled && row.ended_at && now - row.ended_at.getTime() > settled.graceMs
-          ? `${row.id} ${lo} ${hi} ${maxPoints} ${row.count} ${row.last_step} ${row.last_value}`
+        curves && isTerminalRunState(row.state)
+          ? `${row.id} ${row.version} ${lo} ${hi} ${maxPoints}`
           : undefined;
-      let series = cacheKey === undefined ? undefined : settled!.cache.get(cacheKey);
+      let series = cacheKey === undefined ? undefined : curves!.get(cacheKey);
       if (!series) {
         series = await readDownsampled(db, row, lo, hi, maxPoints, false);
-        if (cacheKey !== undefined) settled!.cache.set(cacheKey, series);
+        if (cacheKey !== undefined) curves!.set(cacheKey, series);
       }
       return {
         run_id: row.run_id,
