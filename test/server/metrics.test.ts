@@ -512,6 +512,58 @@ for (const driver of ['postgres', 'pglite'] as const) {
         assert.equal(bad.status, 400, JSON.stringify(bad.body));
       }
     });
+    it('reads an ended run’s compared curve once, until a late batch changes it; a running run’s on every read', async () => {
+      const ended = await runningRun(t, key, experimentId);
+      const running = await runningRun(t, key, experimentId);
+      for (const run of [ended, running])
+        for (let from = 0; from < 3000; from += 1000)
+          assert.equal(
+            (
+              await log(
+                run.path,
+                points('cached', from, from + 1000, (s) => 1 / (s + 1)),
+              )
+            ).status,
+            200,
+          );
+      assert.equal((await t.as(key).post(`${ended.path}/succeed`)).status, 200);
+      const curves = async (maxPoints: number) => {
+        const res = await t
+          .as(key)
+          .get(`/experiments/${experimentId}/metrics/cached?max_points=${maxPoints}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const byR = new Map(res.body.items.map((item: any) => [item.r, item]));
+        return [byR.get(ended.r), byR.get(running.r)].map((item: any) => ({
+          state: item.state,
+          count: item.count,
+          points: item.points,
+        }));
+      };
+      const first = await curves(100);
+      assert.deepEqual(
+        first.map((c) => [c.state, c.count, c.points.length <= 100]),
+        [
+          ['succeeded', 3000, true],
+          ['running', 3000, true],
+        ],
+      );
+      // Every stored value moved behind the service's back, its series rows untouched (no API call stores a
+      // point without updating its series): the ended run's curve is the one read before, the running run's is
+      // read again, and so is another size of the ended one.
+      await t.service.db.query(`UPDATE metric_points SET value = value + 1 WHERE step < 3000`);
+      const moved = (c: { points: Array<{ step: number; value: number }> }) =>
+        c.points.map((p) => ({ step: p.step, value: p.value + 1 }));
+      const second = await curves(100);
+      assert.deepEqual(second[0], first[0]);
+      assert.deepEqual(second[1]!.points, moved(first[1]!));
+      assert.equal((await curves(50))[0]!.points[0].value, first[0]!.points[0].value + 1);
+      // A batch after the end, within the grace, makes a new version of the ended run's series: read again.
+      assert.equal((await log(ended.path, [{ key: 'cached', step: 3000, value: 5 }])).status, 200);
+      const third = await curves(100);
+      assert.equal(third[0]!.count, 3001);
+      assert.deepEqual(third[0]!.points[0], { step: 0, value: 2 });
+      assert.deepEqual(third[0]!.points.at(-1), { step: 3000, value: 5 });
+    });
   });
 
   describe(`run metrics after the grace on ${driver}`, () => {

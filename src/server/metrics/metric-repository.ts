@@ -350,6 +350,11 @@ export interface ExperimentSeriesRow extends SeriesRow {
   n: number;
   r: number;
   state: string;
+  /**
+   * The series row's version (its `xmin`): every statement that stores points of a series also updates its
+   * row, in the same transaction, so a new version means changed points and an unchanged one the same points.
+   */
+  version: string;
 }
 
 /** One key's series in the runs of an experiment after run (n, r) `after`, in (n, r) order, up to `limit`. */
@@ -361,7 +366,7 @@ export async function experimentSeries(
   limit: number,
 ): Promise<ExperimentSeriesRow[]> {
   return db.query<ExperimentSeriesRow>(
-    `SELECT ${SERIES_COLUMNS}, r.id AS run_id, r.n, r.r, r.state
+    `SELECT ${SERIES_COLUMNS}, r.id AS run_id, r.n, r.r, r.state, s.xmin::text AS version
        FROM runs r JOIN metric_series s ON s.run_id = r.id
       WHERE r.experiment_id = $1 AND s.key = $2 AND s.count > 0
         AND ($3::int IS NULL OR (r.n, r.r) > ($3::int, $4::int))

@@ -23,6 +23,7 @@ import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
+import { CurveCache } from './curve-cache.ts';
 import * as service from './metric-service.ts';
 
 const tags = ['metrics'];
@@ -74,7 +75,14 @@ function storableTimestamp(text: string): boolean {
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
+/**
+ * Points of ended runs' compared curves a service instance keeps (about 50 bytes each as read, so ≈ 12 MB):
+ * five keys of a 100-run comparison at the compare page's 500 points a curve.
+ */
+const CACHED_CURVE_POINTS = 250_000;
+
 export function metricRoutes(db: Db, config: ServiceConfig) {
+  const curves = new CurveCache(CACHED_CURVE_POINTS);
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with runs:read.
@@ -174,7 +182,15 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
           response: withErrors({ 200: ExperimentMetricSeries }),
         },
       },
-      (req) => service.getExperimentMetricSeries(db, req.principal, req.params.id, req.params.key, req.query),
+      (req) =>
+        service.getExperimentMetricSeries(
+          db,
+          req.principal,
+          req.params.id,
+          req.params.key,
+          req.query,
+          curves,
+        ),
     );
     app.get(
       '/experiments/:id/metric-keys',

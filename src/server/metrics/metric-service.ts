@@ -4,6 +4,7 @@ import {
   MAX_METRIC_KEY_LENGTH,
   METRIC_KEY_PATTERN,
   encodeMetricValue,
+  isTerminalRunState,
   MAX_SERIES_RUNS_PER_PAGE,
   type ExperimentMetricKeys,
   type ExperimentMetricSeries,
@@ -32,6 +33,7 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
 import { getRun } from '../runs/run-service.ts';
+import type { CurveCache } from './curve-cache.ts';
 import * as repo from './metric-repository.ts';
 
 const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
@@ -264,6 +266,10 @@ export async function getExperimentMetrics(
 /**
  * `GET /experiments/{id}/metrics/{key}`: the key's series of each run that logged it, a page of runs at a time,
  * each downsampled as one run's read is. The runs' reads go out together, so on PostgreSQL they share the pool.
+ * An ended run's curve comes from `curves` once read, for as long as its series keeps the version it was read
+ * at (a late batch, within the metrics grace, makes a new one); a running run's changes with every batch, so
+ * it is read each time and not kept. The series row is read before its points, so a batch committing between
+ * the two can only leave newer points under an older version, which no later read asks for.
  */
 export async function getExperimentMetricSeries(
   db: Db,
@@ -271,6 +277,7 @@ export async function getExperimentMetricSeries(
   experimentId: string,
   metric: string,
   query: ExperimentSeriesQuery,
+  curves?: CurveCache,
 ): Promise<ExperimentMetricSeries> {
   await getVisibleExperiment(db, principal, experimentId);
   const limit = query.limit ?? MAX_SERIES_RUNS_PER_PAGE;
@@ -281,9 +288,18 @@ export async function getExperimentMetricSeries(
   // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an empty page).
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
   const page = rows.slice(0, limit);
+  const maxPoints = query.max_points ?? 1000;
   const items = await Promise.all(
     page.map(async (row) => {
-      const series = await readDownsampled(db, row, lo, hi, query.max_points ?? 1000, false);
+      const cacheKey =
+        curves && isTerminalRunState(row.state)
+          ? `${row.id} ${row.version} ${lo} ${hi} ${maxPoints}`
+          : undefined;
+      let series = cacheKey === undefined ? undefined : curves!.get(cacheKey);
+      if (!series) {
+        series = await readDownsampled(db, row, lo, hi, maxPoints, false);
+        if (cacheKey !== undefined) curves!.set(cacheKey, series);
+      }
       return {
         run_id: row.run_id,
         n: row.n,

@@ -26,7 +26,9 @@ export const comparePoints = (curves: number) => (curves > 10 ? 500 : 1000);
 /**
  * The read of one key's curves of every run of an experiment (all pages of it) over a step range (all steps
  * without `zoom`). Read again every `COMPARE_INTERVAL_MS` while a run is running, and once more when the last
- * has ended (`running` is in the key), so each run's final points show.
+ * has ended (`running` is in the key), so each run's final points show. The page starts this read before the
+ * overlay mounts; a read younger than the interval counts as fresh, so an overlay that mounts after the answer
+ * arrived draws it instead of asking for the same 100 curves again.
  */
 export function curvesQuery(
   client: ApiClient,
@@ -41,6 +43,7 @@ export function curvesQuery(
     queryFn: () =>
       fetchExperimentSeries(client, experimentId, key, { maxPoints, minStep: zoom?.min, maxStep: zoom?.max }),
     refetchInterval: running ? COMPARE_INTERVAL_MS : (false as const),
+    staleTime: COMPARE_INTERVAL_MS,
     placeholderData: keepPreviousData,
   };
 }

@@ -163,7 +163,12 @@ export function ComparePage() {
   });
   const figuresByRun = new Map(figures.data?.items.map((item) => [item.run_id, item.metrics]));
   const curvePoints = comparePoints(keyList.data?.find((k) => k.key === chartKey)?.runs ?? 0);
-  useQuery({ ...curvesQuery(client, id, chartKey ?? '', curvePoints, null, running), enabled: !!chartKey });
+  // Only to start the read early: the overlay draws the answer, and the page need not render again when it comes.
+  useQuery({
+    ...curvesQuery(client, id, chartKey ?? '', curvePoints, null, running),
+    enabled: !!chartKey,
+    notifyOnChangeProps: [],
+  });
 
   // The table's rows, columns and order, computed again only when one of their inputs changed (each read the
   // page makes renders it once more; 100 rows × 20 columns each time kept the main thread busy).
@@ -183,8 +188,12 @@ export function ComparePage() {
     const sorted = [...rows].sort(
       (a, b) => compareCells(column.value(a), column.value(b), sort.direction) || a.run.n - b.run.n,
     );
+    const shown = sorted.map((row): ShownRow => ({
+      run: row.run,
+      cells: columns.map((c) => cellText(c, row)),
+    }));
     const started = rows.filter((r) => r.run.state !== 'pending');
-    return { columns, column, sorted, started, configPaths: differingPaths(rows.map((r) => r.config)) };
+    return { columns, column, shown, started, configPaths: differingPaths(rows.map((r) => r.config)) };
     // outputsVersion stands for the outputs' reads, columnsKey for columnKeys (both new arrays every render).
   }, [runs, variations.data, metricsOutputs.data, outputsVersion, figures.data, columnsKey, sort]);
   const onSort = useCallback(
@@ -240,7 +249,7 @@ export function ComparePage() {
         )}
         <CompareTable
           columns={table.columns}
-          rows={table.sorted}
+          rows={table.shown}
           sortKey={table.column.key}
           direction={sort.direction}
           onSort={onSort}
@@ -331,6 +340,34 @@ function columnsFor(rows: Row[], loggedKeys: string[]): Column[] {
   ];
 }
 
+/** What a cell other than the run's link and its state shows; muted for no value (—) or one still read (…). */
+interface CellText {
+  text: string;
+  muted: boolean;
+}
+
+const ABSENT: CellText = { text: '—', muted: true };
+const READING: CellText = { text: '…', muted: true };
+
+function cellText(column: Column, row: Row): CellText {
+  if (column.key === 'duration')
+    return { text: formatDuration(row.run.started_at, row.run.ended_at), muted: false };
+  if (column.group === 'metric' && row.metrics === undefined) return READING;
+  if (column.group === 'logged' && row.figures === undefined) return READING;
+  const value = column.value(row);
+  if (value === undefined || value === null) return ABSENT;
+  return {
+    text: column.group === 'logged' && typeof value === 'number' ? formatMetric(value) : String(value),
+    muted: false,
+  };
+}
+
+/** A row with its cells' text, worked out with the table, so that a row whose text is unchanged is not rendered. */
+interface ShownRow {
+  run: RunData;
+  cells: CellText[];
+}
+
 /** Rendered again only when its rows, columns or order change, not with each of the page's other reads. */
 const CompareTable = memo(function CompareTable({
   columns,
@@ -340,7 +377,7 @@ const CompareTable = memo(function CompareTable({
   onSort,
 }: {
   columns: Column[];
-  rows: Row[];
+  rows: ShownRow[];
   sortKey: string;
   direction: 'ascending' | 'descending';
   onSort: (key: string) => void;
@@ -373,13 +410,7 @@ const CompareTable = memo(function CompareTable({
         </thead>
         <tbody>
           {rows.map((row) => (
-            <tr key={row.run.id} data-run={`${row.run.n}.${row.run.r}`}>
-              {columns.map((c) => (
-                <td key={c.key} className={`col-${c.group}`}>
-                  <CellView column={c} row={row} />
-                </td>
-              ))}
-            </tr>
+            <CompareRow key={row.run.id} columns={columns} row={row} />
           ))}
         </tbody>
       </table>
@@ -387,19 +418,44 @@ const CompareTable = memo(function CompareTable({
   );
 });
 
-function CellView({ column, row }: { column: Column; row: Row }) {
-  if (column.key === 'run') {
+/**
+ * One run's row. Its cells are plain text in a `td` whose class marks a missing or pending value, so a value
+ * that arrives changes a text node in place; and a row whose text did not change is skipped (each of the page's
+ * reads — the figures, the outputs, a poll — would otherwise render 100 rows × 20 cells again).
+ */
+const CompareRow = memo(
+  function CompareRow({ columns, row }: { columns: Column[]; row: ShownRow }) {
+    const { run } = row;
     return (
-      <Link href={runPath(row.run)}>
-        {row.run.n}.{row.run.r}
-      </Link>
+      <tr data-run={`${run.n}.${run.r}`}>
+        {columns.map((c, i) => {
+          if (c.key === 'run')
+            return (
+              <td key={c.key} className="col-run">
+                <Link href={runPath(run)}>{`${run.n}.${run.r}`}</Link>
+              </td>
+            );
+          if (c.key === 'state')
+            return (
+              <td key={c.key} className="col-run">
+                <StateBadge state={run.state} />
+              </td>
+            );
+          const cell = row.cells[i]!;
+          return (
+            <td key={c.key} className={cell.muted ? `col-${c.group} muted` : `col-${c.group}`}>
+              {cell.text}
+            </td>
+          );
+        })}
+      </tr>
     );
-  }
-  if (column.key === 'state') return <StateBadge state={row.run.state} />;
-  if (column.key === 'duration') return <>{formatDuration(row.run.started_at, row.run.ended_at)}</>;
-  const value = column.value(row);
-  if (column.group === 'metric' && row.metrics === undefined) return <span className="muted">…</span>;
-  if (column.group === 'logged' && row.figures === undefined) return <span className="muted">…</span>;
-  if (column.group === 'logged' && typeof value === 'number') return <>{formatMetric(value)}</>;
-  return value === undefined || value === null ? <span className="muted">—</span> : <>{String(value)}</>;
-}
+  },
+  (a, b) =>
+    a.row.run === b.row.run &&
+    a.columns.length === b.columns.length &&
+    a.columns.every((c, i) => c.key === b.columns[i]!.key) &&
+    a.row.cells.every(
+      (cell, i) => cell.text === b.row.cells[i]!.text && cell.muted === b.row.cells[i]!.muted,
+    ),
+);
