@@ -407,12 +407,14 @@ async function readPhase(): Promise<{ results: ReadResult[]; seedS: number }> {
       await timeReads(
         'SQL: bucket extremes from the blocks (the GET’s query)',
         readRequests,
-        async () => (await metricRepo.downsample(direct, long!.id, 0, readPoints - 1, 500, true)).length,
+        async () =>
+          (await metricRepo.downsample(direct, long!.id, 0, readPoints - 1, 500, metricRepo.COARSE_BLOCKS))
+            .length,
       ),
       await timeReads(
         'SQL: bucket extremes from every point (what the blocks avoid)',
         5,
-        async () => (await metricRepo.downsample(direct, long!.id, 0, readPoints - 1, 500, false)).length,
+        async () => (await metricRepo.downsample(direct, long!.id, 0, readPoints - 1, 500, undefined)).length,
       ),
     ];
     return { results, seedS };

@@ -325,9 +325,12 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
     });
 
+    // 3,000 points: the points themselves, or 16-step blocks for few buckets; 20,000: 16-step blocks; 60,000:
+    // 256-step blocks (src/server/metrics/metric-repository.ts, blocksFor).
     for (const [label, length] of [
       ['short', 3000],
-      ['long (block extremes)', 60_000],
+      ['mid-length (16-step block extremes)', 20_000],
+      ['long (256-step block extremes)', 60_000],
     ] as const) {
       it(`downsamples a ${label} series to at most max_points, keeping each bucket's extremes`, async () => {
         const run = await runningRun(t, key, experimentId);
@@ -370,6 +373,61 @@ for (const driver of ['postgres', 'pglite'] as const) {
           [small.body.count, small.body.downsampled, small.body.points.length],
           [100, false, 100],
         );
+
+        // Overwrites move the blocks' extremes: the upward spike flattened, a new one elsewhere.
+        const moved = Math.floor(length * 0.55);
+        const after = (s: number) => (s === moved ? 2000 : s === spikeUp ? 0 : value(s));
+        const resent = await log(run.path, [
+          ...points('s', spikeUp - 5, spikeUp + 5, after),
+          ...points('s', moved - 5, moved + 5, after),
+        ]);
+        assert.equal(resent.status, 200, JSON.stringify(resent.body));
+        for (const maxPoints of [101, 1000]) {
+          const res = await series(run.path, 's', `?max_points=${maxPoints}`);
+          assert.equal(res.body.count, length);
+          for (const p of res.body.points)
+            assert.equal(p.value, after(p.step), `point ${p.step} after the overwrite`);
+          assert.ok(!res.body.points.some((p: any) => p.value === 1000), 'the flattened spike is gone');
+          assert.ok(
+            res.body.points.some((p: any) => p.step === moved),
+            `the new spike shows at max_points=${maxPoints}`,
+          );
+          assert.ok(res.body.points.some((p: any) => p.step === spikeDown));
+          // The compared curve takes its values from the blocks themselves, not from the points.
+          const compared = await t
+            .as(key)
+            .get(`/experiments/${experimentId}/metrics/s?max_points=${maxPoints}`);
+          assert.deepEqual(
+            compared.body.items.find((i: any) => i.run_id === run.id).points,
+            res.body.points.map((p: any) => ({ step: p.step, value: p.value })),
+          );
+        }
+        const list = await t.as(key).get(`${run.path}/metrics`);
+        assert.deepEqual(
+          list.body.items.map((i: any) => [i.key, i.count, i.min, i.max]),
+          [['s', length, -1000, 2000]],
+        );
+
+        // A series that turns NaN for good: its NaN stretch keeps points in the curve, as NaN.
+        const nanFrom = Math.floor(length * 0.75);
+        const nanValue = (s: number) => (s >= nanFrom ? 'NaN' : Math.cos(s / 40));
+        const nanSends: Promise<{ status: number }>[] = [];
+        for (let from = 0; from < length; from += 1000)
+          nanSends.push(log(run.path, points('n', from, Math.min(length, from + 1000), nanValue)));
+        for (const res of await Promise.all(nanSends)) assert.equal(res.status, 200);
+        for (const maxPoints of [101, 1000]) {
+          const res = await series(run.path, 'n', `?max_points=${maxPoints}`);
+          const tail = res.body.points.filter((p: any) => p.step >= nanFrom);
+          assert.ok(tail.length >= 2, `${tail.length} NaN points at ${maxPoints}`);
+          assert.ok(tail.every((p: any) => p.value === 'NaN'));
+          // At the latest, the first point of the last block or of the last bucket, whichever is wider.
+          const reach = Math.max(256, length / Math.floor(maxPoints / 2));
+          assert.ok(
+            res.body.points.at(-1).step >= length - reach,
+            `${res.body.points.at(-1).step}: up to the end`,
+          );
+          for (const p of res.body.points) assert.equal(p.value, nanValue(p.step));
+        }
       });
     }
 
@@ -547,10 +605,12 @@ for (const driver of ['postgres', 'pglite'] as const) {
           ['running', 3000, true],
         ],
       );
-      // Every stored value moved behind the service's back, its series rows untouched (no API call stores a
-      // point without updating its series): the ended run's curve is the one read before, the running run's is
-      // read again, and so is another size of the ended one.
+      // Every stored value moved behind the service's back (the blocks' extremes with them), its series rows
+      // untouched (no API call stores a point without updating its series): the ended run's curve is the one
+      // read before, the running run's is read again, and so is another size of the ended one.
       await t.service.db.query(`UPDATE metric_points SET value = value + 1 WHERE step < 3000`);
+      for (const blocks of ['metric_blocks', 'metric_fine_blocks'])
+        await t.service.db.query(`UPDATE ${blocks} SET min_value = min_value + 1, max_value = max_value + 1`);
       const moved = (c: { points: Array<{ step: number; value: number }> }) =>
         c.points.map((p) => ({ step: p.step, value: p.value + 1 }));
       const second = await curves(100);

@@ -1,10 +1,20 @@
 import type { Queryable, Tx } from '../db/database.ts';
 
 /**
- * Steps per block of metric_blocks (see 006_metrics.sql). A downsampled read of a long series reads one row per
- * block instead of up to this many points.
+ * The blocks of a series: its steps cut into blocks of `steps` (block = step / steps), each with its point count
+ * and its lowest and highest point, so a downsampled read reads one row per block instead of up to `steps`
+ * points. Two levels: 256-step blocks (006_metrics.sql) for series of up to millions of points, 16-step blocks
+ * (011_metric_fine_blocks.sql) for those of tens of thousands. Every write keeps both.
  */
-export const BLOCK_STEPS = 256;
+export interface BlockLevel {
+  table: 'metric_blocks' | 'metric_fine_blocks';
+  steps: number;
+}
+
+export const COARSE_BLOCKS: BlockLevel = { table: 'metric_blocks', steps: 256 };
+export const FINE_BLOCKS: BlockLevel = { table: 'metric_fine_blocks', steps: 16 };
+const LEVELS = [COARSE_BLOCKS, FINE_BLOCKS];
+const BLOCK_STEPS = COARSE_BLOCKS.steps;
 
 /** One point to store: `value` as PostgreSQL reads float8 text ('NaN', 'Infinity' included), `ts` null for now(). */
 export interface PointRow {
@@ -69,7 +79,7 @@ const ONLY_NEW = `
 
 /**
  * Stores the points of keys whose series exist, in one statement: the points (a repeated (series, step)
- * overwrites), their blocks' counts and extremes, and their series' summaries. Answers one row per series
+ * overwrites), their blocks' counts and extremes at both levels, and their series' summaries. Answers one row per series
  * written, with whether any of its points overwrote an earlier one (the summary's min and max, and the
  * touched blocks', are then recomputed by `recomputeExtremes`, since an overwritten extreme may be gone).
  * Keys without a series are left out of the answer: the caller creates them and stores their points again.
@@ -99,17 +109,19 @@ export async function storePoints(
        SELECT s.id, i.step, i.value, i.ts FROM input i JOIN series s ON s.key = i.key${onlyNew ? ONLY_NEW : ''}
        ON CONFLICT (series_id, step) DO UPDATE SET value = EXCLUDED.value, ts = EXCLUDED.ts
        RETURNING p.series_id, p.step, p.value, p.ts, p.xmax::text <> '0' AS overwritten
-     ), blocks AS (
-       INSERT INTO metric_blocks AS b (series_id, block, count, min_step, min_value, max_step, max_value)
-       SELECT series_id, step / ${BLOCK_STEPS}, count(*) FILTER (WHERE NOT overwritten), ${EXTREMES}
-         FROM stored GROUP BY series_id, step / ${BLOCK_STEPS}
+     )${LEVELS.map(
+       (level, i) => `, blocks${i} AS (
+       INSERT INTO ${level.table} AS b (series_id, block, count, min_step, min_value, max_step, max_value)
+       SELECT series_id, step / ${level.steps}, count(*) FILTER (WHERE NOT overwritten), ${EXTREMES}
+         FROM stored GROUP BY series_id, step / ${level.steps}
        ON CONFLICT (series_id, block) DO UPDATE SET
          count = b.count + EXCLUDED.count,
          min_step = CASE WHEN b.min_value IS NULL OR EXCLUDED.min_value < b.min_value THEN EXCLUDED.min_step ELSE b.min_step END,
          min_value = LEAST(b.min_value, EXCLUDED.min_value),
          max_step = CASE WHEN b.max_value IS NULL OR EXCLUDED.max_value > b.max_value THEN EXCLUDED.max_step ELSE b.max_step END,
          max_value = GREATEST(b.max_value, EXCLUDED.max_value)
-     ), batch AS (
+     )`,
+     ).join('')}, batch AS (
        SELECT series_id, count(*) AS stored, count(*) FILTER (WHERE NOT overwritten) AS added,
               bool_or(overwritten) AS overwrote, max(step) AS last_step,
               (array_agg(value ORDER BY step DESC))[1] AS last_value, (array_agg(ts ORDER BY step DESC))[1] AS last_ts,
@@ -145,30 +157,37 @@ export async function createSeries(tx: Tx, runId: string, keys: string[]): Promi
 }
 
 /**
- * After overwrites: the touched blocks' counts and extremes recomputed from their points (at most BLOCK_STEPS
- * each), then the series' min and max from their blocks. Exact, and it reads no more than those blocks.
+ * After overwrites at these (series, step) points: the blocks holding them, at both levels, get their counts and
+ * extremes recomputed from their points (at most 256 per block), then the series' min and max from their 256-step
+ * blocks. Exact, and it reads no more than those blocks. Two statements: one statement's parts all read the
+ * snapshot it started with, so the summaries could not read the blocks it rewrites.
  */
 export async function recomputeExtremes(
   db: Queryable,
-  blocks: { seriesId: string; block: number }[],
+  points: { seriesId: string; step: number }[],
 ): Promise<void> {
+  const recompute = (level: BlockLevel, i: number) => `recomputed${i} AS (
+       UPDATE ${level.table} b SET count = x.count, min_step = x.min_step, min_value = x.min_value,
+              max_step = x.max_step, max_value = x.max_value
+         FROM (SELECT p.series_id, t.block, count(*)::int AS count, ${EXTREMES}
+                 FROM (SELECT DISTINCT series_id, step / ${level.steps} AS block FROM touched) t
+                 JOIN metric_points p ON p.series_id = t.series_id
+                  AND p.step >= t.block * ${level.steps} AND p.step < (t.block + 1) * ${level.steps}
+                GROUP BY p.series_id, t.block) x
+        WHERE b.series_id = x.series_id AND b.block = x.block
+     )`;
   await db.query(
-    `UPDATE metric_blocks b SET count = x.count, min_step = x.min_step, min_value = x.min_value,
-            max_step = x.max_step, max_value = x.max_value
-       FROM (SELECT p.series_id, t.block, count(*)::int AS count, ${EXTREMES}
-               FROM unnest($1::bigint[], $2::bigint[]) AS t (series_id, block)
-               JOIN metric_points p ON p.series_id = t.series_id
-                AND p.step >= t.block * ${BLOCK_STEPS} AND p.step < (t.block + 1) * ${BLOCK_STEPS}
-              GROUP BY p.series_id, t.block) x
-      WHERE b.series_id = x.series_id AND b.block = x.block`,
-    [blocks.map((b) => b.seriesId), blocks.map((b) => b.block)],
+    `WITH touched AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS t (series_id, step)),
+     ${LEVELS.map(recompute).join(', ')}
+     SELECT 1`,
+    [points.map((p) => p.seriesId), points.map((p) => p.step)],
   );
   await db.query(
     `UPDATE metric_series m SET min_value = x.min_value, max_value = x.max_value
        FROM (SELECT series_id, min(min_value) AS min_value, max(max_value) AS max_value
-               FROM metric_blocks WHERE series_id = ANY($1::bigint[]) GROUP BY series_id) x
+               FROM ${COARSE_BLOCKS.table} WHERE series_id = ANY($1::bigint[]) GROUP BY series_id) x
       WHERE m.id = x.series_id`,
-    [[...new Set(blocks.map((b) => b.seriesId))]],
+    [[...new Set(points.map((p) => p.seriesId))]],
   );
 }
 
@@ -237,13 +256,31 @@ export async function pagePoints(
 }
 
 /**
+ * Which candidates a downsampled read of `count` points spanning `span` steps into `buckets` buckets takes (see
+ * `downsample`): past `pointLimit` points, the 256-step blocks, so no read sorts more than that many points or two
+ * per block; else the 16-step blocks where they are no wider than a bucket and hold four points or more on
+ * average (fewer, and they would be about as many rows as the points); else the points themselves.
+ */
+export function blocksFor(
+  count: number,
+  span: number,
+  buckets: number,
+  pointLimit: number,
+): BlockLevel | undefined {
+  if (count > pointLimit) return COARSE_BLOCKS;
+  const fine = FINE_BLOCKS.steps;
+  if (span >= fine * buckets && count >= (4 * span) / fine) return FINE_BLOCKS;
+  return undefined;
+}
+
+/**
  * The series in [lo, hi] cut into `buckets` equal step ranges, keeping each bucket's lowest and highest point
  * (NaN only where a bucket holds nothing else), in step order: at most 2 × buckets points. The candidates are
- * every point (`fromBlocks` false), or, for long ranges, the lowest and highest point of each block wholly inside
- * the range plus every point of the blocks its ends cut: a bucket then keeps the extremes of its blocks'
- * extremes, so a spike, being its block's extreme, survives just the same. The buckets cut the range from its
- * first to its last point, so `lo` and `hi` may be wider than the points (0 and MAX_METRIC_STEP for a whole
- * series) without changing the answer.
+ * every point (no `blocks`), or the extremes of each block of that level wholly inside the range plus every point
+ * of the blocks its ends cut (and the first of a block holding only NaN): a bucket keeps the lowest of the
+ * blocks' lows and those points in it, and the highest of their highs, so a spike, being its block's extreme,
+ * survives just the same. The buckets cut the range from its first to its last point, so `lo` and `hi` may be
+ * wider than the points (0 and MAX_METRIC_STEP for a whole series) without changing the answer.
  */
 export async function downsample(
   db: Queryable,
@@ -251,33 +288,47 @@ export async function downsample(
   lo: number,
   hi: number,
   buckets: number,
-  fromBlocks: boolean,
+  blocks: BlockLevel | undefined,
   withTime = true,
 ): Promise<StoredPoint[]> {
-  if (!fromBlocks) return downsamplePoints(db, seriesId, lo, hi, buckets, withTime);
-  const candidates = `SELECT min_step AS step, min_value AS value FROM metric_blocks
-        WHERE series_id = $1 AND block > $2::bigint / ${BLOCK_STEPS} AND block < $3::bigint / ${BLOCK_STEPS} AND min_step IS NOT NULL
-       UNION ALL
-       SELECT max_step, max_value FROM metric_blocks
-        WHERE series_id = $1 AND block > $2::bigint / ${BLOCK_STEPS} AND block < $3::bigint / ${BLOCK_STEPS} AND max_step IS NOT NULL
-       UNION ALL
-       SELECT step, value FROM metric_points WHERE series_id = $1 AND step >= $2
-          AND step <= LEAST($3, ($2::bigint / ${BLOCK_STEPS} + 1) * ${BLOCK_STEPS} - 1)
-       UNION ALL
-       SELECT step, value FROM metric_points WHERE series_id = $1 AND $3::bigint / ${BLOCK_STEPS} > $2::bigint / ${BLOCK_STEPS}
-          AND step >= ($3::bigint / ${BLOCK_STEPS}) * ${BLOCK_STEPS} AND step <= $3`;
+  if (!blocks) return downsamplePoints(db, seriesId, lo, hi, buckets, withTime);
+  const { table, steps } = blocks;
+  const bucket = `floor((step - r.first)::float8 * $4 / (r.last - r.first + 1)::float8)`;
+  // Each block row read once, its low and its high both taken from it.
+  const pick = (step: string, value: string, order: string) => `SELECT DISTINCT ON (bucket) step, value FROM (
+         SELECT step, value, ${bucket} AS bucket
+           FROM (SELECT ${step} AS step, ${value} AS value FROM b WHERE min_step IS NOT NULL
+                 UNION ALL SELECT step, value FROM raw) x, r
+       ) y ORDER BY bucket, value = 'NaN', value ${order}, step`;
   return db.query<StoredPoint>(
-    `WITH r AS (${FIRST_AND_LAST}), c AS (
-       SELECT step, value, floor((step - r.first)::float8 * $4 / (r.last - r.first + 1)::float8) AS bucket
-         FROM (${candidates}) x, r
+    `WITH r AS (${FIRST_AND_LAST}), b AS MATERIALIZED (
+       SELECT block, min_step, min_value, max_step, max_value FROM ${table}
+        WHERE series_id = $1 AND block > $2::bigint / ${steps} AND block < $3::bigint / ${steps}
+     ), raw AS MATERIALIZED (
+       SELECT step, value FROM metric_points WHERE series_id = $1 AND step >= $2
+          AND step <= LEAST($3, ($2::bigint / ${steps} + 1) * ${steps} - 1)
+       UNION ALL
+       SELECT step, value FROM metric_points WHERE series_id = $1 AND $3::bigint / ${steps} > $2::bigint / ${steps}
+          AND step >= ($3::bigint / ${steps}) * ${steps} AND step <= $3
+       UNION ALL
+       -- A block of NaN alone has no extremes: its first point stands for it, so a bucket of nothing but NaN
+       -- keeps a NaN, as it does when the points are read.
+       SELECT f.step, f.value FROM b, LATERAL (
+         SELECT step, value FROM metric_points WHERE series_id = $1 AND step >= b.block * ${steps}
+            AND step < (b.block + 1) * ${steps} ORDER BY step LIMIT 1) f
+        WHERE b.min_step IS NULL
      ), kept AS (
-       (SELECT DISTINCT ON (bucket) step FROM c ORDER BY bucket, value = 'NaN', value, step)
+       (${pick('min_step', 'min_value', 'ASC')})
        UNION
-       (SELECT DISTINCT ON (bucket) step FROM c ORDER BY bucket, value = 'NaN', value DESC, step)
+       (${pick('max_step', 'max_value', 'DESC')})
      )
-     SELECT p.step::float8 AS step, p.value, ${tsOf(withTime, 'p')}
-       FROM kept JOIN metric_points p ON p.series_id = $1 AND p.step = kept.step
-      ORDER BY p.step`,
+     ${
+       withTime
+         ? `SELECT p.step::float8 AS step, p.value, p.ts
+              FROM kept JOIN metric_points p ON p.series_id = $1 AND p.step = kept.step ORDER BY p.step`
+         : // A compared curve draws no time: the kept points are the answer, with no lookup of each.
+           `SELECT step::float8 AS step, value, NULL::timestamptz AS ts FROM kept ORDER BY kept.step`
+     }`,
     [seriesId, lo, hi, buckets],
   );
 }

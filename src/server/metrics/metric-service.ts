@@ -39,8 +39,9 @@ import * as repo from './metric-repository.ts';
 const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
 
 /**
- * Up to this many points in the asked range, a downsampled read buckets the points themselves; above it, the
- * blocks' extremes (see repo.downsample), so it never sorts more than this many points or two per block.
+ * Past this many points in the asked range, a downsampled read buckets the 256-step blocks' extremes, so it never
+ * sorts more than this many points or two per block; up to it, the points or the 16-step blocks' extremes (see
+ * repo.blocksFor).
  */
 const RAW_DOWNSAMPLE_LIMIT = 50_000;
 
@@ -115,14 +116,11 @@ async function recomputeOverwritten(
 ): Promise<void> {
   const overwritten = new Map(written.filter((w) => w.overwrote).map((w) => [w.key, w.id]));
   if (overwritten.size === 0) return;
-  const blocks = new Map<string, { seriesId: string; block: number }>();
-  for (const p of points) {
+  const touched = points.flatMap((p) => {
     const seriesId = overwritten.get(p.key);
-    if (seriesId === undefined) continue;
-    const block = Math.floor(p.step / repo.BLOCK_STEPS);
-    blocks.set(`${seriesId} ${block}`, { seriesId, block });
-  }
-  await repo.recomputeExtremes(db, [...blocks.values()]);
+    return seriesId === undefined ? [] : [{ seriesId, step: p.step }];
+  });
+  await repo.recomputeExtremes(db, touched);
 }
 
 const value = (v: number | null) => (v === null ? null : encodeMetricValue(v));
@@ -196,7 +194,7 @@ export async function getRunMetricSeries(
  */
 async function readDownsampled(
   db: Db,
-  series: { id: string; count: string },
+  series: { id: string; count: string; last_step: number | null },
   lo: number,
   hi: number,
   maxPoints: number,
@@ -204,22 +202,20 @@ async function readDownsampled(
 ): Promise<{ count: number; downsampled: boolean; points: repo.StoredPoint[] }> {
   if (lo > hi) return { count: 0, downsampled: false, points: [] };
   const whole = lo === 0 && hi === MAX_METRIC_STEP;
-  const count = whole ? Number(series.count) : (await repo.rangeFacts(db, series.id, lo, hi)).count;
+  const facts = whole ? undefined : await repo.rangeFacts(db, series.id, lo, hi);
+  const count = facts ? facts.count : Number(series.count);
   if (count === 0) return { count: 0, downsampled: false, points: [] };
   if (count <= maxPoints) {
     const points = await repo.pagePoints(db, series.id, lo, hi, undefined, maxPoints, withTime);
     return { count, downsampled: false, points };
   }
   const buckets = Math.floor(maxPoints / 2);
-  const points = await repo.downsample(
-    db,
-    series.id,
-    lo,
-    hi,
-    buckets,
-    count > RAW_DOWNSAMPLE_LIMIT,
-    withTime,
-  );
+  // The steps the points span: from the range's first point to its last, or, for a whole series, from step 0 to
+  // its last (too wide for a series that starts late, which at worst picks block extremes where the points
+  // would have been read: the curve keeps its spikes either way).
+  const span = whole ? (series.last_step ?? 0) + 1 : facts!.last! - facts!.first! + 1;
+  const blocks = repo.blocksFor(count, span, buckets, RAW_DOWNSAMPLE_LIMIT);
+  const points = await repo.downsample(db, series.id, lo, hi, buckets, blocks, withTime);
   return { count, downsampled: true, points };
 }
 
