@@ -1,9 +1,14 @@
 // The compare page's metric charts with many long runs, against the same page with few, measured in one run:
 // 100 runs × 10 keys × 10,000 steps (10 million points, logged through the API in batches of 1,000), the page
-// opened in Chromium on the real service until every chart is drawn, then two interactions. Prints figures.
+// opened in Chromium on the real service until every chart is drawn, then two interactions, on a service that
+// keeps ended runs' compared curves and on one that reads them on every look. Prints figures.
 // Run: node bench/web-metrics.ts [--runs 100] [--keys 10] [--steps 10000] [--baseline 10] [--rounds 3]
 //      [--concurrency 8]
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Agent } from 'undici';
+import { startAssayServer } from '../test/support/assay-server.ts';
 import { launchChromium } from '../test/support/browser.ts';
 import { startBenchService } from './support/bench-service.ts';
 import { openTimed, timeAction } from './support/page-timing.ts';
@@ -93,6 +98,7 @@ const empty = (): Figures => ({ drawn: [], longest: [], blocked: [], key: [], lo
 const service = await startBenchService('web_metrics');
 const dispatcher = new Agent({ connections: o.concurrency });
 const browser = await launchChromium();
+const stops: Array<() => Promise<void>> = [];
 try {
   const api = { url: service.url, key: service.key, dispatcher };
   const started = performance.now();
@@ -112,58 +118,80 @@ try {
   }
   log(`seeding took ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-  const figures = new Map(seeded.map((s) => [s.label, empty()]));
+  // A second service process on the same database that keeps no compared curves: every look there reads every
+  // curve from PostgreSQL, as the first look at an experiment does on any service.
+  const uncachedDir = await mkdtemp(path.join(tmpdir(), 'assay-bench-web-metrics-read-'));
+  const uncached = await startAssayServer({
+    DATABASE_URL: service.databaseUrl,
+    ASSAY_ORCHESTRATOR: 'off',
+    ASSAY_DATA_DIR: uncachedDir,
+    ASSAY_CURVE_CACHE_POINTS: '0',
+  });
+  stops.push(async () => {
+    await uncached.stop();
+    await rm(uncachedDir, { recursive: true, force: true });
+  });
+  const services = [
+    { label: 'cached', url: service.url },
+    { label: 'read', url: uncached.url },
+  ];
+  const figureKey = (scope: string, target: string) => `${scope} ${target}`;
+  const figures = new Map(
+    seeded.flatMap((s) => services.map((v) => [figureKey(s.label, v.label), empty()] as const)),
+  );
   const first = keyName(0);
   const second = keyName(1);
-  // Round 0 warms the service and the database; it is not counted in the medians, and reported on its own: it is
+  // Round 0 warms the services and the database; it is not counted in the medians, and reported on its own: it is
   // the first look at each experiment, whose curves the service has not read before (src/server/metrics/curve-cache.ts).
   const firstDrawn = new Map<string, number>();
   for (let round = 0; round <= o.rounds; round++) {
-    for (const s of seeded) {
-      const page = await openTimed(
-        browser,
-        `${service.url}/ui/experiments/${s.id}/compare`,
-        service.key,
-        drawnCondition(s.runs, first),
-      );
-      const longTasks = await page.page.evaluate<number[]>(LONG_TASKS);
-      // Another key: its 100 curves are read and drawn.
-      const key = await timeAction(
-        page.page,
-        'change',
-        `document.querySelector(${JSON.stringify(`figure.compare-overlay[data-key="${second}"] .chart[data-drawn-lines="${s.runs}"]`)}) !== null`,
-        () =>
-          page.page
-            .getByRole('combobox', { name: 'Metric' })
-            .selectOption(second)
-            .then(() => undefined),
-      );
-      // Log scale: no request, every chart rebuilt from the data it holds.
-      const logScale = await timeAction(
-        page.page,
-        'change',
-        `document.querySelector(${JSON.stringify(`figure.compare-overlay .chart[data-scale="log"][data-drawn-lines="${s.runs}"]`)}) !== null`,
-        () => page.page.getByLabel('Log scale').check(),
-      );
-      await page.close();
-      if (round === 0) {
-        firstDrawn.set(s.label, page.renderedMs);
-        continue;
+    for (const v of services)
+      for (const s of seeded) {
+        const page = await openTimed(
+          browser,
+          `${v.url}/ui/experiments/${s.id}/compare`,
+          service.key,
+          drawnCondition(s.runs, first),
+        );
+        const longTasks = await page.page.evaluate<number[]>(LONG_TASKS);
+        // Another key: its 100 curves are read and drawn.
+        const key = await timeAction(
+          page.page,
+          'change',
+          `document.querySelector(${JSON.stringify(`figure.compare-overlay[data-key="${second}"] .chart[data-drawn-lines="${s.runs}"]`)}) !== null`,
+          () =>
+            page.page
+              .getByRole('combobox', { name: 'Metric' })
+              .selectOption(second)
+              .then(() => undefined),
+        );
+        // Log scale: no request, every chart rebuilt from the data it holds.
+        const logScale = await timeAction(
+          page.page,
+          'change',
+          `document.querySelector(${JSON.stringify(`figure.compare-overlay .chart[data-scale="log"][data-drawn-lines="${s.runs}"]`)}) !== null`,
+          () => page.page.getByLabel('Log scale').check(),
+        );
+        await page.close();
+        if (round === 0) {
+          if (v.label === 'cached') firstDrawn.set(s.label, page.renderedMs);
+          continue;
+        }
+        const f = figures.get(figureKey(s.label, v.label))!;
+        f.drawn.push(page.renderedMs);
+        f.longest.push(Math.max(0, ...longTasks));
+        f.blocked.push(longTasks.reduce((sum, d) => sum + Math.max(0, d - 50), 0));
+        f.key.push(key.ms);
+        f.logScale.push(logScale.ms);
       }
-      const f = figures.get(s.label)!;
-      f.drawn.push(page.renderedMs);
-      f.longest.push(Math.max(0, ...longTasks));
-      f.blocked.push(longTasks.reduce((sum, d) => sum + Math.max(0, d - 50), 0));
-      f.key.push(key.ms);
-      f.logScale.push(logScale.ms);
-    }
     log(`round ${round} done${round === 0 ? ' (warm-up)' : ''}`);
   }
 
-  const row = (s: (typeof seeded)[number]) => {
-    const f = figures.get(s.label)!;
+  const row = (s: (typeof seeded)[number], v: (typeof services)[number]) => {
+    const f = figures.get(figureKey(s.label, v.label))!;
     return [
       `${s.runs} runs × ${o.keys} keys × ${o.steps.toLocaleString('en-US')} steps`,
+      v.label === 'cached' ? 'kept after the first look' : 'read on every look',
       ms(median(f.drawn)),
       ms(median(f.longest)),
       ms(median(f.blocked)),
@@ -171,8 +199,10 @@ try {
       ms(median(f.logScale)),
     ];
   };
-  const many = figures.get('many')!;
-  const base = figures.get('baseline')!;
+  const many = figures.get(figureKey('many', 'cached'))!;
+  const base = figures.get(figureKey('baseline', 'cached'))!;
+  const manyRead = figures.get(figureKey('many', 'read'))!;
+  const baseRead = figures.get(figureKey('baseline', 'read'))!;
   const ratio = (a: number[], b: number[]) => (median(a) / median(b)).toFixed(2);
   const seedRate = (s: (typeof seeded)[number]) => Math.round(s.points / s.seconds).toLocaleString('en-US');
   await publish(
@@ -191,18 +221,32 @@ try {
       'drawn. Key: choosing another key → its overlay drawn (its series read and drawn). Log scale: the toggle →',
       'the overlay redrawn on a log axis (no request).',
       '',
+      'Each page is measured on two service processes over the same database: the one that seeded it, which keeps',
+      'ended runs’ compared curves after their first read (`ASSAY_CURVE_CACHE_POINTS`, default), and one started',
+      'with `ASSAY_CURVE_CACHE_POINTS=0`, where every look reads every curve from PostgreSQL as a first look does.',
+      '',
       table(
-        ['Experiment', 'Drawn (ms)', 'Longest task (ms)', 'Blocking (ms)', 'Key (ms)', 'Log scale (ms)'],
-        [row(seeded[0]!), row(seeded[1]!)],
+        [
+          'Experiment',
+          'Curves',
+          'Drawn (ms)',
+          'Longest task (ms)',
+          'Blocking (ms)',
+          'Key (ms)',
+          'Log scale (ms)',
+        ],
+        seeded.flatMap((s) => services.map((v) => row(s, v))),
       ),
       '',
-      `Many/baseline: drawn ${ratio(many.drawn, base.drawn)}×, key ${ratio(many.key, base.key)}×, log scale ${ratio(many.logScale, base.logScale)}×.`,
+      `Many/baseline: drawn ${ratio(many.drawn, base.drawn)}×, key ${ratio(many.key, base.key)}×, log scale ${ratio(many.logScale, base.logScale)}× (curves kept);`,
+      `drawn ${ratio(manyRead.drawn, baseRead.drawn)}×, key ${ratio(manyRead.key, baseRead.key)}× (curves read on every look).`,
       '',
       `First look (the warm-up round: the service had not read these curves before, so none came from its cache of`,
       `ended runs' curves): drawn in ${ms(firstDrawn.get('many') ?? NaN)} ms with ${o.runs} runs, ${ms(firstDrawn.get('baseline') ?? NaN)} ms with ${o.baseline}.`,
     ].join('\n'),
   );
 } finally {
+  for (const stop of stops) await stop();
   await browser.close();
   await dispatcher.close();
   await service.stop();

@@ -43,6 +43,8 @@ export interface ServiceConfig {
   readonly workerKeyGraceMs: number;
   /** A run takes metric points this long after it ended. */
   readonly metricsGraceMs: number;
+  /** Points of ended runs' compared curves kept per service instance (src/server/metrics/curve-cache.ts). */
+  readonly curveCachePoints: number;
   /** How long a managed instance's one-time exchange token can buy its worker key. */
   readonly exchangeTokenTtlMs: number;
   readonly jwt: JwtConfig | undefined;
@@ -142,6 +144,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     watchdogIntervalMs: readSetting(env, 'ASSAY_WATCHDOG_INTERVAL_S'),
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
     metricsGraceMs: readSetting(env, 'ASSAY_METRICS_GRACE_S'),
+    curveCachePoints: readSetting(env, 'ASSAY_CURVE_CACHE_POINTS'),
     exchangeTokenTtlMs: readSetting(env, 'ASSAY_EXCHANGE_TOKEN_TTL_S'),
     authFailureLimit: readSetting(env, 'ASSAY_AUTH_FAILURE_LIMIT'),
     metricsScope: metricsScope(env),

@@ -237,6 +237,15 @@ export const SETTINGS = {
     table: 'service',
     description: 'How long after its run ended a run still takes metric points (a runner’s last batches)',
   },
+  ASSAY_CURVE_CACHE_POINTS: {
+    kind: 'integer',
+    default: 250_000,
+    min: 0,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'Points of ended runs’ compared curves one service instance keeps in memory (about 50 bytes each), so a second look at a comparison reads no points; `0`: none kept',
+  },
   ASSAY_EXCHANGE_TOKEN_TTL_S: {
     kind: 'seconds',
     default: 900,

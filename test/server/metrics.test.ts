@@ -626,6 +626,31 @@ for (const driver of ['postgres', 'pglite'] as const) {
     });
   });
 
+  describe(`compared curves with ASSAY_CURVE_CACHE_POINTS=0 on ${driver}`, () => {
+    let t: TestService;
+    before(async () => {
+      t = await startTestService({ pglite: driver === 'pglite', env: { ASSAY_CURVE_CACHE_POINTS: '0' } });
+    });
+    after(() => t?.close());
+
+    it('reads an ended run’s curve from the database on every look', async () => {
+      const e = await committedExperiment(t, t.adminKey);
+      const run = await runningRun(t, t.adminKey, e.id);
+      const logged = await t
+        .as(t.adminKey)
+        .post(`${run.path}/metrics`, { metrics: points('loss', 0, 10, (s) => s) });
+      assert.equal(logged.status, 200, JSON.stringify(logged.body));
+      assert.equal((await t.as(t.adminKey).post(`${run.path}/succeed`)).status, 200);
+      const curve = async () =>
+        (await t.as(t.adminKey).get(`/experiments/${e.id}/metrics/loss`)).body.items[0].points.map(
+          (p: { value: number }) => p.value,
+        );
+      assert.deepEqual(await curve(), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      await t.service.db.query(`UPDATE metric_points SET value = value + 1`);
+      assert.deepEqual(await curve(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    });
+  });
+
   describe(`run metrics after the grace on ${driver}`, () => {
     let t: TestService;
     before(async () => {

@@ -75,14 +75,8 @@ function storableTimestamp(text: string): boolean {
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
-/**
- * Points of ended runs' compared curves a service instance keeps (about 50 bytes each as read, so ≈ 12 MB):
- * five keys of a 100-run comparison at the compare page's 500 points a curve.
- */
-const CACHED_CURVE_POINTS = 250_000;
-
 export function metricRoutes(db: Db, config: ServiceConfig) {
-  const curves = new CurveCache(CACHED_CURVE_POINTS);
+  const curves = config.curveCachePoints > 0 ? new CurveCache(config.curveCachePoints) : undefined;
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with runs:read.
