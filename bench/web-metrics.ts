@@ -24,6 +24,7 @@ const o = options(process.argv.slice(2), {
   concurrency: 8,
 });
 const BATCH = 1000; // MAX_METRIC_POINTS_PER_REQUEST
+const CURVE_READS = 10;
 const VARIATIONS = 10;
 const log = (line: string) => console.log(`[web-metrics] ${line}`);
 const keyName = (k: number) => `metric_${String(k).padStart(2, '0')}`;
@@ -184,8 +185,27 @@ try {
         f.key.push(key.ms);
         f.logScale.push(logScale.ms);
       }
-    log(`round ${round} done${round === 0 ? ' (warm-up)' : ''}`);
+    const drawn = [...figures].map(([k, f]) => `${k} ${ms(f.drawn.at(-1) ?? NaN)}`).join(', ');
+    log(`round ${round} done${round === 0 ? ' (warm-up)' : `: drawn (ms) ${drawn}`}`);
   }
+
+  // The page's one read of every curve of the first key (comparePoints: 500 points a curve past 10 runs), on its
+  // own, from this process: what the service spends answering it, without the browser.
+  const curvesMs = new Map<string, number[]>();
+  for (const v of services)
+    for (const s of seeded) {
+      const times: number[] = [];
+      for (let i = 0; i < CURVE_READS; i++) {
+        const t = performance.now();
+        await call(
+          { ...api, url: v.url },
+          'GET',
+          `/experiments/${s.id}/metrics/${first}?max_points=${s.runs > 10 ? 500 : 1000}`,
+        );
+        times.push(performance.now() - t);
+      }
+      curvesMs.set(figureKey(s.label, v.label), times);
+    }
 
   const row = (s: (typeof seeded)[number], v: (typeof services)[number]) => {
     const f = figures.get(figureKey(s.label, v.label))!;
@@ -193,6 +213,7 @@ try {
       `${s.runs} runs × ${o.keys} keys × ${o.steps.toLocaleString('en-US')} steps`,
       v.label === 'cached' ? 'kept after the first look' : 'read on every look',
       ms(median(f.drawn)),
+      ms(median(curvesMs.get(figureKey(s.label, v.label))!)),
       ms(median(f.longest)),
       ms(median(f.blocked)),
       ms(median(f.key)),
@@ -219,7 +240,8 @@ try {
       'key drawn with a line per run, every config scatter drawn and every metric cell filled. Longest task and',
       'blocking (the sum over long tasks of their time past 50 ms): main-thread long tasks from navigation to',
       'drawn. Key: choosing another key → its overlay drawn (its series read and drawn). Log scale: the toggle →',
-      'the overlay redrawn on a log axis (no request).',
+      "the overlay redrawn on a log axis (no request). Curves read: the page's request for every run's curve of the",
+      `first key, sent on its own from the benchmark after the rounds (median of ${CURVE_READS}).`,
       '',
       'Each page is measured on two service processes over the same database: the one that seeded it, which keeps',
       'ended runs’ compared curves after their first read (`ASSAY_CURVE_CACHE_POINTS`, default), and one started',
@@ -230,6 +252,7 @@ try {
           'Experiment',
           'Curves',
           'Drawn (ms)',
+          'Curves read (ms)',
           'Longest task (ms)',
           'Blocking (ms)',
           'Key (ms)',

@@ -334,9 +334,11 @@ export async function downsample(
 }
 
 /**
- * `downsample` over every point of the range, in one pass: the buckets' extremes by aggregation (no sort of the
- * points), then the points holding them; the same points as sorting each bucket by value would keep (on a tie
- * the lowest step; NaN only where a bucket holds nothing else), at about a third of the cost on 10,000 points.
+ * `downsample` over every point of the range, in one pass: each point gets its bucket's extremes by a window
+ * aggregate, then the points holding them are kept; the same points as sorting each bucket by value would keep
+ * (on a tie the lowest step; NaN only where a bucket holds nothing else), at four fifths of its cost on 10,000
+ * points. A join of the points to their buckets' extremes costs a little less, but on a young table whose
+ * statistics say it is empty the planner runs it as a nested loop: 150 ms for 2,000 points instead of 4.
  */
 async function downsamplePoints(
   db: Queryable,
@@ -347,16 +349,16 @@ async function downsamplePoints(
   withTime: boolean,
 ): Promise<StoredPoint[]> {
   return db.query<StoredPoint>(
-    `WITH r AS (${FIRST_AND_LAST}), c AS MATERIALIZED (
+    `WITH r AS (${FIRST_AND_LAST}), c AS (
        SELECT p.step, p.value, ${tsOf(withTime, 'p')}, floor((p.step - r.first)::float8 * $4 / (r.last - r.first + 1)::float8) AS bucket
          FROM metric_points p, r WHERE p.series_id = $1 AND p.step >= $2 AND p.step <= $3
      ), e AS (
-       SELECT bucket, min(value) FILTER (WHERE value <> 'NaN') AS low, max(value) FILTER (WHERE value <> 'NaN') AS high
-         FROM c GROUP BY bucket
-     ), m AS (
-       SELECT c.bucket, c.step, c.value, c.ts, e.low IS NULL OR c.value = e.low AS is_low,
-              e.low IS NULL OR c.value = e.high AS is_high
-         FROM c JOIN e USING (bucket) WHERE e.low IS NULL OR c.value = e.low OR c.value = e.high
+       SELECT bucket, step, value, ts, min(value) FILTER (WHERE value <> 'NaN') OVER b AS low,
+              max(value) FILTER (WHERE value <> 'NaN') OVER b AS high
+         FROM c WINDOW b AS (PARTITION BY bucket)
+     ), m AS MATERIALIZED (
+       SELECT bucket, step, value, ts, low IS NULL OR value = low AS is_low, low IS NULL OR value = high AS is_high
+         FROM e WHERE low IS NULL OR value = low OR value = high
      )
      SELECT step::float8 AS step, value, ts FROM (
        (SELECT DISTINCT ON (bucket) step, value, ts FROM m WHERE is_low ORDER BY bucket, step)
