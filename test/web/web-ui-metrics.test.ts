@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { startAssayServer, type AssayServer } from '../support/assay-server.ts';
 import { launchChromium, screenshot } from '../support/browser.ts';
-import { api, newSession, signIn } from './support.ts';
+import { api, newSession, PHONE, signIn } from './support.ts';
 
 // Run metrics in a real browser (Debian's Chromium) against a real `assay server` on the embedded default:
 // a run's charts (a chart per key, log scale, smoothing, zoom that refetches the zoomed steps, live updates
@@ -343,5 +343,30 @@ describe('web UI in Chromium: run metrics', () => {
     await lr.locator('.chart[data-drawn-points="2"]').waitFor();
     assert.deepEqual(problems, []);
     assert.deepEqual(dialogs, []);
+  });
+
+  it('fits the compare page in 390 px: the table scrolls in its own box, the charts fit the screen', async () => {
+    const phone = await newSession(browser, dialogs, PHONE);
+    await signIn(phone.page, server, key);
+    await phone.page.goto(`${server.url}/ui/experiments/${experimentId}/compare`);
+    await phone.page.getByRole('heading', { name: 'Compare runs' }).waitFor();
+    const overlay = phone.page.locator('figure.compare-overlay');
+    await overlay.locator('.chart[data-drawn-lines]').waitFor();
+    const scatters = phone.page.locator('figure.config-scatter');
+    await scatters.first().waitFor();
+    for (const scatter of await scatters.all()) await scatter.locator('.chart[data-drawn-points]').waitFor();
+    await phone.page
+      .locator('table.compare td.col-logged', { hasText: '…' })
+      .first()
+      .waitFor({ state: 'detached' });
+    const width = await phone.page.evaluate<number>('document.documentElement.scrollWidth');
+    assert.ok(width <= PHONE.width, `the compare page scrolls sideways: ${width}px`);
+    const chartWidth = await overlay
+      .locator('canvas')
+      .first()
+      .evaluate((c: { clientWidth: number }) => c.clientWidth);
+    assert.ok(chartWidth > 200 && chartWidth <= PHONE.width, `overlay ${chartWidth}px wide`);
+    await screenshot(phone.page, 'compare-metrics-390');
+    await phone.context.close();
   });
 });
