@@ -4,16 +4,9 @@
 -- instead of every point: a 500-point curve of 10,000 steps is about 1,250 block extremes instead of 10,000 points,
 -- which is what a comparison of a hundred runs spends its first read on. Kept by the same statement that stores
 -- each batch, and by the recomputation after overwrites (src/server/metrics/metric-repository.ts).
-CREATE TABLE metric_fine_blocks (
-  series_id bigint NOT NULL,
-  block bigint NOT NULL,
-  count integer NOT NULL,
-  min_step bigint,
-  min_value float8,
-  max_step bigint,
-  max_value float8,
-  PRIMARY KEY (series_id, block)
-);
+
+-- The same columns and primary key as metric_blocks: the repository writes and reads both levels with one text.
+CREATE TABLE metric_fine_blocks (LIKE metric_blocks INCLUDING ALL);
 
 -- The points stored before this migration. The extremes as the repository computes them: the lowest (highest)
 -- non-NaN value, on a tie the lowest step; NaN = NaN in PostgreSQL's float order, so `<> 'NaN'` leaves out exactly
