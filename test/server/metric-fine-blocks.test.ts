@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
+import { describe, it } from 'node:test';
 import { committedExperiment, runningRun } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { migrationUpgrade } from '../support/migration-upgrade.ts';
+import type { TestService } from '../support/service.ts';
 
 // Migration 011_metric_fine_blocks.sql adds the 16-step blocks to a database that already holds points. Its
 // backfill must leave exactly the rows the write path would have kept, or downsampled reads of old series would
@@ -12,17 +12,10 @@ const UNDO_MIGRATION_011 = `DROP TABLE metric_fine_blocks;
   DELETE FROM schema_migrations WHERE version = '011_metric_fine_blocks.sql'`;
 
 describe('migration 011 on a database with metric points', () => {
-  let t: TestService;
-  let upgraded: TestService | undefined;
-  before(async () => {
-    t = await startTestService();
-  });
-  after(async () => {
-    await upgraded?.close();
-    await t.close();
-  });
+  const db = migrationUpgrade();
 
   it('backfills the 16-step blocks that storing the points kept', async () => {
+    const t = db.primary;
     const key = (await t.createUser()).key;
     const experiment = await committedExperiment(t, key);
     const run = await runningRun(t, key, experiment.id);
@@ -52,29 +45,21 @@ describe('migration 011 on a database with metric points', () => {
       { key: 'loss', step: 1500, value: 50 },
     ]);
 
-    const client = new pg.Client({ connectionString: t.databaseUrl });
-    await client.connect();
-    const rows = async (q: string) => (await client.query(q)).rows;
     const blocks = () =>
-      rows(`SELECT s.key, b.block::int, b.count, b.min_step::int, b.min_value, b.max_step::int, b.max_value
+      db.rows(`SELECT s.key, b.block::int, b.count, b.min_step::int, b.min_value, b.max_step::int, b.max_value
               FROM metric_fine_blocks b JOIN metric_series s ON s.id = b.series_id ORDER BY s.key, b.block`);
     const curve = async (api: TestService) =>
       (await api.as(key).get(`${run.path}/metrics/loss?max_points=100`)).body;
-    try {
-      const written = await blocks();
-      assert.equal(written.filter((b) => b.key === 'loss').length, Math.ceil(2002 / 16));
-      assert.equal(written.filter((b) => b.key === 'sparse').length, 40);
-      assert.ok(
-        written.some((b) => b.min_step === null && b.count === 16),
-        'a block of NaN alone',
-      );
-      const before = await curve(t);
-      await rows(UNDO_MIGRATION_011);
-      upgraded = await startTestService({ replicaOf: t });
-      assert.deepEqual(await blocks(), written);
-      assert.deepEqual(await curve(upgraded), before);
-    } finally {
-      await client.end();
-    }
+    const written = await blocks();
+    assert.equal(written.filter((b) => b.key === 'loss').length, Math.ceil(2002 / 16));
+    assert.equal(written.filter((b) => b.key === 'sparse').length, 40);
+    assert.ok(
+      written.some((b) => b.min_step === null && b.count === 16),
+      'a block of NaN alone',
+    );
+    const before = await curve(t);
+    const upgraded = await db.reapply(UNDO_MIGRATION_011);
+    assert.deepEqual(await blocks(), written);
+    assert.deepEqual(await curve(upgraded), before);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { RANK_CANDIDATES } from '../../src/server/search/search-repository.ts';
+import { migrationUpgrade } from '../support/migration-upgrade.ts';
 import { UNDO_MIGRATION_010 } from '../support/search-postings.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -200,17 +200,10 @@ for (const driver of ['postgres', 'pglite'] as const) {
 }
 
 describe('migration 010 on a database with documents', () => {
-  let t: TestService;
-  let upgraded: TestService | undefined;
-  before(async () => {
-    t = await startTestService();
-  });
-  after(async () => {
-    await upgraded?.close();
-    await t.close();
-  });
+  const db = migrationUpgrade();
 
   it('backfills the postings the triggers would have written, in every scope', async () => {
+    const t = db.primary;
     const owner = await t.createUser();
     const other = await t.createUser();
     const org = await t.as(owner.key).post('/organizations', { slug: `upgrade-${Date.now()}`, name: 'U' });
@@ -222,31 +215,24 @@ describe('migration 010 on a database with documents', () => {
     });
     await post(other.key, 'Long training diary', `${filler(70, 2)} dropout ${filler(400, 3)}`);
     await post(owner.key, 'dropout curves', 'dropout dropout', { kind: 'output' });
-    const client = new pg.Client({ connectionString: t.databaseUrl });
-    await client.connect();
-    const rows = async (q: string) => (await client.query(q)).rows;
+    const rows = db.rows;
     const postings = () =>
       rows(
         'SELECT scope, lexeme, impact, rank, created_at, asset_id FROM search_postings ORDER BY asset_id, lexeme',
       );
-    try {
-      const written = await postings();
-      assert.ok(written.length > 0);
-      await rows(UNDO_MIGRATION_010);
-      upgraded = await startTestService({ replicaOf: t });
-      assert.deepEqual(await postings(), written);
-      assert.deepEqual(await rows(STALE), [{ n: 0 }]);
-      const found = await upgraded.as(owner.key).get('/search?q=dropout');
-      assert.deepEqual(
-        found.body.items.map((i: { name: string }) => i.name),
-        ['Dropout sweep'],
-      );
-      // The triggers are back too: a new document gets its postings.
-      await post(owner.key, 'Dropout again', 'Dropout once more.');
-      assert.deepEqual(await rows(STALE), [{ n: 0 }]);
-      assert.equal((await postings()).length > written.length, true);
-    } finally {
-      await client.end();
-    }
+    const written = await postings();
+    assert.ok(written.length > 0);
+    const upgraded = await db.reapply(UNDO_MIGRATION_010);
+    assert.deepEqual(await postings(), written);
+    assert.deepEqual(await rows(STALE), [{ n: 0 }]);
+    const found = await upgraded.as(owner.key).get('/search?q=dropout');
+    assert.deepEqual(
+      found.body.items.map((i: { name: string }) => i.name),
+      ['Dropout sweep'],
+    );
+    // The triggers are back too: a new document gets its postings.
+    await post(owner.key, 'Dropout again', 'Dropout once more.');
+    assert.deepEqual(await rows(STALE), [{ n: 0 }]);
+    assert.equal((await postings()).length > written.length, true);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
+import { migrationUpgrade } from '../support/migration-upgrade.ts';
 import { UNDO_MIGRATION_010 } from '../support/search-postings.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -112,57 +112,45 @@ for (const driver of ['postgres', 'pglite'] as const) {
 }
 
 describe('migration 007 on a database with documents', () => {
-  let t: TestService;
-  let upgraded: TestService | undefined;
-  before(async () => {
-    t = await startTestService();
-  });
-  after(async () => {
-    await upgraded?.close();
-    await t.close();
-  });
+  const db = migrationUpgrade();
 
   it('backfills rank_vector of existing documents, which then rank as new ones do', async () => {
+    const t = db.primary;
     const { key } = await t.createUser();
     const post = (name: string, content: string) =>
       t.as(key).post('/assets', { kind: 'report', name, content, metadata: { tags: ['notes'] } });
     await post('Dropout sweep', `${filler(100, 1)}. Dropout of 0.1 was best.`);
     await post('Long training diary', `${filler(400, 2)}. We also tried dropout once.`);
     // Back to the schema before 007 (so before 010 too), with these rows in it, then a service start migrates it again.
-    const client = new pg.Client({ connectionString: t.databaseUrl });
-    await client.connect();
-    const rows = async (q: string) => (await client.query(q)).rows;
-    try {
-      await rows(UNDO_MIGRATION_010);
-      await rows('ALTER TABLE assets DROP COLUMN rank_vector');
-      await rows("DELETE FROM schema_migrations WHERE version = '007_search_rank.sql'");
-      upgraded = await startTestService({ replicaOf: t });
-      assert.deepEqual(
-        await rows(
-          'SELECT count(*)::int AS n FROM assets WHERE search_vector IS NOT NULL AND rank_vector IS NULL',
-        ),
-        [{ n: 0 }],
-      );
-      const res = await upgraded.as(key).get('/search?q=dropout');
-      assert.deepEqual(
-        res.body.items.map((i: { name: string }) => i.name),
-        ['Dropout sweep', 'Long training diary'],
-      );
-      // The backfill computes what finalize computes: the same document again gets the same vector.
-      await upgraded.as(key).post('/assets', {
-        kind: 'report',
-        name: 'Dropout sweep',
-        content: `${filler(100, 1)}. Dropout of 0.1 was best.`,
-        metadata: { tags: ['notes'] },
-      });
-      assert.deepEqual(
-        await rows(
-          "SELECT count(DISTINCT rank_vector)::int AS n, count(*)::int AS docs FROM assets WHERE name = 'Dropout sweep'",
-        ),
-        [{ n: 1, docs: 2 }],
-      );
-    } finally {
-      await client.end();
-    }
+    const rows = db.rows;
+    const upgraded = await db.reapply(
+      `${UNDO_MIGRATION_010}
+       ALTER TABLE assets DROP COLUMN rank_vector;
+       DELETE FROM schema_migrations WHERE version = '007_search_rank.sql';`,
+    );
+    assert.deepEqual(
+      await rows(
+        'SELECT count(*)::int AS n FROM assets WHERE search_vector IS NOT NULL AND rank_vector IS NULL',
+      ),
+      [{ n: 0 }],
+    );
+    const res = await upgraded.as(key).get('/search?q=dropout');
+    assert.deepEqual(
+      res.body.items.map((i: { name: string }) => i.name),
+      ['Dropout sweep', 'Long training diary'],
+    );
+    // The backfill computes what finalize computes: the same document again gets the same vector.
+    await upgraded.as(key).post('/assets', {
+      kind: 'report',
+      name: 'Dropout sweep',
+      content: `${filler(100, 1)}. Dropout of 0.1 was best.`,
+      metadata: { tags: ['notes'] },
+    });
+    assert.deepEqual(
+      await rows(
+        "SELECT count(DISTINCT rank_vector)::int AS n, count(*)::int AS docs FROM assets WHERE name = 'Dropout sweep'",
+      ),
+      [{ n: 1, docs: 2 }],
+    );
   });
 });
