@@ -50,3 +50,12 @@ export function tamperParam(url: string, name: string): string {
 export function replaceParam(url: string, name: string, value: string): string {
   return url.replace(new RegExp(`([?&]${name}=)[^&]*`), `$1${encodeURIComponent(value)}`);
 }
+
+/** Drops a query parameter, leaving the rest of the URL byte for byte. */
+export function removeParam(url: string, name: string): string {
+  const match = new RegExp(`([?&])${name}=[^&]*&?`).exec(url);
+  if (!match) throw new Error(`no ${name} in ${url}`);
+  const rest = url.slice(match.index + match[0].length);
+  const kept = match[1] === '?' ? '?' : rest === '' ? '' : '&';
+  return url.slice(0, match.index) + kept + rest;
+}
