@@ -11,11 +11,20 @@ import {
 } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { takeBootstrapKey } from '../support/assay-server.ts';
+import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startLoggedAssayServer, type LoggedAssayServer } from '../support/logged-assay-server.ts';
-import { startLoggedService, type HttpReply, type LoggedService } from '../support/logged-service.ts';
+import {
+  httpCall,
+  startLoggedService,
+  type HttpCall,
+  type HttpReply,
+  type LoggedService,
+} from '../support/logged-service.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { s3StorageEnv, startSeaweedFs, type SeaweedFs } from '../support/seaweedfs.ts';
 import { SecretRegistry } from '../support/secret-scan.ts';
+import { apiOver, type Api } from '../support/service.ts';
+import { exchange, mintExchangeToken } from '../support/worker-key-exchange.ts';
 
 // "Logs never contain a key or a presigned URL's signature": flows that handle every kind of secret, with the
 // service logging at trace through production's logger options, then every captured line is scanned for the
@@ -27,20 +36,8 @@ const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'assay-api';
 const now = () => Math.floor(Date.now() / 1000);
 
-type Call = (
-  method: string,
-  url: string,
-  o?: {
-    key?: string;
-    authorization?: string;
-    body?: unknown;
-    rawBody?: string | Uint8Array;
-    headers?: Record<string, string>;
-  },
-) => Promise<HttpReply>;
-
 /** Every answer passes through the registry, so whatever a flow is handed (keys, URLs) counts as a secret. */
-function recording(request: Call, secrets: SecretRegistry): Call {
+function recording(request: HttpCall, secrets: SecretRegistry): HttpCall {
   return async (method, url, o = {}) => {
     const res = await request(method, url, o);
     secrets.collect(res.body, `${method} ${url.split('?')[0]}`);
@@ -52,8 +49,9 @@ function recording(request: Call, secrets: SecretRegistry): Call {
 const signedHeaders = (h: Record<string, string>) =>
   Object.fromEntries(Object.entries(h).filter(([k]) => k.toLowerCase() !== 'content-length'));
 
-function expect(res: HttpReply, status: number, what: string) {
-  assert.equal(res.status, status, `${what}: ${res.text.slice(0, 500)}`);
+function expect(res: Pick<HttpReply, 'status' | 'body'> & { text?: string }, status: number, what: string) {
+  const text = res.text ?? JSON.stringify(res.body);
+  assert.equal(res.status, status, `${what}: ${text.slice(0, 500)}`);
   return res.body;
 }
 
@@ -75,7 +73,9 @@ describe('logs never contain a key or a presigned URL signature', () => {
 
   describe('the service in-process, production logger options at trace', () => {
     let svc: LoggedService;
-    let call: Call;
+    let call: HttpCall;
+    // The shared fixtures over the same recorded calls.
+    let api: Api;
     let jwksDir: string;
     let signer: CryptoKey;
     const fake = new FakeOrchestrator();
@@ -119,6 +119,7 @@ describe('logs never contain a key or a presigned URL signature', () => {
         },
       });
       call = recording(svc.request, secrets);
+      api = apiOver(call);
       secrets.addToken(svc.adminKey, 'the bootstrap admin key');
       secrets.addToken(orchestratorKey, 'ASSAY_ORCHESTRATOR_KEY');
       secrets.add(storageSecret, 'ASSAY_STORAGE_SECRET');
@@ -199,26 +200,14 @@ describe('logs never contain a key or a presigned URL signature', () => {
 
     it('drives a run with a worker key and moves bytes through presigned local URLs, plain and multipart', async () => {
       const owner = svc.adminKey;
-      const exp = expect(
-        await call('POST', '/experiments', { key: owner, body: { name: 'secrets' } }),
-        201,
-        'experiment',
+      const exp = await committedExperiment(
+        api,
+        owner,
+        { name: 'secrets' },
+        'lr: 1\nlaunch:\n  command: "true"\n',
       );
-      expect(
-        await call('POST', `/experiments/${exp.id}/variations`, {
-          key: owner,
-          body: { config_yaml: 'lr: 1\nlaunch:\n  command: "true"\n' },
-        }),
-        201,
-        'variation',
-      );
-      expect(await call('POST', `/experiments/${exp.id}/commit`, { key: owner }), 200, 'commit');
-      const run = expect(
-        await call('POST', `/experiments/${exp.id}/variations/1/runs`, { key: owner }),
-        201,
-        'run',
-      );
-      const runPath = `/experiments/${exp.id}/variations/1/runs/${run.r}`;
+      const run = await createRun(api, owner, exp.id);
+      const runPath = run.path;
       const worker = expect(
         await call('POST', '/api-keys', {
           key: owner,
@@ -299,43 +288,19 @@ describe('logs never contain a key or a presigned URL signature', () => {
 
     it('uses the orchestrator keys and the worker keys they mint, revoked ones included', async () => {
       const owner = svc.adminKey;
-      const exp = expect(
-        await call('POST', '/experiments', { key: owner, body: { name: 'managed' } }),
-        201,
-        'experiment',
-      );
-      expect(
-        await call('POST', `/experiments/${exp.id}/variations`, {
-          key: owner,
-          body: { config_yaml: 'launch:\n  command: "true"\n' },
-        }),
-        201,
-        'variation',
-      );
-      expect(await call('POST', `/experiments/${exp.id}/commit`, { key: owner }), 200, 'commit');
-      const run = expect(
-        await call('POST', `/experiments/${exp.id}/variations/1/runs`, { key: owner }),
-        201,
-        'run',
-      );
-      const runPath = `/experiments/${exp.id}/variations/1/runs/${run.r}`;
+      const exp = await committedExperiment(api, owner, { name: 'managed' }, 'launch:\n  command: "true"\n');
+      const run = await createRun(api, owner, exp.id);
+      const runPath = run.path;
       expect(await call('POST', `${runPath}/provision`, { key: owner }), 202, 'provision');
       const embedded = await mintEmbeddedOrchestratorKey(svc.service.db);
       secrets.addToken(embedded.token, 'an embedded orchestrator key');
       for (const key of [orchestratorKey, embedded.token])
         expect(await call('GET', `/orchestrator/runs/${run.id}`, { key }), 200, 'orchestrator read');
-      const exchangeToken = async (key: string) =>
-        expect(
-          await call('POST', `/orchestrator/runs/${run.id}/exchange-token`, { key }),
-          201,
-          'exchange token',
-        ).token as string;
-      const token = await exchangeToken(orchestratorKey);
-      const late = await exchangeToken(embedded.token);
-      const second = expect(await call('POST', '/worker-keys/exchange', { key: token }), 201, 'exchange')
-        .key as string;
-      expect(await call('POST', '/worker-keys/exchange', { key: token }), 401, 'spent exchange token');
-      expect(await call('POST', '/worker-keys/exchange', { key: late }), 401, 'voided exchange token');
+      const token = await mintExchangeToken(api, orchestratorKey, run.id);
+      const late = await mintExchangeToken(api, embedded.token, run.id);
+      const second = expect(await exchange(api, token), 201, 'exchange').key as string;
+      expect(await exchange(api, token), 401, 'spent exchange token');
+      expect(await exchange(api, late), 401, 'voided exchange token');
       expect(await call('GET', `${runPath}/config`, { key: token }), 401, 'exchange token as a key');
       expect(await call('GET', `${runPath}/config`, { key: second }), 200, 'worker key');
       expect(await call('POST', `${runPath}/start`, { key: second }), 200, 'start');
@@ -360,31 +325,10 @@ describe('logs never contain a key or a presigned URL signature', () => {
 
     it('logs failures (503 from an unreachable orchestrator, 500 from broken storage) without secrets', async () => {
       const owner = svc.adminKey;
-      const exp = expect(
-        await call('POST', '/experiments', { key: owner, body: { name: 'failing' } }),
-        201,
-        'experiment',
-      );
-      expect(
-        await call('POST', `/experiments/${exp.id}/variations`, {
-          key: owner,
-          body: { config_yaml: 'launch:\n  command: "true"\n' },
-        }),
-        201,
-        'variation',
-      );
-      expect(await call('POST', `/experiments/${exp.id}/commit`, { key: owner }), 200, 'commit');
-      const run = expect(
-        await call('POST', `/experiments/${exp.id}/variations/1/runs`, { key: owner }),
-        201,
-        'run',
-      );
+      const exp = await committedExperiment(api, owner, { name: 'failing' }, 'launch:\n  command: "true"\n');
+      const run = await createRun(api, owner, exp.id);
       fake.failing.add('startManagedRun');
-      expect(
-        await call('POST', `/experiments/${exp.id}/variations/1/runs/${run.r}/provision`, { key: owner }),
-        503,
-        'provision, Temporal down',
-      );
+      expect(await call('POST', `${run.path}/provision`, { key: owner }), 503, 'provision, Temporal down');
       fake.failing.clear();
       // Storage that cannot write: the objects directory replaced by a file.
       const objects = path.join(svc.dataDir, 'objects');
@@ -426,7 +370,8 @@ describe('logs never contain a key or a presigned URL signature', () => {
     let database: Awaited<ReturnType<typeof createTestDatabase>>;
     let dataDir: string;
     let serverEnv: Record<string, string>;
-    let call: Call;
+    let call: HttpCall;
+    let api: Api;
 
     before(async () => {
       [store, database, dataDir] = await Promise.all([
@@ -445,26 +390,8 @@ describe('logs never contain a key or a presigned URL signature', () => {
         ASSAY_LOCAL_COMPUTE_USERS: 'all',
       };
       server = await startLoggedAssayServer(serverEnv, dataDir);
-      call = recording(async (method, url, o = {}) => {
-        const headers: Record<string, string> = { ...o.headers };
-        if (o.key) headers.authorization = `Bearer ${o.key}`;
-        if (o.authorization !== undefined) headers.authorization = o.authorization;
-        const body = o.body !== undefined ? JSON.stringify(o.body) : o.rawBody;
-        if (o.body !== undefined) headers['content-type'] = 'application/json';
-        const res = await fetch(url.startsWith('http') ? url : `${server.url}${url}`, {
-          method,
-          headers,
-          body,
-        });
-        const text = await res.text();
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // not JSON
-        }
-        return { status: res.status, body: parsed, text };
-      }, secrets);
+      call = recording(httpCall(server.url), secrets);
+      api = apiOver(call);
     });
     after(async () => {
       await server?.stop();
@@ -516,28 +443,14 @@ describe('logs never contain a key or a presigned URL signature', () => {
           'a key pasted as the id to revoke',
         );
         const key = agent.key as string;
-        const exp = expect(
-          await call('POST', '/experiments', { key, body: { name: 'managed secrets' } }),
-          201,
-          'experiment',
+        const exp = await committedExperiment(
+          api,
+          key,
+          { name: 'managed secrets' },
+          'lr: 1\nlaunch:\n  command: mkdir -p outputs && echo 0.42 > outputs/loss.txt\n',
         );
-        expect(
-          await call('POST', `/experiments/${exp.id}/variations`, {
-            key,
-            body: {
-              config_yaml: 'lr: 1\nlaunch:\n  command: mkdir -p outputs && echo 0.42 > outputs/loss.txt\n',
-            },
-          }),
-          201,
-          'variation',
-        );
-        expect(await call('POST', `/experiments/${exp.id}/commit`, { key }), 200, 'commit');
-        const run = expect(
-          await call('POST', `/experiments/${exp.id}/variations/1/runs`, { key }),
-          201,
-          'run',
-        );
-        const runPath = `/experiments/${exp.id}/variations/1/runs/${run.r}`;
+        const run = await createRun(api, key, exp.id);
+        const runPath = run.path;
         expect(await call('POST', `${runPath}/provision`, { key }), 202, 'provision');
         // Meanwhile, a presigned S3 upload and download by the agent, and a tampered URL.
         const asset = expect(

@@ -14,10 +14,15 @@ export async function addVariation(api: Api, key: string, experimentId: string, 
   return res.body as { n: number };
 }
 
-/** A committed experiment with one variation: ready for runs. */
-export async function committedExperiment(api: Api, key: string, body: Record<string, unknown> = {}) {
+/** A committed experiment with one variation (of `configYaml` when given): ready for runs. */
+export async function committedExperiment(
+  api: Api,
+  key: string,
+  body: Record<string, unknown> = {},
+  configYaml?: string,
+) {
   const experiment = await createExperiment(api, key, body);
-  await addVariation(api, key, experiment.id);
+  await addVariation(api, key, experiment.id, configYaml);
   const res = await api.as(key).post(`/experiments/${experiment.id}/commit`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body as { id: string };

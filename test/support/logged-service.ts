@@ -13,7 +13,21 @@ export interface HttpReply {
   status: number;
   body: any;
   text: string;
+  headers: Record<string, string>;
 }
+
+/** A real HTTP call (sockets, headers and all): `body` goes as JSON, `rawBody` as given. */
+export type HttpCall = (
+  method: string,
+  url: string,
+  o?: {
+    key?: string;
+    authorization?: string;
+    body?: unknown;
+    rawBody?: string | Uint8Array;
+    headers?: Record<string, string>;
+  },
+) => Promise<HttpReply>;
 
 export interface LoggedService {
   service: Service;
@@ -22,18 +36,8 @@ export interface LoggedService {
   dataDir: string;
   /** Every line the service logged, exactly as production's logger options render it. */
   logs: string[];
-  /** A real HTTP call (sockets, headers and all): `body` goes as JSON, `rawBody` as given. */
-  request(
-    method: string,
-    url: string,
-    o?: {
-      key?: string;
-      authorization?: string;
-      body?: unknown;
-      rawBody?: string | Uint8Array;
-      headers?: Record<string, string>;
-    },
-  ): Promise<HttpReply>;
+  /** A real HTTP call to the service (or to an absolute URL). */
+  request: HttpCall;
   close(): Promise<void>;
 }
 
@@ -78,33 +82,38 @@ export async function startLoggedService(opts: {
     adminKey: service.bootstrapKey,
     dataDir,
     logs,
-    async request(method, target, o = {}) {
-      const headers: Record<string, string> = { ...o.headers };
-      if (o.key) headers.authorization = `Bearer ${o.key}`;
-      if (o.authorization !== undefined) headers.authorization = o.authorization;
-      let body = o.rawBody;
-      if (o.body !== undefined) {
-        body = JSON.stringify(o.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const res = await fetch(target.startsWith('http') ? target : `${url}${target}`, {
-        method,
-        headers,
-        body,
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        // not JSON: keep the text
-      }
-      return { status: res.status, body: parsed, text };
-    },
+    request: httpCall(url),
     async close() {
       await service.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** HTTP calls to `baseUrl` (a path) or to an absolute URL (a presigned one), authorised by `key`. */
+export function httpCall(baseUrl: string): HttpCall {
+  return async (method, target, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    if (o.authorization !== undefined) headers.authorization = o.authorization;
+    let body = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(target.startsWith('http') ? target : `${baseUrl}${target}`, {
+      method,
+      headers,
+      body,
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed, text, headers: Object.fromEntries(res.headers) };
   };
 }
