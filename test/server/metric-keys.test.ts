@@ -101,5 +101,41 @@ for (const driver of ['postgres', 'pglite'] as const) {
         'a refused batch stored no point of a known key either',
       );
     });
+
+    it("pages a run's keys by cursor, filters them by text, and answers them all on the default page", async () => {
+      const run = await runningRun(small, smallKey, smallExperimentId);
+      const names = [...keys('train/', 15), ...keys('Eval/', 10)];
+      const res = await small.as(smallKey).post(`${run.path}/metrics`, { metrics: pointsOf(names) });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const byteOrder = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const all = await small.as(smallKey).get(`${run.path}/metrics`);
+      assert.deepEqual(
+        [all.body.items.map((m: { key: string }) => m.key), all.body.next_cursor],
+        [byteOrder, null],
+      );
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: { status: number; body: any } = await small
+          .as(smallKey)
+          .get(`${run.path}/metrics?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        seen.push(...page.body.items.map((m: { key: string }) => m.key));
+        cursor = page.body.next_cursor;
+        pages++;
+      } while (cursor);
+      assert.deepEqual([seen, pages], [byteOrder, 3]);
+      const evalKeys = await small.as(smallKey).get(`${run.path}/metrics?contains=eVAL/000`);
+      assert.deepEqual(
+        evalKeys.body.items.map((m: { key: string }) => m.key),
+        keys('Eval/', 10),
+      );
+      assert.equal(evalKeys.body.items[0].count, 1);
+      const bad = await small.as(smallKey).get(`${run.path}/metrics?cursor=bm90LWEtY3Vyc29y`);
+      assert.deepEqual([bad.status, bad.body.error.code], [400, 'invalid_cursor']);
+      const tooMany = await small.as(smallKey).get(`${run.path}/metrics?limit=10001`);
+      assert.equal(tooMany.status, 400);
+    });
   });
 }
