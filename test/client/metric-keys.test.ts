@@ -45,7 +45,10 @@ describe('metric keys and compared curves through the client', () => {
       ],
     );
     assert.ok(first.next_cursor);
-    const second = await client.runs.metricKeys(experimentId, 1, r, { limit: 700, cursor: first.next_cursor });
+    const second = await client.runs.metricKeys(experimentId, 1, r, {
+      limit: 700,
+      cursor: first.next_cursor,
+    });
     assert.deepEqual([second.items.length, second.next_cursor], [500, null]);
     const filtered = await client.runs.metricKeys(experimentId, 1, r, { contains: 'EVAL/009' });
     assert.deepEqual(
@@ -81,10 +84,7 @@ describe('metric keys and compared curves through the client', () => {
       limit: 1,
       cursor: curves.next_cursor!,
     });
-    assert.deepEqual(
-      [next.items.map((c) => c.r), next.next_cursor],
-      [[r2], null],
-    );
+    assert.deepEqual([next.items.map((c) => c.r), next.next_cursor], [[r2], null]);
     const ranged = await client.experiments.metricSeries(experimentId, 'loss', { minStep: 1 });
     assert.deepEqual(
       ranged.items.map((c) => c.count),

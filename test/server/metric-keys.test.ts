@@ -19,7 +19,10 @@ for (const driver of ['postgres', 'pglite'] as const) {
       t = await startTestService({ pglite: driver === 'pglite' });
       key = (await t.createUser()).key;
       experimentId = (await committedExperiment(t, key)).id;
-      small = await startTestService({ pglite: driver === 'pglite', env: { ASSAY_METRIC_KEYS_PER_RUN: '50' } });
+      small = await startTestService({
+        pglite: driver === 'pglite',
+        env: { ASSAY_METRIC_KEYS_PER_RUN: '50' },
+      });
       smallKey = (await small.createUser()).key;
       smallExperimentId = (await committedExperiment(small, smallKey)).id;
     });
@@ -64,7 +67,9 @@ for (const driver of ['postgres', 'pglite'] as const) {
       const a = await runningRun(small, smallKey, smallExperimentId);
       const b = await runningRun(small, smallKey, smallExperimentId);
       for (const run of [a, b]) {
-        const res = await small.as(smallKey).post(`${run.path}/metrics`, { metrics: pointsOf(keys('x', 50)) });
+        const res = await small
+          .as(smallKey)
+          .post(`${run.path}/metrics`, { metrics: pointsOf(keys('x', 50)) });
         assert.equal(res.status, 200, JSON.stringify(res.body));
       }
       const over = await small.as(smallKey).post(`${a.path}/metrics`, { metrics: pointsOf(['y']) });
