@@ -164,7 +164,11 @@ export class Experiments {
    * One key's curve in each run that logged it, a page of runs in (n, r) order, each downsampled on the
    * server (to compare runs in one read instead of one per run); NotFoundError when no run logged the key.
    */
-  metricSeries(id: string, key: string, params: ExperimentSeriesParams = {}): Promise<ExperimentMetricSeries> {
+  metricSeries(
+    id: string,
+    key: string,
+    params: ExperimentSeriesParams = {},
+  ): Promise<ExperimentMetricSeries> {
     return this.#t.get(
       path`/experiments/${id}/metrics/${key}` +
         query({
