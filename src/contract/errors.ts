@@ -57,6 +57,7 @@ export const ERROR_CODES = [
   'no_variations',
   'run_ended',
   'run_not_started',
+  'metric_key_limit',
   'run_not_provisioned',
   'incomplete_run',
   'asset_ready',

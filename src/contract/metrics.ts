@@ -71,8 +71,31 @@ export const MetricSummary = Type.Object({
 });
 export type MetricSummary = Static<typeof MetricSummary>;
 
-/** `GET …/runs/{r}/metrics`: every key of the run, by key. */
-export const RunMetricList = Type.Object({ items: Type.Array(MetricSummary) }, { $id: 'RunMetricList' });
+/**
+ * `GET …/runs/{r}/metrics`: pages of the run's keys. The default page holds as many keys as a run may log by
+ * default (ASSAY_METRIC_KEYS_PER_RUN), so a reader that does not follow `next_cursor` still sees them all there.
+ */
+export const RunMetricListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_METRIC_PAGE, default: 1000 })),
+    cursor: Type.Optional(Type.String({ maxLength: 400 })),
+    contains: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_METRIC_KEY_LENGTH,
+        description: 'only the keys holding this text, letter case ignored',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RunMetricListQuery = Static<typeof RunMetricListQuery>;
+
+/** The run's keys in byte order, each with its summary, `limit` a page (follow `next_cursor`). */
+export const RunMetricList = Type.Object(
+  { items: Type.Array(MetricSummary), next_cursor: Nullable(Type.String()) },
+  { $id: 'RunMetricList' },
+);
 export type RunMetricList = Static<typeof RunMetricList>;
 
 export const RunMetricParams = Type.Object({

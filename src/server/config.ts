@@ -43,6 +43,8 @@ export interface ServiceConfig {
   readonly workerKeyGraceMs: number;
   /** A run takes metric points this long after it ended. */
   readonly metricsGraceMs: number;
+  /** Distinct metric keys one run may log. */
+  readonly metricKeysPerRun: number;
   /** Points of ended runs' compared curves kept per service instance (src/server/metrics/curve-cache.ts). */
   readonly curveCachePoints: number;
   /** How long a managed instance's one-time exchange token can buy its worker key. */
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     watchdogIntervalMs: readSetting(env, 'ASSAY_WATCHDOG_INTERVAL_S'),
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
     metricsGraceMs: readSetting(env, 'ASSAY_METRICS_GRACE_S'),
+    metricKeysPerRun: readSetting(env, 'ASSAY_METRIC_KEYS_PER_RUN'),
     curveCachePoints: readSetting(env, 'ASSAY_CURVE_CACHE_POINTS'),
     exchangeTokenTtlMs: readSetting(env, 'ASSAY_EXCHANGE_TOKEN_TTL_S'),
     authFailureLimit: readSetting(env, 'ASSAY_AUTH_FAILURE_LIMIT'),

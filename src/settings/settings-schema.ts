@@ -237,6 +237,16 @@ export const SETTINGS = {
     table: 'service',
     description: 'How long after its run ended a run still takes metric points (a runner’s last batches)',
   },
+  ASSAY_METRIC_KEYS_PER_RUN: {
+    kind: 'integer',
+    default: 1000,
+    min: 1,
+    max: 100_000,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'Distinct metric keys one run may log; a batch that would bring more answers 409 `metric_key_limit` and stores none of its points',
+  },
   ASSAY_CURVE_CACHE_POINTS: {
     kind: 'integer',
     default: 250_000,

@@ -369,4 +369,106 @@ describe('web UI in Chromium: run metrics', () => {
     await screenshot(phone.page, 'compare-metrics-390');
     await phone.context.close();
   });
+
+  it('offers a key picker past 20 keys: a paged, searchable list, and a chart only for each key picked', async () => {
+    const { page } = session;
+    const r = await startRun(1);
+    const layers = Array.from({ length: 55 }, (_, i) => `layer${String(i).padStart(2, '0')}/grad_norm`);
+    // In byte order, as the service lists them: layer… sorts before loss.
+    const keys = ['accuracy', 'eval/acc', 'eval/loss', ...layers, 'loss', 'lr'];
+    await log(
+      1,
+      r,
+      keys.flatMap((k, i) => series(k, 30, (s) => i + s / 30)),
+    );
+    await must('POST', `${runUrl(1, r)}/succeed`);
+    const before = metricRequests.length;
+    await page.goto(`${server.url}/ui${runUrl(1, r)}`);
+    const picker = page.locator('section.key-picker');
+    await picker.getByRole('heading', { name: 'Metric keys' }).waitFor();
+    const rows = picker.locator('table.key-list tbody tr');
+    await rows.first().waitFor();
+    // The first page: 50 of the 60 keys, in byte order; the run's first four keys are charted.
+    const listed = () => rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-key')));
+    assert.deepEqual(await listed(), keys.slice(0, 50));
+    const charted = () =>
+      page.locator('figure.metric-chart').evaluateAll((els) => els.map((e) => e.getAttribute('data-key')));
+    await drawn(chart(page, 'layer00/grad_norm'), 30);
+    assert.deepEqual(await charted(), keys.slice(0, 4));
+    await picker.getByText('Charting 4.').waitFor();
+    assert.match(await rows.nth(2).innerText(), /eval\/loss\s+2\.96\d*\s+2\s+2\.96\d*\s+30/);
+
+    // The next page holds the other ten; a key picked there gets its chart.
+    await picker.getByRole('button', { name: 'Next page' }).click();
+    await picker.locator('tr[data-key="lr"]').waitFor();
+    assert.deepEqual(await listed(), keys.slice(50));
+    await picker.getByLabel('loss', { exact: true }).check();
+    await drawn(chart(page, 'loss'), 30);
+    await picker.getByRole('button', { name: 'Previous page' }).click();
+    await picker.locator('tr[data-key="accuracy"]').waitFor();
+
+    // Search: the keys holding the text, letter case ignored; unpicking removes a chart.
+    await picker.getByLabel('Search keys').fill('LOSS');
+    await picker.locator('tr[data-key="accuracy"]').waitFor({ state: 'detached' });
+    assert.deepEqual(await listed(), ['eval/loss', 'loss']);
+    await picker.getByLabel('eval/loss').uncheck();
+    await chart(page, 'eval/loss').waitFor({ state: 'detached' });
+    assert.deepEqual(await charted(), ['accuracy', 'eval/acc', 'layer00/grad_norm', 'loss']);
+    await picker.getByLabel('Search keys').fill('');
+    await picker.locator('tr[data-key="accuracy"]').waitFor();
+    await screenshot(page, 'run-metrics-key-picker');
+
+    // At most twelve charts at once: past that, the other keys' boxes are off.
+    await picker.getByRole('button', { name: 'Chart none' }).click();
+    await page.locator('figure.metric-chart').first().waitFor({ state: 'detached' });
+    for (const k of keys.slice(0, 12)) await picker.getByLabel(k, { exact: true }).check();
+    await picker.getByText('Charting 12.').waitFor();
+    assert.equal(await picker.getByLabel(keys[12]!, { exact: true }).isDisabled(), true);
+    assert.equal(await page.locator('figure.metric-chart').count(), 12);
+
+    // Series were read for charted keys only, never one per key of the run.
+    const read = new Set(
+      metricRequests
+        .slice(before)
+        .map((u) => decodeURIComponent(u.pathname.split('/metrics/')[1] ?? ''))
+        .filter((k) => k !== ''),
+    );
+    assert.deepEqual([...read].sort(), [...keys.slice(0, 12), 'loss'].sort());
+    assert.deepEqual(problems, []);
+  });
+
+  it("takes at most 50 columns from the runs' metrics.json, and says so", async () => {
+    const { page } = session;
+    const experiment = await must('POST', '/experiments', { name: 'Many figures' }, 201);
+    const exp = `/experiments/${experiment.id}`;
+    await must('POST', `${exp}/variations`, { config_yaml: 'lr: 0.1\n' }, 201);
+    await must('POST', `${exp}/commit`);
+    const run = await must('POST', `${exp}/variations/1/runs`, undefined, 201);
+    const runPath = `${exp}/variations/1/runs/${run.r}`;
+    await must('GET', `${runPath}/config`);
+    await must('POST', `${runPath}/start`, { environment: {} });
+    const figures = Object.fromEntries(
+      Array.from({ length: 80 }, (_, i) => [`f${String(i).padStart(2, '0')}`, i]),
+    );
+    await must(
+      'POST',
+      '/assets',
+      {
+        kind: 'output',
+        name: 'metrics.json',
+        run: { experiment_id: experiment.id, n: 1, r: run.r },
+        content: JSON.stringify(figures),
+        content_type: 'application/json',
+      },
+      201,
+    );
+    await must('POST', `${runPath}/succeed`);
+    await page.goto(`${server.url}/ui${exp}/compare`);
+    await page.getByText('hold 80 figures: the table shows the first 50 of them').waitFor();
+    const metricHeaders = page.locator('table.compare thead th.col-metric');
+    assert.equal(await metricHeaders.count(), 50);
+    assert.equal((await metricHeaders.last().innerText()).replace(/^metric\s+/, '').trim(), 'f49');
+    assert.equal(await page.locator('table.compare td.col-metric').last().innerText(), '49');
+    assert.deepEqual(problems, []);
+  });
 });

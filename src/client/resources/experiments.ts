@@ -1,6 +1,8 @@
 import type {
   Experiment,
   ExperimentDetail,
+  ExperimentMetricKeys,
+  ExperimentMetricSeries,
   ExperimentMetrics,
   ExperimentSummary,
   ExperimentState,
@@ -14,6 +16,8 @@ import type { Transport } from '../core/transport.ts';
 
 export type {
   ExperimentDetail,
+  ExperimentMetricKeys,
+  ExperimentMetricSeries,
   ExperimentMetrics,
   RunMetricFigures,
   ExperimentState,
@@ -42,6 +46,24 @@ export interface ListExperimentsParams {
   limit?: number;
   cursor?: string;
   organizationId?: OrganizationChoice;
+}
+
+/** A page of an experiment's metric keys; see `Experiments.metricKeys`. */
+export interface ExperimentMetricKeysParams {
+  /** Keys per page (default 1,000, at most MAX_METRIC_PAGE). */
+  limit?: number;
+  cursor?: string;
+}
+
+/** Which part of each run's curve to read, and which page of runs; see `Experiments.metricSeries`. */
+export interface ExperimentSeriesParams {
+  /** Each run's series downsampled on the server to about this many points (default 1,000). */
+  maxPoints?: number;
+  minStep?: number;
+  maxStep?: number;
+  /** Runs per page (default and at most MAX_SERIES_RUNS_PER_PAGE). */
+  limit?: number;
+  cursor?: string;
 }
 
 /** The experiments namespace: create, read, edit and move experiments through their states. */
@@ -126,5 +148,36 @@ export class Experiments {
    */
   metrics(id: string, keys: readonly string[]): Promise<ExperimentMetrics> {
     return this.#t.get(path`/experiments/${id}/metrics` + query({ keys: keys.join(',') }));
+  }
+
+  /**
+   * One page of the metric keys any run of the experiment logged, in byte order, each with how many runs
+   * logged it; pass `next_cursor` back as `cursor` for the next.
+   */
+  metricKeys(id: string, params: ExperimentMetricKeysParams = {}): Promise<ExperimentMetricKeys> {
+    return this.#t.get(
+      path`/experiments/${id}/metric-keys` + query({ limit: params.limit, cursor: params.cursor }),
+    );
+  }
+
+  /**
+   * One key's curve in each run that logged it, a page of runs in (n, r) order, each downsampled on the
+   * server (to compare runs in one read instead of one per run); NotFoundError when no run logged the key.
+   */
+  metricSeries(
+    id: string,
+    key: string,
+    params: ExperimentSeriesParams = {},
+  ): Promise<ExperimentMetricSeries> {
+    return this.#t.get(
+      path`/experiments/${id}/metrics/${key}` +
+        query({
+          max_points: params.maxPoints,
+          min_step: params.minStep,
+          max_step: params.maxStep,
+          limit: params.limit,
+          cursor: params.cursor,
+        }),
+    );
   }
 }

@@ -39,6 +39,15 @@ export interface MetricSeriesParams {
   cursor?: string;
 }
 
+/** A page of a run's metric keys; see `Runs.metricKeys`. */
+export interface RunMetricKeysParams {
+  /** Keys per page (default 1,000, the default number of keys a run may log; at most MAX_METRIC_PAGE). */
+  limit?: number;
+  cursor?: string;
+  /** Only the keys holding this text, letter case ignored. */
+  contains?: string;
+}
+
 /** A run as the service answers it (the contract's Run). */
 export type RunData = Run;
 /** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
@@ -109,11 +118,32 @@ export class Runs {
     });
   }
 
-  /** Every metric key of the run with its count, last point and extremes, by key. */
+  /** Every metric key of the run with its count, last point and extremes, by key (every page of metricKeys). */
   async metrics(experimentId: string, n: number, r: number): Promise<MetricSummary[]> {
-    return (
-      await this.#t.get<RunMetricList>(path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics`)
-    ).items;
+    const items: MetricSummary[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.metricKeys(experimentId, n, r, { cursor });
+      items.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    return items;
+  }
+
+  /**
+   * One page of the run's metric keys in byte order, each with its count, last point and extremes; pass
+   * `next_cursor` back as `cursor` for the next. `contains` keeps the keys holding that text.
+   */
+  metricKeys(
+    experimentId: string,
+    n: number,
+    r: number,
+    params: RunMetricKeysParams = {},
+  ): Promise<RunMetricList> {
+    return this.#t.get(
+      path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics` +
+        query({ limit: params.limit, cursor: params.cursor, contains: params.contains }),
+    );
   }
 
   /**

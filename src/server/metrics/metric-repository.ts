@@ -147,6 +147,35 @@ export async function storePoints(
   );
 }
 
+/** Which of these keys the run has no series of yet (as this statement's snapshot sees them). */
+export async function unknownKeys(db: Queryable, runId: string, keys: string[]): Promise<string[]> {
+  const rows = await db.query<{ key: string }>(
+    `SELECT k AS key FROM unnest($2::text[]) AS k
+      WHERE NOT EXISTS (SELECT 1 FROM metric_series s WHERE s.run_id = $1 AND s.key = k)`,
+    [runId, keys],
+  );
+  return rows.map((r) => r.key);
+}
+
+/**
+ * Locks the run's row until the transaction ends, then counts the run's series and which of `keys` it lacks:
+ * batches bringing new keys to one run take their turn here, so their counts cannot both pass a limit. The lock
+ * (NO KEY UPDATE) leaves the series' foreign-key checks and other runs alone; it is taken before any series row
+ * is, so it cannot deadlock with the batches that write points of known keys only.
+ */
+export async function lockKeyCount(
+  tx: Tx,
+  runId: string,
+  keys: string[],
+): Promise<{ keys: number; fresh: string[] }> {
+  await tx.query(`SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, [runId]);
+  const [row] = await tx.query<{ keys: number }>(
+    `SELECT count(*)::int AS keys FROM metric_series WHERE run_id = $1`,
+    [runId],
+  );
+  return { keys: row!.keys, fresh: await unknownKeys(tx, runId, keys) };
+}
+
 /** Creates the series of these keys that the run does not have yet (their summaries empty). */
 export async function createSeries(tx: Tx, runId: string, keys: string[]): Promise<void> {
   await tx.query(
@@ -191,11 +220,21 @@ export async function recomputeExtremes(
   );
 }
 
-/** Every series of a run, by key (byte order, the same on both drivers). */
-export async function listSeries(db: Queryable, runId: string): Promise<SeriesRow[]> {
+/**
+ * The series of a run after key `after`, by key (byte order, the same on both drivers), up to `limit`; with
+ * `contains`, only the keys holding that text, letter case ignored (strpos: no LIKE pattern to escape).
+ */
+export async function listSeries(
+  db: Queryable,
+  runId: string,
+  page: { after: string | undefined; limit: number; contains: string | undefined },
+): Promise<SeriesRow[]> {
   return db.query<SeriesRow>(
-    `SELECT ${SERIES_COLUMNS} FROM metric_series s WHERE s.run_id = $1 AND s.count > 0 ORDER BY s.key COLLATE "C"`,
-    [runId],
+    `SELECT ${SERIES_COLUMNS} FROM metric_series s
+      WHERE s.run_id = $1 AND s.count > 0 AND ($2::text IS NULL OR s.key COLLATE "C" > $2::text COLLATE "C")
+        AND ($3::text IS NULL OR strpos(lower(s.key), lower($3::text)) > 0)
+      ORDER BY s.key COLLATE "C" LIMIT $4`,
+    [runId, page.after ?? null, page.contains ?? null, page.limit],
   );
 }
 

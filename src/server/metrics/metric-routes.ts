@@ -16,6 +16,7 @@ import {
   MetricSeries,
   MetricSeriesQuery,
   RunMetricList,
+  RunMetricListQuery,
   RunMetricParams,
   RunParams,
 } from '@assay/contract';
@@ -77,6 +78,7 @@ const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experiment
 
 export function metricRoutes(db: Db, config: ServiceConfig) {
   const curves = config.curveCachePoints > 0 ? new CurveCache(config.curveCachePoints) : undefined;
+  const limits = { graceMs: config.metricsGraceMs, keysPerRun: config.metricKeysPerRun };
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with runs:read.
@@ -99,13 +101,14 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
             '`ASSAY_METRICS_GRACE_S` after it ended (409 `run_ended` later, `run_not_started` before it started). ' +
             'NaN and ±Infinity travel as the strings "NaN", "Infinity", "-Infinity"; a point without a timestamp ' +
             'gets the time the service received it. A refused point is named by its path in `error.details` ' +
-            '(`/metrics/3/value`).',
+            '(`/metrics/3/value`). A batch that would bring the run past `ASSAY_METRIC_KEYS_PER_RUN` distinct keys ' +
+            '(default 1,000) is 409 `metric_key_limit`, and none of its points is stored.',
           params: RunParams,
           body: LogMetricsBody,
           response: withErrors({ 200: LogMetricsResult }, 409),
         },
       },
-      (req) => service.logMetrics(db, req.principal, keyOf(req.params), req.body, config.metricsGraceMs),
+      (req) => service.logMetrics(db, req.principal, keyOf(req.params), req.body, limits),
     );
     app.get(
       path,
@@ -115,11 +118,15 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
           tags,
           operationId: 'listRunMetrics',
           summary: "The run's metric keys, each with its count, last point and extremes (NaN ignored)",
+          description:
+            'In byte order, `limit` a page (default 1,000, the default number of keys a run may log; follow ' +
+            '`next_cursor`). `contains` keeps the keys holding that text, letter case ignored.',
           params: RunParams,
+          querystring: RunMetricListQuery,
           response: withErrors({ 200: RunMetricList }),
         },
       },
-      (req) => service.listRunMetrics(db, req.principal, keyOf(req.params)),
+      (req) => service.listRunMetrics(db, req.principal, keyOf(req.params), req.query),
     );
     app.get(
       `${path}/:key`,

@@ -16,10 +16,11 @@ import {
   type MetricSummary,
   type RunMetricFigures,
   type RunMetricList,
+  type RunMetricListQuery,
   type RunState,
 } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
-import type { Db, Queryable } from '../db/database.ts';
+import type { Db, Queryable, Tx } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import {
   decodeRunCursor,
@@ -45,6 +46,12 @@ const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
  */
 const RAW_DOWNSAMPLE_LIMIT = 50_000;
 
+/** What a run's metrics may take: points until `graceMs` after it ended, at most `keysPerRun` distinct keys. */
+export interface MetricLimits {
+  graceMs: number;
+  keysPerRun: number;
+}
+
 /**
  * POST …/metrics: the run must be running, or have ended no more than `graceMs` ago (a runner's last batches may
  * land after it reported the end). The run is found through getRun, the same check that scopes heartbeats and
@@ -55,9 +62,10 @@ export async function logMetrics(
   principal: Principal,
   key: RunKey,
   body: LogMetricsBody,
-  graceMs: number,
+  limits: MetricLimits,
 ): Promise<{ stored: number }> {
   const run = await getRun(db, principal, key);
+  const { graceMs } = limits;
   if (run.state === 'pending')
     throw conflict('run_not_started', 'metrics are taken once the run has started', { state: run.state });
   if (run.ended_at && Date.now() - run.ended_at.getTime() > graceMs)
@@ -78,7 +86,8 @@ export async function logMetrics(
     });
   }
   const points = [...byPoint.values()];
-  // The common batch (its keys known, its steps new) is one statement, atomic without a transaction.
+  // The common batch (its keys known, its steps new) is one statement, atomic without a transaction; having no
+  // new key, it needs no count of the run's keys either.
   const stored = (written: repo.StoredSeries[]) => ({
     stored: written.reduce((sum, w) => sum + w.stored, 0),
   });
@@ -89,23 +98,30 @@ export async function logMetrics(
     return stored(fast);
   }
   return db.transaction(async (tx) => {
-    let written = await repo.storePoints(tx, run.id, points);
-    const have = new Set(written.map((w) => w.key));
-    const fresh = [...new Set(points.filter((p) => !have.has(p.key)).map((p) => p.key))];
-    if (fresh.length > 0) {
-      await repo.createSeries(tx, run.id, fresh);
-      const freshKeys = new Set(fresh);
-      written = written.concat(
-        await repo.storePoints(
-          tx,
-          run.id,
-          points.filter((p) => freshKeys.has(p.key)),
-        ),
-      );
-    }
+    const keys = [...new Set(points.map((p) => p.key))];
+    if ((await repo.unknownKeys(tx, run.id, keys)).length > 0) await addKeys(tx, run.id, keys, limits);
+    const written = await repo.storePoints(tx, run.id, points);
     await recomputeOverwritten(tx, points, written);
     return stored(written);
   });
+}
+
+/**
+ * Creates the series of the batch's keys the run lacks, counted under the run's lock so that concurrent batches
+ * cannot pass `keysPerRun` together; past it, 409 and the transaction (so the whole batch) is rolled back.
+ */
+async function addKeys(tx: Tx, runId: string, keys: string[], { keysPerRun }: MetricLimits) {
+  const count = await repo.lockKeyCount(tx, runId, keys);
+  if (count.keys + count.fresh.length > keysPerRun) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    throw conflict(
+      'metric_key_limit',
+      `the run has ${n(count.keys)} metric keys and this batch brings ${n(count.fresh.length)} new, past ` +
+        `the limit of ${n(keysPerRun)} keys per run (ASSAY_METRIC_KEYS_PER_RUN); nothing of it was stored`,
+      { keys: count.keys, new_keys: count.fresh.length, limit: keysPerRun },
+    );
+  }
+  if (count.fresh.length > 0) await repo.createSeries(tx, runId, count.fresh);
 }
 
 /** The extremes of the blocks and series where a point overwrote an earlier one, which may have been an extreme. */
@@ -135,9 +151,29 @@ function toSummary(row: repo.SeriesRow): MetricSummary {
   };
 }
 
-export async function listRunMetrics(db: Db, principal: Principal, key: RunKey): Promise<RunMetricList> {
+/** `GET …/runs/{r}/metrics`: a page of the run's keys, the cursor holding the last key served. */
+export async function listRunMetrics(
+  db: Db,
+  principal: Principal,
+  key: RunKey,
+  query: RunMetricListQuery,
+): Promise<RunMetricList> {
   const run = await getRun(db, principal, key);
-  return { items: (await repo.listSeries(db, run.id)).map(toSummary) };
+  const limit = query.limit ?? 1000;
+  const after = decodeKeyCursor(query.cursor);
+  const rows = await repo.listSeries(db, run.id, { after, limit: limit + 1, contains: query.contains });
+  const items = rows.slice(0, limit).map(toSummary);
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > limit && last ? encodeTextCursor(last.key) : null };
+}
+
+/** A key cursor: the last key served, so anything that is not a key was not handed out here. */
+function decodeKeyCursor(cursor: string | undefined): string | undefined {
+  const after = decodeTextCursor(cursor);
+  // A NUL would not reach SQL either.
+  if (after !== undefined && !KEY_PATTERN.test(after))
+    throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  return after;
 }
 
 const toPoint = (p: repo.StoredPoint) => ({
@@ -324,10 +360,7 @@ export async function listExperimentMetricKeys(
 ): Promise<ExperimentMetricKeys> {
   await getVisibleExperiment(db, principal, experimentId);
   const limit = query.limit ?? 1000;
-  const after = decodeTextCursor(query.cursor);
-  // The cursor holds the last key served: anything else was not handed out here (and a NUL would not reach SQL).
-  if (after !== undefined && !KEY_PATTERN.test(after))
-    throw badRequest('invalid_cursor', 'cursor is not one this server handed out');
+  const after = decodeKeyCursor(query.cursor);
   const rows = await repo.experimentKeys(db, experimentId, after, limit + 1);
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];

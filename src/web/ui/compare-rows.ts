@@ -26,6 +26,20 @@ export function allPaths(values: Array<Record<string, Cell>>): string[] {
   return [...new Set(values.flatMap((v) => Object.keys(v)))].sort((a, b) => a.localeCompare(b));
 }
 
+/**
+ * Columns the compare table takes from runs' `metrics.json` outputs: a file of thousands of figures would make
+ * a table no one reads and thousands of cells per row.
+ */
+export const MAX_METRICS_JSON_COLUMNS = 50;
+
+/** The first `max` of `paths` (sorted as allPaths sorts them), and how many there were. */
+export function capPaths(
+  paths: string[],
+  max = MAX_METRICS_JSON_COLUMNS,
+): { shown: string[]; total: number } {
+  return { shown: paths.slice(0, max), total: paths.length };
+}
+
 /** Numbers by value, everything else as text; an absent value sorts last whichever the direction. */
 export function compareCells(a: Cell, b: Cell, direction: 'ascending' | 'descending'): number {
   const absentA = a === undefined || a === null;

@@ -1,6 +1,6 @@
 import type { ApiClient, AssetData } from '@assay/client/browser';
 import { flatten, type Cell } from './compare-rows.ts';
-import { allPages } from './metrics-api.ts';
+import { allPages } from './all-pages.ts';
 
 /** The output the compare table reads its figures from, when a run wrote one. */
 export const METRICS_ASSET = 'metrics.json';

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allPaths, compareCells, differingPaths, flatten } from '../../../src/web/ui/compare-rows.ts';
+import {
+  allPaths,
+  capPaths,
+  compareCells,
+  differingPaths,
+  flatten,
+  MAX_METRICS_JSON_COLUMNS,
+} from '../../../src/web/ui/compare-rows.ts';
 
 describe('flatten', () => {
   it('turns nested objects into dotted paths, arrays into JSON text', () => {
@@ -43,5 +50,17 @@ describe('compareCells', () => {
       runs.sort((a, b) => compareCells(a, b, 'ascending')),
       ['1.1', '2.1', '10.1'],
     );
+  });
+});
+
+describe('capPaths', () => {
+  it("keeps the first MAX_METRICS_JSON_COLUMNS of a metrics.json's paths and counts them all", () => {
+    const paths = allPaths([
+      Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`f${String(i).padStart(3, '0')}`, i])),
+    ]);
+    const capped = capPaths(paths);
+    assert.equal(MAX_METRICS_JSON_COLUMNS, 50);
+    assert.deepEqual([capped.shown.length, capped.shown[49], capped.total], [50, 'f049', 120]);
+    assert.deepEqual(capPaths(['a', 'b']), { shown: ['a', 'b'], total: 2 });
   });
 });

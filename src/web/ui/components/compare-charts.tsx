@@ -12,7 +12,7 @@ import {
   type AlignedSeries,
   type StepRange,
 } from '../metric-series.ts';
-import { fetchExperimentSeries } from '../metrics-api.ts';
+import { allPages } from '../all-pages.ts';
 import { useClient } from '../session.tsx';
 import { Chart, useWidth, type ChartSettings } from './chart-frame.tsx';
 import { ErrorState } from './status.tsx';
@@ -41,7 +41,14 @@ export function curvesQuery(
   return {
     queryKey: ['experiment', experimentId, 'curves', key, maxPoints, zoom?.min, zoom?.max, running],
     queryFn: () =>
-      fetchExperimentSeries(client, experimentId, key, { maxPoints, minStep: zoom?.min, maxStep: zoom?.max }),
+      allPages((cursor) =>
+        client.experiments.metricSeries(experimentId, key, {
+          maxPoints,
+          minStep: zoom?.min,
+          maxStep: zoom?.max,
+          cursor,
+        }),
+      ),
     refetchInterval: running ? COMPARE_INTERVAL_MS : (false as const),
     staleTime: COMPARE_INTERVAL_MS,
     placeholderData: keepPreviousData,

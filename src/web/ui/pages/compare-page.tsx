@@ -18,9 +18,17 @@ import {
 } from '../components/compare-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
-import { allPaths, compareCells, differingPaths, flatten, type Cell } from '../compare-rows.ts';
+import {
+  allPaths,
+  capPaths,
+  compareCells,
+  differingPaths,
+  flatten,
+  MAX_METRICS_JSON_COLUMNS,
+  type Cell,
+} from '../compare-rows.ts';
+import { allPages } from '../all-pages.ts';
 import { formatDuration } from '../format.ts';
-import { fetchExperimentMetricKeys, fetchExperimentMetrics } from '../metrics-api.ts';
 import { formatMetric } from '../metric-series.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { listMetricsOutputs, METRICS_ASSET, readMetricsOutput } from '../run-metrics.ts';
@@ -137,7 +145,7 @@ export function ComparePage() {
   const running = runs.some((r) => r.state === 'running');
   const keyList = useQuery({
     queryKey: ['experiment', id, 'metric-keys'],
-    queryFn: () => fetchExperimentMetricKeys(client, id),
+    queryFn: () => allPages((cursor) => client.experiments.metricKeys(id, { cursor })),
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
   });
   const allKeys = useMemo(
@@ -157,7 +165,7 @@ export function ComparePage() {
   );
   const figures = useQuery({
     queryKey: ['experiment', id, 'metrics', figureKeys.join(','), running],
-    queryFn: () => fetchExperimentMetrics(client, id, figureKeys),
+    queryFn: () => client.experiments.metrics(id, figureKeys),
     enabled: figureKeys.length > 0,
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
   });
@@ -183,7 +191,8 @@ export function ComparePage() {
       metrics: metricsOf(run),
       figures: figures.data ? (figuresByRun.get(run.id) ?? {}) : undefined,
     }));
-    const columns = columnsFor(rows, columnKeys);
+    const metricPaths = capPaths(allPaths(rows.flatMap((r) => (r.metrics ? [r.metrics] : []))));
+    const columns = columnsFor(rows, columnKeys, metricPaths.shown);
     const column = columns.find((c) => c.key === sort.key) ?? columns[0]!;
     const sorted = [...rows].sort(
       (a, b) => compareCells(column.value(a), column.value(b), sort.direction) || a.run.n - b.run.n,
@@ -193,7 +202,8 @@ export function ComparePage() {
       cells: columns.map((c) => cellText(c, row)),
     }));
     const started = rows.filter((r) => r.run.state !== 'pending');
-    return { columns, column, shown, started, configPaths: differingPaths(rows.map((r) => r.config)) };
+    const configPaths = differingPaths(rows.map((r) => r.config));
+    return { columns, column, shown, started, configPaths, metricPaths: metricPaths.total };
     // outputsVersion stands for the outputs' reads, columnsKey for columnKeys (both new arrays every render).
   }, [runs, variations.data, metricsOutputs.data, outputsVersion, figures.data, columnsKey, sort]);
   const onSort = useCallback(
@@ -246,6 +256,12 @@ export function ComparePage() {
               </label>
             ))}
           </fieldset>
+        )}
+        {table.metricPaths > MAX_METRICS_JSON_COLUMNS && (
+          <p className="hint" role="note">
+            The runs’ <code>{METRICS_ASSET}</code> outputs hold {table.metricPaths.toLocaleString()} figures:
+            the table shows the first {MAX_METRICS_JSON_COLUMNS} of them, by name.
+          </p>
         )}
         <CompareTable
           columns={table.columns}
@@ -309,9 +325,9 @@ export function ComparePage() {
   );
 }
 
-function columnsFor(rows: Row[], loggedKeys: string[]): Column[] {
+/** The table's columns; `metricPaths`: the figures of `metrics.json` outputs it shows. */
+function columnsFor(rows: Row[], loggedKeys: string[], metricPaths: string[]): Column[] {
   const configPaths = differingPaths(rows.map((r) => r.config));
-  const metricPaths = allPaths(rows.flatMap((r) => (r.metrics ? [r.metrics] : [])));
   return [
     { key: 'run', label: 'Run', group: 'run', value: (r) => `${r.run.n}.${r.run.r}` },
     { key: 'variation', label: 'Variation', group: 'run', value: (r) => r.variation?.name },
