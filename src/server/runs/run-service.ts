@@ -6,7 +6,14 @@ import { iso } from '../http/schemas.ts';
 import { getVariation } from '../variations/variation-service.ts';
 import type { RunEvents } from './run-events.ts';
 import * as repo from './run-repository.ts';
-import { RUN_MOVES, type FailureReason, type Run, type RunMove, type RunState } from '@assay/contract';
+import {
+  RUN_MOVES,
+  type FailureReason,
+  type Run,
+  type RunHeartbeat,
+  type RunMove,
+  type RunState,
+} from '@assay/contract';
 
 /** The one Run mapper; the orchestration side (when the service has one) gives the workflow's Temporal UI address. */
 export function toApi(row: repo.RunRow, events: RunEvents): Run {
@@ -133,10 +140,7 @@ export const startRun = async (
 const HEARTBEAT_WINDOW_MS = 2;
 const HEARTBEAT_BATCH_MAX = 256;
 
-export type Heartbeat = (
-  p: Principal,
-  key: repo.RunKey,
-) => Promise<{ state: string; cancel_requested: boolean; last_heartbeat_at: string | null }>;
+export type Heartbeat = (p: Principal, key: repo.RunKey) => Promise<RunHeartbeat>;
 
 /**
  * The heartbeat, coalesced: heartbeats that arrive within a few milliseconds share one UPDATE and one commit
