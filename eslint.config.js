@@ -5,7 +5,8 @@ import tseslint from 'typescript-eslint';
 
 /**
  * The service's feature folders (`src/server/<folder>`), lowest first: a folder imports only folders of lower
- * layers, so no two folders can import each other. A new folder must be placed here (test/unit/server-layers.test.ts).
+ * layers, so no two folders can import each other. A new folder must be placed here
+ * (test/unit/server-layers.test.ts says so).
  */
 export const serverLayers = [
   ['db', 'http'],
@@ -19,7 +20,7 @@ export const serverLayers = [
   ['sweeps', 'admin', 'web'],
 ];
 
-/** The folders of src/server that may use the Temporal glue (`src/orchestrator`); runs tell them through RunEvents. */
+/** The folders of src/server that may use the Temporal glue (`src/orchestrator`). */
 const temporalFolders = ['orchestration', 'sweeps'];
 
 const serverZones = serverLayers.flatMap((layer, i) =>
@@ -28,7 +29,7 @@ const serverZones = serverLayers.flatMap((layer, i) =>
     return {
       target: `./src/server/${folder}`,
       from: './src/server',
-      // config.ts is the frozen configuration every folder is handed; the other top-level files wire the folders.
+      // config.ts is the frozen configuration every folder is handed; the other top-level files wire them.
       except: [`./${folder}`, './config.ts', ...below.map((f) => `./${f}`)],
       message: `src/server/${folder} may import only ${below.join(', ') || 'no other folder'} of src/server (serverLayers in eslint.config.js).`,
     };
@@ -92,7 +93,7 @@ export const importZones = [
   },
   {
     target: ['./src/cli', './src/compute', './src/worker.ts', './activities'],
-    // Any module in a folder of the client (core/, uploads/, …) is internal; tests and benchmarks may reach them.
+    // A module in a folder of the client (core/, uploads/, …) is internal; tests and benchmarks may reach it.
     from: './src/client/*/**',
     message:
       'Outside src/client, import the client through its top-level modules (index.ts, transport.ts, …), not its internals.',

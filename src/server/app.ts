@@ -42,7 +42,7 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Starts and signals managed-run and sweep workflows; without one, provision and sweeps answer 503. */
   orchestrator?: Orchestrator;
-  /** How the runs feature tells the orchestration side of a moved run (`service.ts` wires the orchestrator's). */
+  /** How the runs feature tells the orchestration side of a moved run (`service.ts` wires it). */
   runEvents: RunEvents;
   /** The built web UI served under /ui/; defaults to dist/web. */
   webDir?: string;

@@ -1,6 +1,6 @@
-// The service's feature folders import one way: the folder graph of src/server (built from every import of its
-// modules, `import type` and `import()` included) has no cycle, and every folder has a layer in eslint.config.js,
-// whose zones hold each folder to the layers below it.
+// The service's feature folders import one way: the folder graph of src/server (built from every import of
+// its modules, `import type` and `import()` included) has no cycle, and every folder has a layer in
+// eslint.config.js, whose zones hold each folder to the layers below it.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { serverLayers } from '../../eslint.config.js';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 
-/** Folder → the other folders its modules import; files at the top of `root` wire the folders and are left out. */
+/** Folder → the folders its modules import; the files at the top of `root` wire them and are left out. */
 function folderGraph(root: string): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
   const folderOf = (file: string) => {

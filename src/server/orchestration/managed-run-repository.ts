@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.ts';
 import { managedRunWorkflowId } from '../../orchestrator/orchestrator.ts';
 import { RUN_ADDRESSED, RUN_COLUMNS, runAddress, type RunKey, type RunRow } from '../runs/run-repository.ts';
 
-// Making runs managed: their workflow id is the orchestrator's naming, so these live on the orchestration side.
+// Making runs managed: their workflow id is the orchestrator's naming, so these live on its side.
 
 /**
  * A managed run beside the variation's others, numbered from the same counter as insertRun, in one statement

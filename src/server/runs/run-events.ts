@@ -1,6 +1,6 @@
 /**
- * What the runs feature tells, and asks of, whoever drives managed runs. Runs sit below orchestration and never
- * import it: orchestration implements this port and `service.ts` passes it in (`noRunEvents` without Temporal).
+ * What the runs feature tells, and asks of, whoever drives managed runs. Runs sit below orchestration and
+ * never import it: orchestration implements this port and `service.ts` passes it in.
  */
 export interface RunEvents {
   /** A run moved (started, ended, asked to cancel). Never awaited by a request, never fails one. */

@@ -160,7 +160,7 @@ export interface HeartbeatRow {
 /**
  * The heartbeats of many runs in one statement, one commit: per ask (same index), the run's state, cancel flag and
  * heartbeat time, or undefined where the move does not apply (run missing, invisible to that caller, or not
- * running), each ask checked with its own principal as `RUN_ADDRESSED` does. A run asked twice is updated once and
+ * running), each ask checked with its own principal as RUN_ADDRESSED does. A run asked twice is updated once and
  * both asks get its row. The rows are locked in id order, as the watchdog locks them (failSilentRuns), so two
  * batches sharing runs, or a batch and the watchdog, wait for each other instead of deadlocking; a run the
  * watchdog failed first is skipped by the UPDATE's re-check of its state, and answers 409 like any late beat.

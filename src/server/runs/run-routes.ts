@@ -19,7 +19,7 @@ import * as service from './run-service.ts';
 
 const tags = ['runs'];
 
-/** The runs' own routes; provisioning, which needs the orchestrator, is `orchestration/provision-routes.ts`. */
+/** The runs' own routes; provisioning needs the orchestrator: `orchestration/provision-routes.ts`. */
 export function runRoutes(db: Db, events: RunEvents) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();

@@ -15,7 +15,7 @@ import {
   type RunState,
 } from '@assay/contract';
 
-/** The one Run mapper; the orchestration side (when the service has one) gives the workflow's Temporal UI address. */
+/** The one Run mapper; the orchestration side, when there is one, gives the workflow's Temporal UI link. */
 export function toApi(row: repo.RunRow, events: RunEvents): Run {
   return {
     id: row.id,
