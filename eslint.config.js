@@ -3,6 +3,39 @@
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The service's feature folders (`src/server/<folder>`), lowest first: a folder imports only folders of lower
+ * layers, so no two folders can import each other. A new folder must be placed here
+ * (test/unit/server-layers.test.ts says so).
+ */
+export const serverLayers = [
+  ['db', 'http'],
+  ['auth'],
+  ['storage', 'organizations'],
+  ['experiments'],
+  ['variations'],
+  ['runs'],
+  ['api-keys', 'metrics', 'assets'],
+  ['orchestration', 'search'],
+  ['sweeps', 'admin', 'web'],
+];
+
+/** The folders of src/server that may use the Temporal glue (`src/orchestrator`). */
+const temporalFolders = ['orchestration', 'sweeps'];
+
+const serverZones = serverLayers.flatMap((layer, i) =>
+  layer.map((folder) => {
+    const below = serverLayers.slice(0, i).flat();
+    return {
+      target: `./src/server/${folder}`,
+      from: './src/server',
+      // config.ts is the frozen configuration every folder is handed; the other top-level files wire them.
+      except: [`./${folder}`, './config.ts', ...below.map((f) => `./${f}`)],
+      message: `src/server/${folder} may import only ${below.join(', ') || 'no other folder'} of src/server (serverLayers in eslint.config.js).`,
+    };
+  }),
+);
+
 /** Which part of the repo may not import which; each zone is one rule of docs/architecture.md. */
 export const importZones = [
   {
@@ -36,6 +69,34 @@ export const importZones = [
     ],
     message:
       'Compute providers are a lower layer: the service and the orchestrator use them, not the reverse.',
+  },
+  {
+    target: './src/settings',
+    from: '.',
+    except: ['./src/settings', './src/contract', './node_modules'],
+    message: 'Settings are read by every component: they may import only @assay/contract.',
+  },
+  {
+    target: './src/server',
+    from: ['./src/cli', './src/client', './src/web', './src/worker.ts', './activities', './workflows'],
+    message:
+      'The service imports the contract, settings, compute and the orchestrator glue; the worker only through src/orchestrator.',
+  },
+  ...serverZones,
+  {
+    target: serverLayers
+      .flat()
+      .filter((f) => !temporalFolders.includes(f))
+      .map((f) => `./src/server/${f}`),
+    from: './src/orchestrator',
+    message: `Only ${temporalFolders.join(' and ')} of src/server use the Temporal glue; runs tell orchestration through RunEvents.`,
+  },
+  {
+    target: ['./src/cli', './src/compute', './src/worker.ts', './activities'],
+    // A module in a folder of the client (core/, uploads/, …) is internal; tests and benchmarks may reach it.
+    from: './src/client/*/**',
+    message:
+      'Outside src/client, import the client through its top-level modules (index.ts, transport.ts, …), not its internals.',
   },
   {
     target: './src/orchestrator',

@@ -6,8 +6,7 @@ import type {
   RunAssetSummary,
   RunInstance,
 } from '@assay/contract';
-import { path } from '../src/client/core/path.ts';
-import { Transport } from '../src/client/core/transport.ts';
+import { path, Transport } from '../src/client/transport.ts';
 import type { RunData } from '../src/client/index.ts';
 
 /**

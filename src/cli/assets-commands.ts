@@ -5,7 +5,7 @@ import { access, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { AssetData } from '../client/resources/assets.ts';
+import type { AssetData } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
 import { UsageError } from './command-args.ts';
 import { componentName, contentTypeOf } from './content-type.ts';

@@ -2,7 +2,7 @@
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument, stringify } from 'yaml';
-import { ConfigError } from '../client/core/errors.ts';
+import { ConfigError } from '../client/index.ts';
 
 /** The organization default to store: an id, a slug, none (personal), or leave the file's as it is. */
 export type OrganizationSetting = { id: string } | { slug: string } | 'personal' | 'keep';

@@ -1,8 +1,7 @@
 // `assay auth login`: a hidden prompt for a key or token, a live check, a default organization, then the two files.
 import { defaultConfigPaths, inspectSettings, maskKey } from '../client/config.ts';
 import { checkKey, checkUrl } from '../client/config-values.ts';
-import { Transport } from '../client/core/transport.ts';
-import { Me, type OrganizationScope } from '../client/resources/me.ts';
+import { ApiClient, type OrganizationScope } from '../client/index.ts';
 import {
   currentOrganization,
   mergeConfig,
@@ -41,7 +40,7 @@ export async function authLogin(values: LoginOptions): Promise<number> {
           ? asGiven(values.organization)
           : 'keep';
     } else {
-      const me = new Me(new Transport({ serverUrl, apiKey: key, timeout: 30 }));
+      const { me } = new ApiClient({ serverUrl, apiKey: key, timeout: 30 });
       const who = await me.get();
       process.stderr.write(`Verified: ${who.email ?? who.name ?? who.id} (${maskKey(key)}).\n`);
       const { organizations } = await me.scopes();

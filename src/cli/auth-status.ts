@@ -6,8 +6,7 @@ import {
   YAML_KEYS as YAML_NAME,
   type SettingName,
 } from '../client/config.ts';
-import { Transport } from '../client/core/transport.ts';
-import { Me, type MeData } from '../client/resources/me.ts';
+import { ApiClient, type MeData } from '../client/index.ts';
 import { errorLine, printJson, printTable } from './output.ts';
 
 export interface StatusOptions {
@@ -34,9 +33,12 @@ export async function authStatus(values: StatusOptions): Promise<number> {
   let failure: string | undefined;
   if (values.verify && settings.apiKey !== undefined) {
     try {
-      user = await new Me(
-        new Transport({ serverUrl: settings.serverUrl, apiKey: settings.apiKey, timeout: settings.timeout }),
-      ).get();
+      const { me } = new ApiClient({
+        serverUrl: settings.serverUrl,
+        apiKey: settings.apiKey,
+        timeout: settings.timeout,
+      });
+      user = await me.get();
     } catch (error) {
       failure = errorLine(error);
     }

@@ -1,6 +1,6 @@
 // `assay experiments …`: list, show, create (from flags or a YAML file), and the state moves a researcher makes by hand.
 import { parseDocument } from 'yaml';
-import type { ExperimentData, ExperimentState } from '../client/resources/experiments.ts';
+import type { ExperimentData, ExperimentState } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
 import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable, type Column } from './output.ts';

@@ -1,5 +1,5 @@
 // How commands print: aligned tables and `key  value` fields for people, JSON for scripts, errors on stderr.
-import { APIError, ConfigError, ServiceError } from '../client/core/errors.ts';
+import { APIError, ConfigError, ServiceError } from '../client/index.ts';
 import { Interrupted, UsageError } from './command-args.ts';
 
 /** A column of a table: its header and how to get the cell from a row. */

@@ -1,7 +1,7 @@
 // `assay run`: the runner for any program in any language; which run, and the options. The flow is run-supervisor.ts.
 import path from 'node:path';
 import { Client } from '../client/client.ts';
-import { nodeFetch } from '../client/core/node-fetch.ts';
+import { nodeFetch } from '../client/transport.ts';
 import { environmentSnapshot } from '../client/environment.ts';
 import { positiveInt, UsageError } from './command-args.ts';
 import { exchangeWorkerKey } from './run-key-exchange.ts';

@@ -1,6 +1,5 @@
 // The background heartbeat of `assay run`: keeps the run alive and hears about cancels.
-import { ConflictError } from '../client/core/errors.ts';
-import type { Run } from '../client/handles/run.ts';
+import { ConflictError, type Run } from '../client/index.ts';
 
 export interface HeartbeatEvents {
   /** The answer said cancel_requested: stop the command, fail the run `abandoned`. */

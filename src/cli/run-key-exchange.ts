@@ -1,9 +1,8 @@
 // A managed instance is started with a one-time exchange token, never with a key: `assay run` trades it for its
 // run's worker key before anything else, so what the instance's launch data holds is worthless from then on.
 import { inspectSettings } from '../client/config.ts';
-import { APIConnectionError, ServerError } from '../client/core/errors.ts';
-import { nodeFetch } from '../client/core/node-fetch.ts';
-import { Transport } from '../client/core/transport.ts';
+import { APIConnectionError, ServerError } from '../client/index.ts';
+import { nodeFetch, Transport } from '../client/transport.ts';
 import { errorLine } from './output.ts';
 
 /** The variable a managed instance's runner finds its exchange token in. */

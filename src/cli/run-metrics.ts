@@ -2,7 +2,7 @@
 // and ships the points through the run handle's batching logMetrics.
 import { open, type FileHandle } from 'node:fs/promises';
 import { NON_FINITE_METRIC_VALUES, decodeMetricValue, type MetricValue } from '@assay/contract/metric-values';
-import type { Run } from '../client/handles/run.ts';
+import type { Run } from '../client/index.ts';
 
 const POLL_MS = 250;
 const CHUNK = 1 << 16;

@@ -1,8 +1,7 @@
 // Watches the outputs directory of `assay run` and uploads each file once it is complete.
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { AssetData } from '../client/resources/assets.ts';
-import type { UploadHandle, UploadProgress } from '../client/uploads/uploader.ts';
+import type { AssetData, UploadHandle, UploadProgress } from '../client/index.ts';
 
 /** Starts the upload of one file (the crash-safe uploader's uploadAsync, once loaded); may reject when the file vanished. */
 export type StartUpload = (file: string, relativePath: string) => Promise<UploadHandle>;

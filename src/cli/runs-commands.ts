@@ -1,5 +1,5 @@
 // `assay runs …`: the runs of a variation; `assay run` (run-command.ts) is the runner itself.
-import type { MetricPoint, RunData } from '../client/resources/runs.ts';
+import type { MetricPoint, RunData } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
 import { UsageError } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';

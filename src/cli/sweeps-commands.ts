@@ -1,5 +1,5 @@
 // `assay sweeps …`: many managed runs from one base config, as a grid or a list of changes to it.
-import type { SweepData, SweepProgress, SweepSpec } from '../client/resources/sweeps.ts';
+import type { SweepData, SweepProgress, SweepSpec } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
 import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';

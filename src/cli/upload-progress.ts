@@ -1,5 +1,5 @@
 // Upload progress on stderr, only when stderr is a terminal: a log file or a pipe gets no carriage returns.
-import type { UploadProgress } from '../client/uploads/uploader.ts';
+import type { UploadProgress } from '../client/index.ts';
 import { formatBytes } from './output.ts';
 
 /** A status line rewritten in place while uploads run. */

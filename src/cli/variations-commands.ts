@@ -1,5 +1,5 @@
 // `assay variations …`: the configs of an experiment; created from a YAML file sent as written.
-import type { VariationData } from '../client/resources/variations.ts';
+import type { VariationData } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
 import { readTextFile } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';

@@ -105,6 +105,33 @@ export const AssetDownload = Type.Object({
 });
 export type AssetDownload = Static<typeof AssetDownload>;
 
+/** One component declared when an asset is created: its name, size and, when known, digests. */
+export const ComponentDeclaration = Type.Object(
+  {
+    name: ComponentName,
+    size: Type.Integer({ minimum: 0, maximum: MAX_OBJECT_BYTES }),
+    content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    sha256: Type.Optional(Sha256),
+    part_size: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'the part layout part_sha256 was computed for; give both or neither (see part_sha256). With deferred_checksums, alone: the layout whose part digests come later',
+      }),
+    ),
+    part_sha256: Type.Optional(
+      Type.Array(Sha256, {
+        minItems: 2,
+        maxItems: 10_000,
+        description:
+          'sha256 of each part of the file cut in parts of part_size bytes. The service then uploads the component in those parts and has the store verify every part on upload, when the store takes that layout and verifies checksums; otherwise it is ignored',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ComponentDeclaration = Static<typeof ComponentDeclaration>;
+
 export const CreateAssetBody = Type.Object(
   {
     kind: AssetKind,
@@ -114,35 +141,7 @@ export const CreateAssetBody = Type.Object(
     run: Type.Optional(RunAddress),
     organization_id: Type.Optional(OrganizationRef),
     presign: Type.Optional(Type.Boolean()),
-    components: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: ComponentName,
-            size: Type.Integer({ minimum: 0, maximum: MAX_OBJECT_BYTES }),
-            content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            sha256: Type.Optional(Sha256),
-            part_size: Type.Optional(
-              Type.Integer({
-                minimum: 1,
-                description:
-                  'the part layout part_sha256 was computed for; give both or neither (see part_sha256). With deferred_checksums, alone: the layout whose part digests come later',
-              }),
-            ),
-            part_sha256: Type.Optional(
-              Type.Array(Sha256, {
-                minItems: 2,
-                maxItems: 10_000,
-                description:
-                  'sha256 of each part of the file cut in parts of part_size bytes. The service then uploads the component in those parts and has the store verify every part on upload, when the store takes that layout and verifies checksums; otherwise it is ignored',
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        { minItems: 1, maxItems: 1000 },
-      ),
-    ),
+    components: Type.Optional(Type.Array(ComponentDeclaration, { minItems: 1, maxItems: 1000 })),
     deferred_checksums: Type.Optional(
       Type.Boolean({
         description:

@@ -24,9 +24,11 @@ import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from '../orchestrator/orchestrator.ts';
 import { orchestratorRoutes } from './orchestration/orchestrator-routes.ts';
+import { provisionRoutes } from './orchestration/provision-routes.ts';
 import { workerKeyExchangeRoutes } from './orchestration/worker-key-exchange-routes.ts';
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
+import type { RunEvents } from './runs/run-events.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
@@ -40,6 +42,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Starts and signals managed-run and sweep workflows; without one, provision and sweeps answer 503. */
   orchestrator?: Orchestrator;
+  /** How the runs feature tells the orchestration side of a moved run (`service.ts` wires it). */
+  runEvents: RunEvents;
   /** The built web UI served under /ui/; defaults to dist/web. */
   webDir?: string;
 }
@@ -80,6 +84,7 @@ export async function buildApp({
   storage,
   logger,
   orchestrator,
+  runEvents,
   webDir = builtWebDir(),
 }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -123,10 +128,11 @@ export async function buildApp({
   await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db, config.ec2));
-  await app.register(runRoutes(db, orchestrator));
+  await app.register(runRoutes(db, runEvents));
+  await app.register(provisionRoutes(db, orchestrator, runEvents));
   await app.register(metricRoutes(db, config));
   await app.register(sweepRoutes(db, orchestrator, config.ec2));
-  await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
+  await app.register(orchestratorRoutes(db, config, authenticator, orchestrator, runEvents));
   await app.register(apiKeyRoutes(db, config, authenticator));
   await app.register(workerKeyExchangeRoutes(db, config));
   await app.register(organizationRoutes(db));

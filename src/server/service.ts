@@ -8,6 +8,7 @@ import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { closeHttp } from './http/close-http.ts';
 import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
+import { orchestratorRunEvents } from './orchestration/orchestrator-run-events.ts';
 import { startRunReconciler, type RunReconciler } from './orchestration/run-reconciler.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
 import { createObjectStorage } from './storage/create-storage.ts';
@@ -86,7 +87,16 @@ export async function createService(
     const cause = err.cause instanceof Error ? `: ${err.cause.message || err.cause.name}` : '';
     throw new ConfigError(`${err.message}${cause}`);
   }
-  const app = await buildApp({ config, db, storage, logger: opts.logger, orchestrator: opts.orchestrator });
+  // The one place the runs feature is told of the orchestration side: through the RunEvents port.
+  const runEvents = orchestratorRunEvents(opts.orchestrator);
+  const app = await buildApp({
+    config,
+    db,
+    storage,
+    logger: opts.logger,
+    orchestrator: opts.orchestrator,
+    runEvents,
+  });
   probeLog.log = app.log;
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
   await app.ready();
@@ -94,7 +104,7 @@ export async function createService(
     db,
     { timeoutMs: config.watchdogTimeoutMs, intervalMs: config.watchdogIntervalMs },
     app.log,
-    opts.orchestrator,
+    runEvents,
   );
   const reconciler =
     opts.orchestrator &&

@@ -5,7 +5,7 @@ import {
   generateOrchestratorKey,
   mintEmbeddedOrchestratorKey,
 } from '../../src/server/orchestration/orchestrator-keys.ts';
-import { ORCHESTRATOR_USER_ID } from '../../src/server/orchestration/orchestrator-user.ts';
+import { ORCHESTRATOR_USER_ID } from '../../src/server/auth/orchestrator-user.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';

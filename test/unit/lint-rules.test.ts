@@ -64,6 +64,74 @@ describe('import rules', () => {
     assert.equal((await violations(code, 'src/orchestrator/x.ts', RESTRICTED)).length, 1);
   });
 
+  it('refuses settings importing anything of the repository but the contract', async () => {
+    const server = "import { loadConfig } from '../server/config.ts';\nexport { loadConfig };\n";
+    const found = await violations(server, 'src/settings/x.ts', RESTRICTED);
+    assert.equal(found.length, 1);
+    assert.match(found[0]!, /only @assay\/contract/);
+    const contract = "import { LAUNCH_PATTERNS } from '@assay/contract';\nexport { LAUNCH_PATTERNS };\n";
+    assert.deepEqual(await violations(contract, 'src/settings/x.ts', RESTRICTED), []);
+  });
+
+  it('refuses the service importing the CLI, the client, the worker, activities or workflows', async () => {
+    for (const target of [
+      '../cli/main.ts',
+      '../client/index.ts',
+      '../worker.ts',
+      '../../workflows/definitions.ts',
+    ]) {
+      const code = `import * as m from '${target}';\nexport { m };\n`;
+      const found = await violations(code, 'src/server/x.ts', RESTRICTED);
+      assert.equal(found.length, 1, `src/server → ${target} was let through`);
+      assert.match(found[0]!, /The service imports/);
+    }
+  });
+
+  it("holds each of the service's feature folders to the layers below it", async () => {
+    const up =
+      "import { provisionRun } from '../orchestration/provision-service.ts';\nexport { provisionRun };\n";
+    const found = await violations(up, 'src/server/runs/x.ts', RESTRICTED);
+    assert.equal(found.length, 1, 'runs → orchestration was let through');
+    assert.match(found[0]!, /src\/server\/runs may import only/);
+    const auth =
+      "import { storeOrchestratorKey } from '../orchestration/orchestrator-keys.ts';\nexport { storeOrchestratorKey };\n";
+    assert.equal(
+      (await violations(auth, 'src/server/auth/x.ts', RESTRICTED)).length,
+      1,
+      'auth → orchestration',
+    );
+    const top = "import { buildApp } from '../app.ts';\nexport { buildApp };\n";
+    assert.equal((await violations(top, 'src/server/sweeps/x.ts', RESTRICTED)).length, 1, 'sweeps → app.ts');
+    const down =
+      "import { toApi } from '../runs/run-service.ts';\nimport type { ServiceConfig } from '../config.ts';\nexport { toApi, type ServiceConfig };\n";
+    assert.deepEqual(await violations(down, 'src/server/orchestration/x.ts', RESTRICTED), []);
+  });
+
+  it('lets only orchestration and sweeps of the service use the Temporal glue', async () => {
+    const code =
+      "import { managedRunWorkflowId } from '../../orchestrator/orchestrator.ts';\nexport { managedRunWorkflowId };\n";
+    const found = await violations(code, 'src/server/runs/x.ts', RESTRICTED);
+    assert.equal(found.length, 1, 'runs → src/orchestrator was let through');
+    assert.match(found[0]!, /RunEvents/);
+    assert.deepEqual(await violations(code, 'src/server/orchestration/x.ts', RESTRICTED), []);
+  });
+
+  it("refuses the CLI and the activities reaching into the client's internals", async () => {
+    const deep = "import { Transport } from '../client/core/transport.ts';\nexport { Transport };\n";
+    const found = await violations(deep, 'src/cli/x.ts', RESTRICTED);
+    assert.equal(found.length, 1, 'src/cli → client/core was let through');
+    assert.match(found[0]!, /top-level modules/);
+    const activity = "import { path } from '../src/client/core/path.ts';\nexport { path };\n";
+    assert.equal(
+      (await violations(activity, 'activities/x.ts', RESTRICTED)).length,
+      1,
+      'activities → client/core',
+    );
+    const entry =
+      "import { Transport } from '../client/transport.ts';\nimport { Client } from '../client/index.ts';\nexport { Transport, Client };\n";
+    assert.deepEqual(await violations(entry, 'src/cli/x.ts', RESTRICTED), []);
+  });
+
   it('lets workflows import activities as types only', async () => {
     const asType = "import type { Activities } from '../activities/index.ts';\nexport type A = Activities;\n";
     const asValue =

@@ -2,7 +2,7 @@ import { listKeys, revokeKeyLineage } from '../api-keys/api-key-repository.ts';
 import { toApi } from '../api-keys/api-key-service.ts';
 import type { Db } from '../db/database.ts';
 import { notFound } from '../http/errors.ts';
-import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
+import { ORCHESTRATOR_USER_ID } from '../auth/orchestrator-user.ts';
 
 /** Every key of the orchestrator user: the configured one, embedded workers' keys, and revoked ones. */
 export async function listOrchestratorKeys(db: Db) {

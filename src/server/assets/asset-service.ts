@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { ComponentDeclaration, CreateAssetBody } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
@@ -36,30 +37,6 @@ export function toApi(row: repo.AssetRow) {
   };
 }
 
-export interface ComponentDeclaration {
-  name: string;
-  size: number;
-  content_type?: string;
-  sha256?: string;
-  part_size?: number;
-  part_sha256?: string[];
-}
-
-export interface CreateAssetInput {
-  kind: string;
-  name: string;
-  metadata?: Record<string, unknown>;
-  experiment_id?: string;
-  run?: { experiment_id: string; n: number; r: number };
-  organization_id?: string;
-  presign?: boolean;
-  deferred_checksums?: boolean;
-  components?: ComponentDeclaration[];
-  content?: string;
-  content_json?: Record<string, unknown>;
-  content_type?: string;
-}
-
 const storageKey = (assetId: string, component: string) => `assets/${assetId}/${component}`;
 
 /**
@@ -78,7 +55,7 @@ export async function assertAcceptsUpload(db: Db, key: string): Promise<void> {
 }
 
 /** Where a new asset belongs: its run's or experiment's tenant when linked, else the caller's scope. */
-async function placement(deps: AssetDeps, principal: Principal, input: CreateAssetInput) {
+async function placement(deps: AssetDeps, principal: Principal, input: CreateAssetBody) {
   if (principal.runId && !input.run)
     throw forbidden(
       'worker_key_restricted',
@@ -116,7 +93,7 @@ async function placement(deps: AssetDeps, principal: Principal, input: CreateAss
 }
 
 /** POST /assets: either presigned uploads for declared components, or small inline content finalized at once. */
-export async function createAsset(deps: AssetDeps, principal: Principal, input: CreateAssetInput) {
+export async function createAsset(deps: AssetDeps, principal: Principal, input: CreateAssetBody) {
   const hasInline = input.content !== undefined || input.content_json !== undefined;
   if (input.presign === true) {
     if (hasInline)
@@ -142,7 +119,7 @@ export async function createAsset(deps: AssetDeps, principal: Principal, input: 
 async function createPresigned(
   deps: AssetDeps,
   principal: Principal,
-  input: CreateAssetInput,
+  input: CreateAssetBody,
   declared: ComponentDeclaration[],
 ) {
   const names = new Set(declared.map((c) => c.name));
@@ -281,7 +258,7 @@ async function presignUploads(
   return uploads;
 }
 
-async function createInline(deps: AssetDeps, principal: Principal, input: CreateAssetInput) {
+async function createInline(deps: AssetDeps, principal: Principal, input: CreateAssetBody) {
   const json = input.content_json !== undefined;
   const text = json ? JSON.stringify(input.content_json) : input.content!;
   const body = Buffer.from(text, 'utf8');

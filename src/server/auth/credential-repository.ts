@@ -1,6 +1,6 @@
 import type { ApiKeyKind } from '@assay/contract';
 import type { Queryable } from '../db/database.ts';
-import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
+import { ORCHESTRATOR_USER_ID } from './orchestrator-user.ts';
 
 /**
  * The channel every change that stops a key from working is announced on (a trigger of migration

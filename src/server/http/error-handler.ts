@@ -1,10 +1,6 @@
+import type { ErrorResponse } from '@assay/contract';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.ts';
-
-/** The body every non-2xx answer carries. */
-export interface ErrorBody {
-  error: { code: string; message: string; details?: unknown };
-}
 
 // Postgres SQLSTATEs that mean the input could not be stored as given (NUL bytes, bad encodings, out of range).
 const BAD_INPUT_SQLSTATES: Record<string, string> = {
@@ -43,9 +39,9 @@ function isDatabaseUnavailable(error: { code?: unknown; message?: unknown }): bo
 }
 
 /** Maps any thrown value to a status and body; the only place that decides how errors look on the wire. */
-export function toErrorResponse(error: unknown): { status: number; body: ErrorBody; internal: boolean } {
+export function toErrorResponse(error: unknown): { status: number; body: ErrorResponse; internal: boolean } {
   if (error instanceof AppError) {
-    const body: ErrorBody = { error: { code: error.code, message: error.message } };
+    const body: ErrorResponse = { error: { code: error.code, message: error.message } };
     if (error.details !== undefined) body.error.details = error.details;
     return { status: error.statusCode, body, internal: false };
   }

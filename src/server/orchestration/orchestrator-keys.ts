@@ -9,7 +9,7 @@ import {
 } from '../api-keys/api-key-repository.ts';
 import { ConfigError } from '../../settings/config-error.ts';
 import type { Db, Queryable } from '../db/database.ts';
-import { ORCHESTRATOR_USER_ID } from './orchestrator-user.ts';
+import { ORCHESTRATOR_USER_ID } from '../auth/orchestrator-user.ts';
 
 /**
  * A well-formed orchestrator key, made offline: the operator puts the same value in the service's and the

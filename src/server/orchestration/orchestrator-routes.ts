@@ -15,6 +15,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
+import type { RunEvents } from '../runs/run-events.ts';
 import { toApi } from '../runs/run-service.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import * as service from './orchestrator-service.ts';
@@ -31,12 +32,13 @@ export function orchestratorRoutes(
   config: ServiceConfig,
   authenticator: Authenticator,
   orchestrator: Orchestrator | undefined,
+  events: RunEvents,
 ) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const orchestrate = { scope: 'orchestrate' as const };
     const path = '/orchestrator/runs/:run_id';
-    const api = (row: Parameters<typeof toApi>[0]) => toApi(row, orchestrator);
+    const api = (row: Parameters<typeof toApi>[0]) => toApi(row, events);
 
     app.get(
       path,

@@ -1,7 +1,8 @@
 import { revokeRunWorkerKeys } from '../api-keys/api-key-repository.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
-import { insertManagedRun, type RunRow } from '../runs/run-repository.ts';
+import type { RunRow } from '../runs/run-repository.ts';
+import { insertManagedRun } from './managed-run-repository.ts';
 import * as repo from './orchestrator-repository.ts';
 import { voidRunExchanges } from './worker-key-exchange-repository.ts';
 

@@ -2,11 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { conflict } from '../http/errors.ts';
-import { markManaged, type RunKey, type RunRow } from '../runs/run-repository.ts';
+import type { RunKey, RunRow } from '../runs/run-repository.ts';
 import { getRun, refuseWorkerKey } from '../runs/run-service.ts';
 import { callOrchestrator, requireOrchestrator } from './orchestrator-calls.ts';
 import type { Orchestrator, RunLabels } from '../../orchestrator/orchestrator.ts';
 import type { Queryable } from '../db/database.ts';
+import { markManaged } from './managed-run-repository.ts';
 import { findWorkflowLabels } from './orchestrator-repository.ts';
 
 /** A run workflow's labels in the Temporal UI (search attributes and memo). */

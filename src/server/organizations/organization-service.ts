@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
-import { ORCHESTRATOR_USER_ID } from '../orchestration/orchestrator-user.ts';
+import { ORCHESTRATOR_USER_ID } from '../auth/orchestrator-user.ts';
 import * as repo from './organization-repository.ts';
 
 const toApi = (row: repo.OrganizationRow) => ({

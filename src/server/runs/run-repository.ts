@@ -1,7 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable } from '../db/database.ts';
 import { RUN_MOVES, type RunMove } from '@assay/contract';
-import { managedRunWorkflowId } from '../../orchestrator/orchestrator.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
 
 export interface RunRow {
@@ -33,6 +32,13 @@ export interface RunKey {
   r: number;
 }
 
+/** The run a route's path names (`…/experiments/:id/variations/:n/runs/:r`). */
+export const runKeyOf = (p: { id: string; n: number; r: number }): RunKey => ({
+  experimentId: p.id,
+  n: p.n,
+  r: p.r,
+});
+
 /** Every column of RunRow, for a `runs` row aliased `r`. */
 export const RUN_COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
   r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at,
@@ -43,10 +49,10 @@ const COLUMNS = RUN_COLUMNS;
  * The run addressed by (experiment, n, r), visible to the caller: $1 user, $2 experiment, $3 n, $4 r, and $5 the
  * worker key's run (NULL for other keys), so a worker key reaches its own run and nothing else.
  */
-const ADDRESSED = `e.id = r.experiment_id AND r.experiment_id = $2 AND r.n = $3 AND r.r = $4
+export const RUN_ADDRESSED = `e.id = r.experiment_id AND r.experiment_id = $2 AND r.n = $3 AND r.r = $4
   AND ($5::uuid IS NULL OR r.id = $5::uuid) AND ${experimentVisible('e', '$1')}`;
 
-function address(principal: Principal, key: RunKey): unknown[] {
+export function runAddress(principal: Principal, key: RunKey): unknown[] {
   return [principal.userId, key.experimentId, key.n, key.r, principal.runId];
 }
 
@@ -73,63 +79,10 @@ export async function insertRun(
   return rows[0];
 }
 
-/**
- * A managed run beside the variation's others, numbered from the same counter as insertRun, in one statement
- * too; no tenancy check (sweeps check it before, recovery runs belong to the orchestrator). Undefined unless the
- * experiment is committed.
- */
-export async function insertManagedRun(
-  db: Queryable,
-  run: {
-    experimentId: string;
-    n: number;
-    provisionedBy: string | null;
-    sweepId: string | null;
-    recoversRunId: string | null;
-  },
-): Promise<RunRow | undefined> {
-  // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
-  // with a marker for r (16 digits, longer than any run of digits a uuid or an int4 can hold) and SQL puts r in.
-  const marker = String(Number.MAX_SAFE_INTEGER);
-  const [head, tail, ...more] = managedRunWorkflowId(run.experimentId, run.n, Number.MAX_SAFE_INTEGER).split(
-    marker,
-  );
-  if (tail === undefined || more.length > 0) throw new Error('managed run workflow id: r must appear once');
-  const rows = await db.query<RunRow>(
-    `WITH counter AS (
-       UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
-        WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
-        RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
-     INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id)
-     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7 FROM counter RETURNING ${COLUMNS}`,
-    [run.experimentId, run.n, head, tail, run.provisionedBy, run.sweepId, run.recoversRunId],
-  );
-  return rows[0];
-}
-
-/**
- * Makes the run managed in one conditional UPDATE: it must be pending, or managed already (then in any state,
- * so a repeated provision finds the same workflow). The first provisioner stays the key owner.
- */
-export async function markManaged(
-  db: Queryable,
-  principal: Principal,
-  key: RunKey,
-): Promise<RunRow | undefined> {
-  const rows = await db.query<RunRow>(
-    `UPDATE runs r SET managed = true, workflow_id = COALESCE(r.workflow_id, $6), provisioned_by = COALESCE(r.provisioned_by, $1)
-       FROM experiments e
-      WHERE ${ADDRESSED} AND (r.managed OR r.state = 'pending')
-      RETURNING ${COLUMNS}`,
-    [...address(principal, key), managedRunWorkflowId(key.experimentId, key.n, key.r)],
-  );
-  return rows[0];
-}
-
 export async function findRun(db: Queryable, principal: Principal, key: RunKey): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
-    `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON ${ADDRESSED}`,
-    address(principal, key),
+    `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON ${RUN_ADDRESSED}`,
+    runAddress(principal, key),
   );
   return rows[0];
 }
@@ -169,9 +122,9 @@ async function applyRunMove(
   const { from, to } = RUN_MOVES[move];
   const rows = await db.query<RunRow>(
     `UPDATE runs r SET state = $6, ${sets} FROM experiments e
-      WHERE ${ADDRESSED} AND r.state = ANY($${7 + extra.length}::text[]) ${guard}
+      WHERE ${RUN_ADDRESSED} AND r.state = ANY($${7 + extra.length}::text[]) ${guard}
       RETURNING ${COLUMNS}`,
-    [...address(principal, key), to, ...extra, from],
+    [...runAddress(principal, key), to, ...extra, from],
   );
   return rows[0];
 }
@@ -207,7 +160,7 @@ export interface HeartbeatRow {
 /**
  * The heartbeats of many runs in one statement, one commit: per ask (same index), the run's state, cancel flag and
  * heartbeat time, or undefined where the move does not apply (run missing, invisible to that caller, or not
- * running), each ask checked with its own principal as `ADDRESSED` does. A run asked twice is updated once and
+ * running), each ask checked with its own principal as RUN_ADDRESSED does. A run asked twice is updated once and
  * both asks get its row. The rows are locked in id order, as the watchdog locks them (failSilentRuns), so two
  * batches sharing runs, or a batch and the watchdog, wait for each other instead of deadlocking; a run the
  * watchdog failed first is skipped by the UPDATE's re-check of its state, and answers 409 like any late beat.
@@ -279,9 +232,9 @@ export async function readConfig(db: Queryable, principal: Principal, key: RunKe
   }>(
     `UPDATE runs r SET config_read_at = COALESCE(r.config_read_at, now())
        FROM experiments e, variations v
-      WHERE ${ADDRESSED} AND v.experiment_id = r.experiment_id AND v.n = r.n
+      WHERE ${RUN_ADDRESSED} AND v.experiment_id = r.experiment_id AND v.n = r.n
       RETURNING v.config_json, v.accelerate_config_json, v.launch_config, r.config_read_at`,
-    address(principal, key),
+    runAddress(principal, key),
   );
   return rows[0];
 }

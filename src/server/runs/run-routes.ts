@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import {
   FailRunBody,
   NoBody,
-  Provisioned,
   Run,
   RunConfig,
   RunHeartbeat,
@@ -14,23 +13,20 @@ import {
 } from '@assay/contract';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
-import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
-import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
-import { provisionRun } from '../orchestration/provision-service.ts';
-import type { RunKey, RunRow } from './run-repository.ts';
+import type { RunEvents } from './run-events.ts';
+import { runKeyOf as keyOf, type RunRow } from './run-repository.ts';
 import * as service from './run-service.ts';
 
 const tags = ['runs'];
 
-const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
-
-export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
+/** The runs' own routes; provisioning needs the orchestrator: `orchestration/provision-routes.ts`. */
+export function runRoutes(db: Db, events: RunEvents) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // A moved run answers as a Run; a managed run's workflow hears of the move at once instead of at its next poll.
     const moved = (row: RunRow, log: FastifyInstance['log']) => {
-      notifyRunChanged(orchestrator, row.workflow_id, log);
-      return service.toApi(row, orchestrator);
+      events.changed(row.workflow_id, log);
+      return service.toApi(row, events);
     };
     const read = { scope: 'runs:read' as const, workerKeys: true };
     const write = { scope: 'runs:write' as const, workerKeys: true };
@@ -52,7 +48,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       },
       async (req, reply) => {
         reply.code(201);
-        return service.createRun(db, req.principal, req.params.id, req.params.n, orchestrator);
+        return service.createRun(db, req.principal, req.params.id, req.params.n, events);
       },
     );
     app.get(
@@ -67,7 +63,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
           response: withErrors({ 200: RunList }),
         },
       },
-      (req) => service.listRuns(db, req.principal, req.params.id, req.params.n, orchestrator),
+      (req) => service.listRuns(db, req.principal, req.params.id, req.params.n, events),
     );
     app.get(
       `${path}/:r`,
@@ -81,7 +77,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
           response: withErrors({ 200: Run }),
         },
       },
-      async (req) => service.toApi(await service.getRun(db, req.principal, keyOf(req.params)), orchestrator),
+      async (req) => service.toApi(await service.getRun(db, req.principal, keyOf(req.params)), events),
     );
     app.get(
       `${path}/:r/config`,
@@ -179,29 +175,6 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
         },
       },
       async (req) => moved(await service.cancelRun(db, req.principal, keyOf(req.params)), req.log),
-    );
-    app.post(
-      `${path}/:r/provision`,
-      {
-        config: write,
-        schema: {
-          tags,
-          operationId: 'provisionRun',
-          summary:
-            'Make the run managed and start its workflow (repeatable: the same workflow each time); 503 without an orchestrator',
-          params: RunParams,
-          body: NoBody,
-          response: withErrors({ 202: Provisioned }, 409, 503),
-        },
-      },
-      async (req, reply) => {
-        const run = service.toApi(
-          await provisionRun(db, req.principal, keyOf(req.params), orchestrator, req.log),
-          orchestrator,
-        );
-        reply.code(202);
-        return { workflow_id: run.workflow_id!, workflow_url: run.workflow_url, run };
-      },
     );
   };
 }

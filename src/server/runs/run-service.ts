@@ -3,14 +3,20 @@ import type { Db } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
-import { workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
-import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { getVariation } from '../variations/variation-service.ts';
+import type { RunEvents } from './run-events.ts';
 import * as repo from './run-repository.ts';
-import { RUN_MOVES, type FailureReason, type Run, type RunMove, type RunState } from '@assay/contract';
+import {
+  RUN_MOVES,
+  type FailureReason,
+  type Run,
+  type RunHeartbeat,
+  type RunMove,
+  type RunState,
+} from '@assay/contract';
 
-/** The one Run mapper; the orchestrator (when the service has one) gives the workflow's Temporal UI address. */
-export function toApi(row: repo.RunRow, orchestrator: Orchestrator | undefined): Run {
+/** The one Run mapper; the orchestration side, when there is one, gives the workflow's Temporal UI link. */
+export function toApi(row: repo.RunRow, events: RunEvents): Run {
   return {
     id: row.id,
     experiment_id: row.experiment_id,
@@ -28,7 +34,7 @@ export function toApi(row: repo.RunRow, orchestrator: Orchestrator | undefined):
     managed: row.managed,
     instance: row.instance,
     workflow_id: row.workflow_id,
-    workflow_url: workflowUrlOf(orchestrator, row.workflow_id),
+    workflow_url: events.workflowUrl(row.workflow_id),
     recovers_run_id: row.recovers_run_id,
     cancel_requested: row.cancel_requested,
     created_at: iso(row.created_at)!,
@@ -44,11 +50,11 @@ export async function createRun(
   principal: Principal,
   experimentId: string,
   n: number,
-  orchestrator: Orchestrator | undefined,
+  events: RunEvents,
 ) {
   refuseWorkerKey(principal);
   const row = await repo.insertRun(db, principal.userId, experimentId, n);
-  if (row) return toApi(row, orchestrator);
+  if (row) return toApi(row, events);
   await getVariation(db, principal, experimentId, n);
   const experiment = await getVisibleExperiment(db, principal, experimentId);
   throw conflict(
@@ -69,11 +75,11 @@ export async function listRuns(
   principal: Principal,
   experimentId: string,
   n: number,
-  orchestrator: Orchestrator | undefined,
+  events: RunEvents,
 ) {
   if (!principal.runId) await getVariation(db, principal, experimentId, n);
   return {
-    items: (await repo.listRuns(db, principal, experimentId, n)).map((row) => toApi(row, orchestrator)),
+    items: (await repo.listRuns(db, principal, experimentId, n)).map((row) => toApi(row, events)),
   };
 }
 
@@ -134,10 +140,7 @@ export const startRun = async (
 const HEARTBEAT_WINDOW_MS = 2;
 const HEARTBEAT_BATCH_MAX = 256;
 
-export type Heartbeat = (
-  p: Principal,
-  key: repo.RunKey,
-) => Promise<{ state: string; cancel_requested: boolean; last_heartbeat_at: string | null }>;
+export type Heartbeat = (p: Principal, key: repo.RunKey) => Promise<RunHeartbeat>;
 
 /**
  * The heartbeat, coalesced: heartbeats that arrive within a few milliseconds share one UPDATE and one commit

@@ -1,6 +1,5 @@
 import { ping, type Db } from '../db/database.ts';
-import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
-import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
+import { noRunEvents, type RunEvents } from './run-events.ts';
 import { failSilentRuns } from './run-repository.ts';
 
 export interface Watchdog {
@@ -17,7 +16,7 @@ export function startWatchdog(
   db: Db,
   opts: { timeoutMs: number; intervalMs: number },
   log: Log,
-  orchestrator?: Orchestrator,
+  events: RunEvents = noRunEvents,
 ): Watchdog {
   let running: Promise<number> | undefined;
   // A runner cannot heartbeat while this service or its database is down, so silence counts only from when both were
@@ -30,7 +29,7 @@ export function startWatchdog(
         { runs: failed.map((r) => r.id) },
         `watchdog failed ${failed.length} silent run(s) with heartbeat_timeout`,
       );
-    for (const run of failed) notifyRunChanged(orchestrator, run.workflow_id, log);
+    for (const run of failed) events.changed(run.workflow_id, log);
     return failed.length;
   };
   const timer = setInterval(() => {

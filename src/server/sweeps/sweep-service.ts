@@ -13,7 +13,7 @@ import {
   type Orchestrator,
   type SweepProgress,
 } from '../../orchestrator/orchestrator.ts';
-import { insertManagedRun } from '../runs/run-repository.ts';
+import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';

@@ -1,0 +1,38 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { NoBody, Provisioned, RunParams } from '@assay/contract';
+import type { Db } from '../db/database.ts';
+import { withErrors } from '../http/schemas.ts';
+import type { RunEvents } from '../runs/run-events.ts';
+import { runKeyOf } from '../runs/run-repository.ts';
+import { toApi } from '../runs/run-service.ts';
+import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
+import { provisionRun } from './provision-service.ts';
+
+/** `POST …/runs/{r}/provision`: a run's path, but the orchestrator's work, so it lives on this side. */
+export function provisionRoutes(db: Db, orchestrator: Orchestrator | undefined, events: RunEvents) {
+  return async (base: FastifyInstance) => {
+    const app = base.withTypeProvider<TypeBoxTypeProvider>();
+    app.post(
+      '/experiments/:id/variations/:n/runs/:r/provision',
+      {
+        config: { scope: 'runs:write' as const, workerKeys: true },
+        schema: {
+          tags: ['runs'],
+          operationId: 'provisionRun',
+          summary:
+            'Make the run managed and start its workflow (repeatable: the same workflow each time); 503 without an orchestrator',
+          params: RunParams,
+          body: NoBody,
+          response: withErrors({ 202: Provisioned }, 409, 503),
+        },
+      },
+      async (req, reply) => {
+        const row = await provisionRun(db, req.principal, runKeyOf(req.params), orchestrator, req.log);
+        const run = toApi(row, events);
+        reply.code(202);
+        return { workflow_id: run.workflow_id!, workflow_url: run.workflow_url, run };
+      },
+    );
+  };
+}
