@@ -1,56 +1,36 @@
 // The saga's ending, on every path: collect the outputs, end the instance, revoke the key, leave the run terminal.
 import { CancellationScope, getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
-import { isTerminalRunState, type RunState } from '@assay/contract';
+import type { RunState } from '@assay/contract';
 import { runEndedSignal } from '../definitions.ts';
 import type { ManagedRunResult } from '../saga-types.ts';
-import { cleanup, service } from './activities.ts';
+import { cleanup } from './activities.ts';
 import type { Saga } from './saga.ts';
 
 /**
- * Outputs, then the instance, then the key (the reverse of provisioning): the runner may still be finishing
- * uploads with that key. Not cancellable, so that a cancelled saga still cleans up.
+ * One activity (`concludeRun`): outputs, then the instance, then the key (the reverse of provisioning), since the
+ * runner may still be finishing uploads with that key; a run not terminal by then fails `abandoned`. Not
+ * cancellable, so that a cancelled saga still cleans up.
  */
-export async function conclude(saga: Saga, waitForOutputs: boolean): Promise<ManagedRunResult> {
+export function conclude(saga: Saga, waitForOutputs: boolean): Promise<ManagedRunResult> {
   const { runId, workflowId, settings } = saga;
-  if (saga.signalDriven)
-    return CancellationScope.nonCancellable(async () => {
-      const { outputs, run } = await cleanup.concludeRun({
-        runId,
-        workflowId,
-        outputsTimeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0,
-        pollMs: settings.pollMs,
-      });
-      return result(saga, run, outputs);
-    });
   return CancellationScope.nonCancellable(async () => {
-    const outputs = await cleanup.collectOutputs({
+    const { outputs, run } = await cleanup.concludeRun({
       runId,
-      timeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0,
+      workflowId,
+      outputsTimeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0,
       pollMs: settings.pollMs,
     });
-    await cleanup.terminateInstance(workflowId);
-    await service.revokeWorkerKeys(runId);
-    let run = await service.readRun(runId);
-    if (!isTerminalRunState(run.state))
-      run = await service.failRun(runId, 'abandoned', 'the managed run ended before its runner did');
-    return result(saga, run, outputs);
+    const { state, failureReason } = run;
+    return {
+      runId,
+      workflowId,
+      state,
+      failureReason,
+      instanceId: saga.instanceId,
+      outputs,
+      recoveredBy: null,
+    };
   });
-}
-
-function result(
-  saga: Saga,
-  run: Pick<ManagedRunResult, 'state' | 'failureReason'>,
-  outputs: ManagedRunResult['outputs'],
-): ManagedRunResult {
-  return {
-    runId: saga.runId,
-    workflowId: saga.workflowId,
-    state: run.state,
-    failureReason: run.failureReason,
-    instanceId: saga.instanceId,
-    outputs,
-    recoveredBy: null,
-  };
 }
 
 /**

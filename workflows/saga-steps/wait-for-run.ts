@@ -28,7 +28,7 @@ export async function waitForRun(
   if (waitFirst) await condition(() => saga.nudged, Math.min(settings.pollMs, timeoutMs));
   for (;;) {
     // A signal that arrives while the reads run must still count: reset before reading, not after.
-    if (saga.signalDriven) saga.nudged = false;
+    saga.nudged = false;
     let run: RunSnapshot;
     let alive = true;
     if (saga.lean) {
@@ -48,7 +48,6 @@ export async function waitForRun(
     }
     const left = deadline - Date.now();
     if (left <= 0) return { run, alive, timedOut: true };
-    if (!saga.signalDriven) saga.nudged = false;
     await condition(() => saga.nudged, Math.min(settings.pollMs, left));
   }
 }

@@ -61,7 +61,6 @@ async function watchSlice(saga: Saga): Promise<WatchOutcome> {
     pollMs: settings.pollMs,
     sliceMs: settings.watchSliceMs,
   };
-  if (!saga.signalDriven) return saga.watcher.watchRun(args);
   saga.nudged = false;
   const scope = new CancellationScope();
   const watching = scope.run(() => saga.watcher.watchRun(args));
