@@ -8,8 +8,8 @@ import type { Saga } from './saga.ts';
 import { waitForRun } from './wait-for-run.ts';
 
 /**
- * Runs the compensation for `error` in a non-cancellable scope. A compensation that fails itself is logged and
- * swallowed, so that the caller rethrows the original error.
+ * Runs the compensation for `error` in a non-cancellable scope. A compensation that fails itself is logged
+ * and swallowed, so that the caller rethrows the original error.
  */
 export async function compensate(saga: Saga, error: unknown): Promise<void> {
   try {
@@ -21,7 +21,7 @@ export async function compensate(saga: Saga, error: unknown): Promise<void> {
   }
 }
 
-/** Cancelled from the Temporal UI or by a cancelled sweep: ask the runner to stop, give it the grace, end it. */
+/** Cancelled in Temporal (its UI, a cancelled sweep): ask the runner to stop, give it the grace, end it. */
 async function stopOnTemporalCancel(saga: Saga): Promise<void> {
   const asked = await service.requestCancel(saga.runId);
   if (!isTerminalRunState(asked.state)) {

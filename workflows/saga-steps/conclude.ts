@@ -1,4 +1,4 @@
-// The saga's ending, on every path: collect the outputs, end the instance, revoke the key, leave the run terminal.
+// The saga's ending on every path (outputs, instance, key, a terminal run), and the sweep's early notice.
 import { CancellationScope, getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
 import type { RunState } from '@assay/contract';
 import { runEndedSignal } from '../definitions.ts';
@@ -7,8 +7,8 @@ import { cleanup } from './activities.ts';
 import type { Saga } from './saga.ts';
 
 /**
- * One activity (`concludeRun`): outputs, then the instance, then the key (the reverse of provisioning), since the
- * runner may still be finishing uploads with that key; a run not terminal by then fails `abandoned`. Not
+ * One activity (`concludeRun`): outputs, then the instance, then the key (the reverse of provisioning), since
+ * the runner may still be finishing uploads with that key; a run not terminal by then fails `abandoned`. Not
  * cancellable, so that a cancelled saga still cleans up.
  */
 export function conclude(saga: Saga, waitForOutputs: boolean): Promise<ManagedRunResult> {

@@ -7,7 +7,7 @@ import { conclude } from './conclude.ts';
 import { describeError, fail } from './fail.ts';
 import type { Saga } from './saga.ts';
 
-/** Answers the saga's result when the run ended here (refused, or no longer pending), null when it goes on. */
+/** The saga's result when the run ended here (refused, no longer pending); null when it goes on. */
 export async function provision(saga: Saga): Promise<ManagedRunResult | null> {
   if (!saga.lean) {
     const before = await service.readRun(saga.runId);

@@ -1,4 +1,4 @@
-// After a lost instance: a recovery run of the same variation, as a child, resuming from the newest checkpoint.
+// After a lost instance: a recovery run of the variation, as a child, resuming from the newest checkpoint.
 import { ParentClosePolicy, executeChild } from '@temporalio/workflow';
 import { runSearchAttributes, workflowMemo } from '../definitions.ts';
 import type { ManagedRunResult, ManagedRunWorkflow } from '../saga-types.ts';

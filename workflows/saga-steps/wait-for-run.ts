@@ -32,7 +32,7 @@ export async function waitForRun(
     let run: RunSnapshot;
     let alive = true;
     if (saga.lean) {
-      // The run first: on a signal's wake it has moved on, and the instance needs no look (one step, not two).
+      // The run first: on a signal's wake it has moved on, and the instance needs no look (one step).
       run = await service.readRun(runId);
       if (done(run)) return { run, alive: true, timedOut: false };
       if (checkInstance && !(await service.instanceAlive(workflowId))) {

@@ -9,7 +9,7 @@ import { recover } from './recover.ts';
 import type { Saga } from './saga.ts';
 import { waitForRun } from './wait-for-run.ts';
 
-/** Returns once the run is concluded; continues as new after a slice set, so it never grows a long history. */
+/** Returns once the run is concluded; continues as new after a slice set, so no history grows long. */
 export async function watch(saga: Saga): Promise<ManagedRunResult> {
   const { settings } = saga;
   let slices = saga.input.watching?.slicesDone ?? 0;
@@ -48,9 +48,9 @@ async function stopOnCancel(saga: Saga): Promise<ManagedRunResult> {
 }
 
 /**
- * One watch slice. The activity polls (a fallback for a lost signal); the service's signal ends it at once: the
- * workflow reads the run, and when it ended or was asked to cancel, cancels the activity and acts. A signal
- * that changes nothing (the start's, arriving late) leaves the activity running.
+ * One watch slice. The activity polls (a fallback for a lost signal); the service's signal ends it at once:
+ * the workflow reads the run, and when it ended or was asked to cancel, cancels the activity and acts. A
+ * signal that changes nothing (the start's, arriving late) leaves the activity running.
  */
 async function watchSlice(saga: Saga): Promise<WatchOutcome> {
   const { runId, workflowId, settings } = saga;
