@@ -49,6 +49,9 @@ export interface ManagedRunInput extends ManagedRunRef {
   watching?: { slicesDone: number };
 }
 
+/** The managed-run workflow's signature, for starting it by its type name (a recovery, continuing as new). */
+export type ManagedRunWorkflow = (input: ManagedRunInput) => Promise<ManagedRunResult>;
+
 export interface RunSnapshot {
   state: RunState;
   failureReason: FailureReason | null;
