@@ -13,6 +13,7 @@ import {
   type StepRange,
 } from '../metric-series.ts';
 import { fetchExperimentSeries } from '../metrics-api.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { Chart, useWidth, type ChartSettings } from './chart-frame.tsx';
 import { ErrorState } from './status.tsx';
@@ -39,7 +40,7 @@ export function curvesQuery(
   running: boolean,
 ) {
   return {
-    queryKey: ['experiment', experimentId, 'curves', key, maxPoints, zoom?.min, zoom?.max, running],
+    queryKey: queryKeys.curves(experimentId, key, maxPoints, zoom, running),
     queryFn: () =>
       fetchExperimentSeries(client, experimentId, key, { maxPoints, minStep: zoom?.min, maxStep: zoom?.max }),
     refetchInterval: running ? COMPARE_INTERVAL_MS : (false as const),

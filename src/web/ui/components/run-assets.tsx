@@ -1,7 +1,8 @@
-import type { AssetData, RunRef } from '@assay/client/browser';
+import { formatBytes, type AssetData, type RunRef } from '@assay/client/browser';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useComponentDownload } from '../asset-download.ts';
-import { formatBytes, formatTime } from '../format.ts';
+import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from './status.tsx';
 
@@ -11,7 +12,7 @@ const PAGE_SIZE = 50;
 export function RunAssets({ run }: { run: RunRef }) {
   const client = useClient();
   const assets = useInfiniteQuery({
-    queryKey: ['experiment', run.experimentId, 'runs', run.n, run.r, 'assets'],
+    queryKey: queryKeys.runAssets(run.experimentId, run.n, run.r),
     queryFn: ({ pageParam }) => client.assets.list({ run, limit: PAGE_SIZE, cursor: pageParam }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.next_cursor ?? undefined,

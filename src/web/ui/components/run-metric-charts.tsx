@@ -13,6 +13,7 @@ import {
   smooth,
   type StepRange,
 } from '../metric-series.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { Chart, ChartControls, useWidth, type ChartSettings } from './chart-frame.tsx';
 import { Empty, ErrorState, Loading } from './status.tsx';
@@ -28,7 +29,7 @@ const addressOf = (run: RunData): RunAddress => ({ experimentId: run.experiment_
  */
 export function runMetricListQuery(client: ApiClient, run: RunData, interval = LIVE_INTERVAL_MS) {
   return {
-    queryKey: ['run', run.id, 'metrics', isTerminalRunState(run.state)],
+    queryKey: queryKeys.runMetricList(run.id, isTerminalRunState(run.state)),
     queryFn: () => fetchRunMetricList(client, addressOf(run)),
     enabled: run.state !== 'pending',
     refetchInterval: run.state === 'running' ? interval : (false as const),
@@ -48,7 +49,7 @@ export function metricSeriesQuery(
   interval = LIVE_INTERVAL_MS,
 ) {
   return {
-    queryKey: ['run', run.id, 'metric', key, maxPoints, zoom?.min, zoom?.max, isTerminalRunState(run.state)],
+    queryKey: queryKeys.runMetricSeries(run.id, key, maxPoints, zoom, isTerminalRunState(run.state)),
     queryFn: () =>
       fetchMetricSeries(client, addressOf(run), key, { maxPoints, minStep: zoom?.min, maxStep: zoom?.max }),
     refetchInterval: run.state === 'running' ? interval : (false as const),

@@ -1,6 +1,7 @@
 import type { ExperimentDetail, RunData, VariationData } from '@assay/client/browser';
 import { useQueries } from '@tanstack/react-query';
 import { useState } from 'react';
+import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { useClient } from '../session.tsx';
 import { RunsTable } from './runs-table.tsx';
@@ -19,7 +20,7 @@ export function RunsSection({
   const shown = only === 'all' ? variations : variations.filter((v) => v.n === only);
   const results = useQueries({
     queries: shown.map((v) => ({
-      queryKey: ['experiment', experiment.id, 'runs', v.n],
+      queryKey: queryKeys.runs(experiment.id, v.n),
       queryFn: () => client.runs.list(experiment.id, v.n),
       refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
     })),

@@ -2,6 +2,7 @@ import type { RunData } from '@assay/client/browser';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { formatDuration, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { ErrorState, StateBadge } from './status.tsx';
 
@@ -43,7 +44,8 @@ export function RunsTable({ runs }: { runs: RunData[] }) {
 function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined }) {
   const client = useClient();
   const queryClient = useQueryClient();
-  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['experiment', run.experiment_id] });
+  const refresh = () =>
+    void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(run.experiment_id) });
   const provision = useMutation({
     mutationFn: () => client.runs.provision(run.experiment_id, run.n, run.r),
     onSettled: refresh,

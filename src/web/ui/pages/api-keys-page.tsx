@@ -5,6 +5,7 @@ import { MintKeyForm } from '../components/mint-key-form.tsx';
 import { NewKeyNotice } from '../components/new-key-notice.tsx';
 import { Empty, ErrorState, Loading } from '../components/status.tsx';
 import { curlPost, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 function keyState(key: ApiKeyData): 'revoked' | 'expired' | 'active' {
@@ -16,8 +17,8 @@ function keyState(key: ApiKeyData): 'revoked' | 'expired' | 'active' {
 /** The caller's keys: mint one (its secret shown once), list them, revoke one. */
 export function ApiKeysPage() {
   const client = useClient();
-  const keys = useQuery({ queryKey: ['api-keys'], queryFn: () => client.apiKeys.list() });
-  const me = useQuery({ queryKey: ['me'], queryFn: () => client.me.get() });
+  const keys = useQuery({ queryKey: queryKeys.apiKeys(), queryFn: () => client.apiKeys.list() });
+  const me = useQuery({ queryKey: queryKeys.me(), queryFn: () => client.me.get() });
   const [minted, setMinted] = useState<CreatedApiKey>();
   return (
     <section aria-labelledby="api-keys-title">
@@ -53,7 +54,7 @@ function KeyTable({ keys, inUse }: { keys: ApiKeyData[]; inUse: string | null })
     mutationFn: (id: string) => client.apiKeys.revoke(id),
     onSuccess: () => {
       dialog.current?.close();
-      void queryClient.invalidateQueries({ queryKey: ['api-keys'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys() });
     },
   });
   const ask = (key: ApiKeyData) => {

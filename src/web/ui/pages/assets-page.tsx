@@ -1,12 +1,13 @@
 import { ASSET_KINDS, ASSET_STATES } from '@assay/contract';
-import type { AssetData, AssetState } from '@assay/client/browser';
+import { formatBytes, type AssetData, type AssetState } from '@assay/client/browser';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useComponentDownload } from '../asset-download.ts';
 import { AssetUpload } from '../components/asset-upload.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
-import { formatBytes, formatTime } from '../format.ts';
+import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 const PAGE_SIZE = 50;
@@ -26,13 +27,13 @@ export function AssetsPage() {
     experimentId: experimentId || undefined,
   };
   const list = useQuery({
-    queryKey: ['assets', filters, cursor],
+    queryKey: queryKeys.assetList(filters, cursor),
     queryFn: () => client.assets.list({ ...filters, cursor, limit: PAGE_SIZE }),
     placeholderData: keepPreviousData,
   });
   // The experiment filter offers the scope's newest experiments (the API's largest page).
   const experiments = useQuery({
-    queryKey: ['experiments', scope, 'choices'],
+    queryKey: queryKeys.experimentChoices(scope),
     queryFn: () => client.experiments.list({ limit: 200, organizationId: scope }),
   });
   const filtered =

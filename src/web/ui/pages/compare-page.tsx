@@ -22,6 +22,7 @@ import { allPaths, compareCells, differingPaths, flatten, type Cell } from '../c
 import { formatDuration } from '../format.ts';
 import { fetchExperimentMetricKeys, fetchExperimentMetrics } from '../metrics-api.ts';
 import { formatMetric } from '../metric-series.ts';
+import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { listMetricsOutputs, METRICS_ASSET, readMetricsOutput } from '../run-metrics.ts';
 import { useClient } from '../session.tsx';
@@ -76,17 +77,17 @@ export function ComparePage() {
   const sweepId = new URLSearchParams(useSearch()).get('sweep');
   const client = useClient();
   const variations = useQuery({
-    queryKey: ['experiment', id, 'variations'],
+    queryKey: queryKeys.variations(id),
     queryFn: () => client.variations.list(id),
   });
   const sweep = useQuery({
-    queryKey: ['experiment', id, 'sweep', sweepId],
+    queryKey: queryKeys.sweep(id, sweepId),
     queryFn: () => client.sweeps.get(id, sweepId!),
     enabled: sweepId !== null,
   });
   const runResults = useQueries({
     queries: (variations.data ?? []).map((v) => ({
-      queryKey: ['experiment', id, 'runs', v.n],
+      queryKey: queryKeys.runs(id, v.n),
       queryFn: () => client.runs.list(id, v.n),
       refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
     })),
@@ -103,7 +104,7 @@ export function ComparePage() {
   // A ready output never changes, so each is read once.
   const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
   const metricsOutputs = useQuery({
-    queryKey: ['experiment', id, 'outputs', METRICS_ASSET, ended],
+    queryKey: queryKeys.outputs(id, METRICS_ASSET, ended),
     queryFn: () => listMetricsOutputs(client, id),
     // Once every variation's runs have arrived: before, `ended` still grows with each list.
     enabled: !loading && runs.length > 0,
@@ -113,7 +114,7 @@ export function ComparePage() {
   const withOutput = runs.flatMap((run) => outputOf(run) ?? []);
   const outputReads = useQueries({
     queries: withOutput.map((asset) => ({
-      queryKey: ['asset', asset.id, 'json'],
+      queryKey: queryKeys.assetJson(asset.id),
       queryFn: () => readMetricsOutput(client, asset),
       staleTime: Infinity,
     })),
@@ -136,7 +137,7 @@ export function ComparePage() {
   useEffect(preloadChart, []);
   const running = runs.some((r) => r.state === 'running');
   const keyList = useQuery({
-    queryKey: ['experiment', id, 'metric-keys'],
+    queryKey: queryKeys.metricKeys(id),
     queryFn: () => fetchExperimentMetricKeys(client, id),
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
   });
@@ -156,7 +157,7 @@ export function ComparePage() {
     MAX_METRIC_KEYS_PER_QUERY,
   );
   const figures = useQuery({
-    queryKey: ['experiment', id, 'metrics', figureKeys.join(','), running],
+    queryKey: queryKeys.metricFigures(id, figureKeys, running),
     queryFn: () => fetchExperimentMetrics(client, id, figureKeys),
     enabled: figureKeys.length > 0,
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,

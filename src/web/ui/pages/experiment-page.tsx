@@ -8,14 +8,15 @@ import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx
 import { SweepForm } from '../components/sweep-form.tsx';
 import { VariationCard } from '../components/variation-card.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 export function ExperimentPage() {
   const { id } = useParams<{ id: string }>();
   const client = useClient();
-  const detail = useQuery({ queryKey: ['experiment', id], queryFn: () => client.experiments.get(id) });
+  const detail = useQuery({ queryKey: queryKeys.experiment(id), queryFn: () => client.experiments.get(id) });
   const variations = useQuery({
-    queryKey: ['experiment', id, 'variations'],
+    queryKey: queryKeys.variations(id),
     queryFn: () => client.variations.list(id),
   });
   if (detail.isPending) return <Loading what="the experiment" />;

@@ -6,6 +6,7 @@ import { Link } from 'wouter';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 const STATES: readonly ExperimentState[] = EXPERIMENT_STATES;
@@ -21,7 +22,7 @@ export function ExperimentsPage() {
   const { cursor } = pages;
   const filters = { state: state || undefined, q: q.trim() || undefined };
   const list = useQuery({
-    queryKey: ['experiments', scope, filters, cursor],
+    queryKey: queryKeys.experimentList(scope, filters, cursor),
     queryFn: () => client.experiments.list({ ...filters, cursor, limit: PAGE_SIZE, organizationId: scope }),
     placeholderData: keepPreviousData,
   });

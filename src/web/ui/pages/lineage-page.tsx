@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'wouter';
 import { LineageGraph } from '../components/lineage-graph.tsx';
 import { Empty, ErrorState, Loading } from '../components/status.tsx';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 // The service walks at most 50 generations; a few steps cover what fits on a screen.
@@ -15,7 +16,7 @@ export function LineagePage() {
   const client = useClient();
   const [depth, setDepth] = useState(DEFAULT_DEPTH);
   const lineage = useQuery({
-    queryKey: ['experiment', id, 'lineage', depth],
+    queryKey: queryKeys.lineage(id, depth),
     queryFn: () => client.experiments.lineage(id, { direction: 'both', depth }),
     // The old graph stays on screen while a new depth loads, so the page does not jump.
     placeholderData: keepPreviousData,

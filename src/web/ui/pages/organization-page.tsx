@@ -5,17 +5,18 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { Empty, ErrorState, Loading } from '../components/status.tsx';
 import { curlPost, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 /** One organization: its members, and (for owners) a form to add an existing user by email. */
 export function OrganizationPage({ params }: { params: { id: string } }) {
   const client = useClient();
   const organization = useQuery({
-    queryKey: ['organizations', params.id],
+    queryKey: queryKeys.organization(params.id),
     queryFn: () => client.organizations.get(params.id),
   });
   const members = useQuery({
-    queryKey: ['organizations', params.id, 'members'],
+    queryKey: queryKeys.members(params.id),
     queryFn: () => client.organizations.members(params.id),
   });
   return (
@@ -91,7 +92,7 @@ function AddMemberForm({ organization }: { organization: Organization }) {
     mutationFn: () => client.organizations.addMember(organization.id, { email: email.trim(), role }),
     onSuccess: () => {
       setEmail('');
-      void queryClient.invalidateQueries({ queryKey: ['organizations', organization.id, 'members'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.members(organization.id) });
     },
   });
   const submit = (event: FormEvent) => {

@@ -3,12 +3,13 @@ import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { Empty, ErrorState, Loading } from '../components/status.tsx';
 import { curlPost, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 /** The organizations the caller belongs to, with their role, and a form to create one. */
 export function OrganizationsPage() {
   const client = useClient();
-  const scopes = useQuery({ queryKey: ['me', 'scopes'], queryFn: () => client.me.scopes() });
+  const scopes = useQuery({ queryKey: queryKeys.scopes(), queryFn: () => client.me.scopes() });
   return (
     <section aria-labelledby="organizations-title">
       <h1 id="organizations-title">Organizations</h1>
@@ -68,7 +69,7 @@ function CreateOrganizationForm() {
     mutationFn: () => client.organizations.create({ slug, name }),
     onSuccess: (created) => {
       // The header's scope menu lists the organizations from the same query.
-      void queryClient.invalidateQueries({ queryKey: ['me', 'scopes'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.scopes() });
       navigate(`/organizations/${encodeURIComponent(created.id)}`);
     },
   });

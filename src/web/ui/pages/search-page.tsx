@@ -6,6 +6,7 @@ import { Link } from 'wouter';
 import { Snippet } from '../components/snippet.tsx';
 import { Empty, ErrorState, Loading } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 /** Full-text search over the scope's reports, documents and papers, ranked, with the matches highlighted. */
@@ -17,7 +18,7 @@ export function SearchPage() {
   // The query runs on submit, not on each keystroke: half-typed websearch syntax is still a valid query.
   const [submitted, setSubmitted] = useState<{ q: string; kind: string } | null>(null);
   const results = useQuery({
-    queryKey: ['search', scope, submitted],
+    queryKey: queryKeys.search(scope, submitted),
     queryFn: () =>
       client.search.query(submitted!.q, { kind: submitted!.kind || undefined, organizationId: scope }),
     enabled: submitted !== null,
