@@ -4,6 +4,7 @@ import { Link } from 'wouter';
 import { formatDuration, formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
+import { TableScroll } from './query-view.tsx';
 import { ErrorState, StateBadge } from './status.tsx';
 
 export function runPath(run: { experiment_id: string; n: number; r: number }): string {
@@ -14,7 +15,7 @@ export function runPath(run: { experiment_id: string; n: number; r: number }): s
 export function RunsTable({ runs }: { runs: RunData[] }) {
   const byId = new Map(runs.map((r) => [r.id, r]));
   return (
-    <div className="table-scroll">
+    <TableScroll>
       <table className="runs">
         <thead>
           <tr>
@@ -37,7 +38,7 @@ export function RunsTable({ runs }: { runs: RunData[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

@@ -195,7 +195,9 @@ export function ComparePage() {
     }));
     const started = rows.filter((r) => r.run.state !== 'pending');
     return { columns, column, shown, started, configPaths: differingPaths(rows.map((r) => r.config)) };
-    // outputsVersion stands for the outputs' reads, columnsKey for columnKeys (both new arrays every render).
+    // outputsVersion stands for the outputs' reads (metricsOf), columnsKey for columnKeys, figures.data for
+    // figuresByRun: each is new on every render, and its stand-in changes exactly when its content does.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [runs, variations.data, metricsOutputs.data, outputsVersion, figures.data, columnsKey, sort]);
   const onSort = useCallback(
     (key: string) =>
