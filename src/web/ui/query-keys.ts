@@ -34,6 +34,12 @@ export const queryKeys = {
 
   /** A run's metric keys; `ended` is in the key so that they are read once more when the run ends. */
   runMetricList: (runId: string, ended: boolean) => ['run', runId, 'metrics', ended] as const,
+  /** A page of a run's metric keys (the paged key list and its picker), read once more when the run ends. */
+  runMetricKeys: (
+    runId: string,
+    page: { limit: number; cursor?: string; contains?: string },
+    ended: boolean,
+  ) => ['run', runId, 'metric-keys', page.limit, page.cursor, page.contains, ended] as const,
   runMetricSeries: (runId: string, key: string, maxPoints: number, zoom: StepRange | null, ended: boolean) =>
     ['run', runId, 'metric', key, maxPoints, zoom?.min, zoom?.max, ended] as const,
 
