@@ -1,6 +1,7 @@
 // One lint setup for the whole repo: typescript-eslint's type-aware rules, the import rules between the
 // repo's parts (docs/architecture.md, "Packages and import rules"), and purity rules for workflows.
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -153,6 +154,25 @@ export default tseslint.config(
         },
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The rules of hooks (and the React Compiler's checks of what a render may do) for the web UI's components
+    // and the custom hooks beside them.
+    files: ['src/web/**/*.ts', 'src/web/**/*.tsx'],
+    ...reactHooks.configs.flat.recommended,
+  },
+  {
+    files: ['src/web/**/*.ts', 'src/web/**/*.tsx'],
+    ignores: ['src/web/ui/query-keys.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'Property[key.name="queryKey"] > ArrayExpression',
+          message: 'Build react-query keys with src/web/ui/query-keys.ts, so reads and invalidations agree.',
+        },
+      ],
     },
   },
   {

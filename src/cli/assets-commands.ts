@@ -6,10 +6,11 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { AssetData } from '../client/index.ts';
+import { formatBytes } from '../client/format-bytes.ts';
 import { openClient } from './cli-client.ts';
 import { UsageError } from './command-args.ts';
 import { componentName, contentTypeOf } from './content-type.ts';
-import { formatBytes, printFields, printJson, printTable } from './output.ts';
+import { printFields, printJson, printTable } from './output.ts';
 import type { JsonOptions } from './program/shared-options.ts';
 import { describeProgress, ProgressLine } from './upload-progress.ts';
 

@@ -53,18 +53,6 @@ function clip(value: string): string {
   return flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
 }
 
-/** 1536 → "1.5 KiB". */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
-}
-
 /** Prints an error the way every command does and answers the exit code: 1 operation failed, 2 usage or config, 130 interrupted. */
 export function reportError(error: unknown): number {
   if (error instanceof Interrupted) {

@@ -1,6 +1,6 @@
 // Upload progress on stderr, only when stderr is a terminal: a log file or a pipe gets no carriage returns.
 import type { UploadProgress } from '../client/index.ts';
-import { formatBytes } from './output.ts';
+import { formatBytes } from '../client/format-bytes.ts';
 
 /** A status line rewritten in place while uploads run. */
 export class ProgressLine {

@@ -2,6 +2,8 @@
 // environment). Nothing reachable from here may import node:* or undici; a test bundles it to make sure.
 export { ApiClient, type ApiClientOptions } from './api-client.ts';
 export { PERSONAL } from './core/organization.ts';
+export { formatBytes } from './format-bytes.ts';
+export { parseSweepValues } from './sweep-values.ts';
 export * from './core/errors.ts';
 export { Experiment } from './handles/experiment.ts';
 export { Variation } from './handles/variation.ts';

@@ -20,15 +20,3 @@ export function curlPost(path: string, body: Record<string, unknown>): string {
     `-d '${JSON.stringify(body)}' ${window.location.origin}${path}`
   );
 }
-
-/** A byte count in binary units, one decimal once past bytes. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
-}

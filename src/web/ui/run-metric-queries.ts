@@ -2,6 +2,7 @@ import type { ApiClient, RunData } from '@assay/client/browser';
 import { isTerminalRunState } from '@assay/contract';
 import { keepPreviousData } from '@tanstack/react-query';
 import type { StepRange } from './metric-series.ts';
+import { queryKeys } from './query-keys.ts';
 
 // The run page's reads of a run's metrics, through the client, as TanStack Query options.
 
@@ -22,15 +23,7 @@ export function runMetricKeysQuery(
   interval = LIVE_INTERVAL_MS,
 ) {
   return {
-    queryKey: [
-      'run',
-      run.id,
-      'metric-keys',
-      page.limit,
-      page.cursor,
-      page.contains,
-      isTerminalRunState(run.state),
-    ],
+    queryKey: queryKeys.runMetricKeys(run.id, page, isTerminalRunState(run.state)),
     queryFn: () => client.runs.metricKeys(run.experiment_id, run.n, run.r, page),
     enabled: run.state !== 'pending',
     refetchInterval: run.state === 'running' ? interval : (false as const),
@@ -50,7 +43,7 @@ export function metricSeriesQuery(
   interval = LIVE_INTERVAL_MS,
 ) {
   return {
-    queryKey: ['run', run.id, 'metric', key, maxPoints, zoom?.min, zoom?.max, isTerminalRunState(run.state)],
+    queryKey: queryKeys.runMetricSeries(run.id, key, maxPoints, zoom, isTerminalRunState(run.state)),
     queryFn: () =>
       client.runs.metricSeries(run.experiment_id, run.n, run.r, key, {
         maxPoints,

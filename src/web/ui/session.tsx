@@ -1,6 +1,6 @@
 import { ApiClient, AuthenticationError, PERSONAL } from '@assay/client/browser';
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 
 // sessionStorage only: the credential lives as long as the tab, is never put in a URL and never sent anywhere
 // but the Authorization header of this origin's API calls.
@@ -27,17 +27,36 @@ function clientFor(credential: string): ApiClient {
   return new ApiClient({ serverUrl: window.location.origin, apiKey: credential });
 }
 
+/** Forgets the credential, the scope and every cached answer; `reason` is what the sign-in page says. */
+function endSession(
+  queryClient: QueryClient,
+  setCredential: (credential: string | null) => void,
+  setSignedOutReason: (reason: string | undefined) => void,
+  reason?: string,
+): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(SCOPE_KEY);
+  setCredential(null);
+  setSignedOutReason(reason);
+  queryClient.clear();
+}
+
 /** Holds the credential, the chosen scope and the query cache, and ends the session on any 401. */
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [credential, setCredential] = useState(() => sessionStorage.getItem(TOKEN_KEY));
   const [scope, setScopeState] = useState(() => sessionStorage.getItem(SCOPE_KEY) ?? PERSONAL);
   const [signedOutReason, setSignedOutReason] = useState<string>();
-  const onUnauthorized = useRef<(error: AuthenticationError) => void>(undefined);
   const [queryClient] = useState(() => {
     const onError = (error: unknown) => {
-      if (error instanceof AuthenticationError) onUnauthorized.current?.(error);
+      if (!(error instanceof AuthenticationError)) return;
+      endSession(
+        created,
+        setCredential,
+        setSignedOutReason,
+        `The server ended the session: ${error.message}`,
+      );
     };
-    return new QueryClient({
+    const created = new QueryClient({
       queryCache: new QueryCache({ onError }),
       mutationCache: new MutationCache({ onError }),
       defaultOptions: {
@@ -46,19 +65,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         queries: { retry: false, refetchOnWindowFocus: true },
       },
     });
+    return created;
   });
 
   const signOut = useCallback(
-    (reason?: string) => {
-      sessionStorage.removeItem(TOKEN_KEY);
-      sessionStorage.removeItem(SCOPE_KEY);
-      setCredential(null);
-      setSignedOutReason(reason);
-      queryClient.clear();
-    },
+    (reason?: string) => endSession(queryClient, setCredential, setSignedOutReason, reason),
     [queryClient],
   );
-  onUnauthorized.current = (error) => signOut(`The server ended the session: ${error.message}`);
 
   const signIn = useCallback(
     async (value: string) => {

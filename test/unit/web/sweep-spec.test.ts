@@ -20,6 +20,8 @@ describe('parseGridAxes', () => {
     assert.throws(() => parseGridAxes('lr:'), /line 1: write an axis/);
     assert.throws(() => parseGridAxes('lr: 1\nlr: 2'), /line 2: the axis "lr" is given twice/);
     assert.throws(() => parseGridAxes('\n# nothing\n'), /at least one axis/);
+    assert.throws(() => parseGridAxes('lr: 0.1\nseed: 1,,2'), /line 2: empty value/);
+    assert.throws(() => parseGridAxes('lr: 0.1, 0.01,'), /line 1: empty value/);
   });
 });
 

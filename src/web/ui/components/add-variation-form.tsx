@@ -1,6 +1,7 @@
 import { APIError } from '@assay/client/browser';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type FormEvent } from 'react';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { ErrorState } from './status.tsx';
 
@@ -27,7 +28,7 @@ export function AddVariationForm({ experimentId }: { experimentId: string }) {
     onSuccess: () => {
       setName('');
       setYaml('');
-      void queryClient.invalidateQueries({ queryKey: ['experiment', experimentId] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(experimentId) });
     },
     onError: (error) => {
       const at = errorPosition(error);

@@ -1,14 +1,15 @@
 import { PERSONAL } from '@assay/client/browser';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 /** Who is signed in, which scope the pages act in (personal or an organization), and sign-out. */
 export function AppHeader() {
   const client = useClient();
   const { scope, setScope, signOut } = useSession();
-  const me = useQuery({ queryKey: ['me'], queryFn: () => client.me.get() });
-  const scopes = useQuery({ queryKey: ['me', 'scopes'], queryFn: () => client.me.scopes() });
+  const me = useQuery({ queryKey: queryKeys.me(), queryFn: () => client.me.get() });
+  const scopes = useQuery({ queryKey: queryKeys.scopes(), queryFn: () => client.me.scopes() });
   const defaultId = scopes.data?.default_organization_id ?? PERSONAL;
   const mark = (id: string) => (id === defaultId ? ' (default)' : '');
   return (

@@ -2,6 +2,7 @@ import { ASSET_KINDS } from '@assay/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type DragEvent } from 'react';
 import { uploadFile } from '../browser-upload.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 import { describeError } from './status.tsx';
 
@@ -39,7 +40,7 @@ export function AssetUpload({ experimentId }: { experimentId: string | undefined
       ).then(
         () => {
           update(key, { state: 'ready' });
-          void queryClient.invalidateQueries({ queryKey: ['assets'] });
+          void queryClient.invalidateQueries({ queryKey: queryKeys.assets() });
         },
         (error: unknown) => {
           const { code, message } = describeError(error);

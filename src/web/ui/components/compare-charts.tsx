@@ -13,7 +13,9 @@ import {
   type StepRange,
 } from '../metric-series.ts';
 import { allPages } from '../all-pages.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
+import { useStableValue } from '../stable-value.ts';
 import { Chart, useWidth, type ChartSettings } from './chart-frame.tsx';
 import { ErrorState } from './status.tsx';
 
@@ -39,7 +41,7 @@ export function curvesQuery(
   running: boolean,
 ) {
   return {
-    queryKey: ['experiment', experimentId, 'curves', key, maxPoints, zoom?.min, zoom?.max, running],
+    queryKey: queryKeys.curves(experimentId, key, maxPoints, zoom, running),
     queryFn: () =>
       allPages((cursor) =>
         client.experiments.metricSeries(experimentId, key, {
@@ -180,9 +182,11 @@ function ConfigScatter({
     const last = row.figures?.[metricKey]?.last;
     return x === undefined || x === null || last === undefined ? [] : [{ x, y: decodeMetricValue(last) }];
   });
-  const numeric = points.every((p) => typeof p.x === 'number');
+  // The points' text stands for the points: the rows are new objects on every render.
+  const shownPoints = useStableValue(points, JSON.stringify(points));
   const chart = useMemo(() => {
-    if (numeric) {
+    const points = shownPoints;
+    if (points.every((p) => typeof p.x === 'number')) {
       const xs = points.map((p) => p.x as number);
       const sorted = [...points].sort((a, b) => (a.x as number) - (b.x as number));
       const positive = xs.every((x) => x > 0);
@@ -199,8 +203,7 @@ function ConfigScatter({
       .sort((a, b) => a.x - b.x);
     const data: AlignedSeries = [sorted.map((p) => p.x), sorted.map((p) => plotted(p.y, log))];
     return { data, scatter: { categories } };
-    // The points' text stands for the points: the rows are new objects on every render.
-  }, [JSON.stringify(points), log]);
+  }, [shownPoints, log]);
 
   return (
     <figure className="metric-chart config-scatter" data-path={path}>

@@ -23,6 +23,8 @@ export function ExperimentActions({ experiment }: { experiment: ExperimentDetail
   const refresh = useExperimentRefresh(experiment.id);
   const dialog = useRef<HTMLDialogElement>(null);
   const [reason, setReason] = useState('');
+  // Whether the retract dialog is open: its own error state shows inside it then, not twice.
+  const [asking, setAsking] = useState(false);
   const move = useMutation({
     mutationFn: ({ to, why }: { to: ExperimentMove; why?: string }) =>
       to === 'retract'
@@ -35,6 +37,10 @@ export function ExperimentActions({ experiment }: { experiment: ExperimentDetail
   });
   const moves = movesOffered(experiment.state);
   if (moves.length === 0) return null;
+  const askReason = () => {
+    dialog.current?.showModal();
+    setAsking(true);
+  };
   const retract = (event: FormEvent) => {
     event.preventDefault();
     move.mutate({ to: 'retract', why: reason.trim() });
@@ -47,15 +53,13 @@ export function ExperimentActions({ experiment }: { experiment: ExperimentDetail
           type="button"
           title={HINTS[to]}
           disabled={move.isPending}
-          onClick={() => (to === 'retract' ? dialog.current?.showModal() : move.mutate({ to }))}
+          onClick={() => (to === 'retract' ? askReason() : move.mutate({ to }))}
         >
           {LABELS[to]}
         </button>
       ))}
-      {move.isError && !dialog.current?.open && (
-        <ErrorState error={move.error} title="The state did not change" />
-      )}
-      <dialog ref={dialog} aria-labelledby="retract-title">
+      {move.isError && !asking && <ErrorState error={move.error} title="The state did not change" />}
+      <dialog ref={dialog} aria-labelledby="retract-title" onClose={() => setAsking(false)}>
         <form onSubmit={retract} className="stacked">
           <h2 id="retract-title">Retract this experiment</h2>
           <label>

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatMetric, type AlignedSeries, type Curves, type StepRange } from '../metric-series.ts';
+import { useLatest, useStableValue } from '../stable-value.ts';
 
 // uPlot draws on a canvas and sets its elements' sizes through element.style (CSSOM), which the UI's CSP
 // (style-src 'self') allows; it writes no style attributes or markup. This module is loaded on demand, so
@@ -69,13 +70,17 @@ export default function MetricChart(props: MetricChartProps) {
   );
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const zoomRef = useRef(zoom);
-  zoomRef.current = zoom;
-  const onZoomRef = useRef(onZoom);
-  onZoomRef.current = onZoom;
+  const zoomRef = useLatest(zoom);
+  const onZoomRef = useLatest(onZoom);
+  const dataRef = useLatest(plotData);
 
-  const structure = JSON.stringify([lines, width, height, xLabel, log, scatter, faceted]);
+  // Every value the options read, kept while its text is the same (`lines` is a new array on every render).
+  const shape = useStableValue(
+    { lines, width, height, xLabel, log, scatter, faceted },
+    JSON.stringify([lines, width, height, xLabel, log, scatter, faceted]),
+  );
   const options = useMemo((): uPlot.Options => {
+    const { lines, width, height, xLabel, log, scatter, faceted } = shape;
     const categories = scatter?.categories;
     return {
       ...(faceted ? { mode: 2 as const } : {}),
@@ -177,18 +182,17 @@ export default function MetricChart(props: MetricChartProps) {
         ],
       },
     };
-    // `structure` stands for every value the options read.
-  }, [structure]);
+  }, [shape, zoomRef, onZoomRef]);
 
   useEffect(() => {
-    const u = new uPlot(options, plotData, target.current!);
+    // The data as it is now; the data effect below redraws the same chart when it changes.
+    const u = new uPlot(options, dataRef.current, target.current!);
     plot.current = u;
     return () => {
       u.destroy();
       plot.current = null;
     };
-    // A new chart for new options only; the data effect below redraws the same chart.
-  }, [options]);
+  }, [options, dataRef]);
 
   useEffect(() => {
     const u = plot.current;

@@ -2,6 +2,7 @@ import { SCOPES } from '@assay/contract';
 import type { CreatedApiKey, Scope } from '@assay/client/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { ErrorState } from './status.tsx';
 
@@ -20,7 +21,7 @@ const EXPIRIES = [
 export function MintKeyForm({ onMinted }: { onMinted(key: CreatedApiKey): void }) {
   const client = useClient();
   const queryClient = useQueryClient();
-  const me = useQuery({ queryKey: ['me'], queryFn: () => client.me.get() });
+  const me = useQuery({ queryKey: queryKeys.me(), queryFn: () => client.me.get() });
   const held = new Set(me.data?.auth.scopes ?? []);
   const [description, setDescription] = useState('');
   const [scopes, setScopes] = useState<Set<Scope>>(() => new Set(DEFAULT_SCOPES));
@@ -35,7 +36,7 @@ export function MintKeyForm({ onMinted }: { onMinted(key: CreatedApiKey): void }
     // The answer holds the full key: drop it from the mutation cache as soon as this form is gone.
     gcTime: 0,
     onSuccess: (created) => {
-      void queryClient.invalidateQueries({ queryKey: ['api-keys'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys() });
       setDescription('');
       onMinted(created);
       mint.reset();

@@ -1,9 +1,11 @@
-import type { AssetData, RunRef } from '@assay/client/browser';
+import { formatBytes, type AssetData, type RunRef } from '@assay/client/browser';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useComponentDownload } from '../asset-download.ts';
-import { formatBytes, formatTime } from '../format.ts';
+import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
-import { Empty, ErrorState, Loading, StateBadge } from './status.tsx';
+import { QueryView, TableScroll } from './query-view.tsx';
+import { Empty, ErrorState, StateBadge } from './status.tsx';
 
 const PAGE_SIZE = 50;
 
@@ -11,54 +13,65 @@ const PAGE_SIZE = 50;
 export function RunAssets({ run }: { run: RunRef }) {
   const client = useClient();
   const assets = useInfiniteQuery({
-    queryKey: ['experiment', run.experimentId, 'runs', run.n, run.r, 'assets'],
+    queryKey: queryKeys.runAssets(run.experimentId, run.n, run.r),
     queryFn: ({ pageParam }) => client.assets.list({ run, limit: PAGE_SIZE, cursor: pageParam }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.next_cursor ?? undefined,
   });
-  if (assets.isPending) return <Loading what="the run's assets" />;
-  if (assets.isError) return <ErrorState error={assets.error} title="Could not load the run's assets" />;
-  const items = assets.data.pages.flatMap((p) => p.items);
-  if (items.length === 0)
-    return (
-      <Empty
-        command={`assay assets upload --experiment ${run.experimentId} --variation ${run.n} --run ${run.r} --kind output FILE`}
-      >
-        This run has no assets yet. A runner&apos;s outputs and checkpoints appear here once uploaded.
-      </Empty>
-    );
   return (
-    <>
-      <div className="table-scroll">
-        <table aria-label="Run assets">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">State</th>
-              <th scope="col">Components</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((a) => (
-              <AssetRow key={a.id} asset={a} />
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {assets.hasNextPage && (
-        <p>
-          <button
-            type="button"
-            onClick={() => void assets.fetchNextPage()}
-            disabled={assets.isFetchingNextPage}
-          >
-            {assets.isFetchingNextPage ? 'Loading…' : 'More assets'}
-          </button>
-        </p>
+    <QueryView
+      query={assets}
+      what="the run's assets"
+      errorTitle="Could not load the run's assets"
+      isEmpty={(data) => data.pages.every((p) => p.items.length === 0)}
+      empty={
+        <Empty
+          command={`assay assets upload --experiment ${run.experimentId} --variation ${run.n} --run ${run.r} --kind output FILE`}
+        >
+          This run has no assets yet. A runner&apos;s outputs and checkpoints appear here once uploaded.
+        </Empty>
+      }
+    >
+      {(data) => (
+        <>
+          <AssetTable items={data.pages.flatMap((p) => p.items)} />
+          {assets.hasNextPage && (
+            <p>
+              <button
+                type="button"
+                onClick={() => void assets.fetchNextPage()}
+                disabled={assets.isFetchingNextPage}
+              >
+                {assets.isFetchingNextPage ? 'Loading…' : 'More assets'}
+              </button>
+            </p>
+          )}
+        </>
       )}
-    </>
+    </QueryView>
+  );
+}
+
+function AssetTable({ items }: { items: AssetData[] }) {
+  return (
+    <TableScroll>
+      <table aria-label="Run assets">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Kind</th>
+            <th scope="col">State</th>
+            <th scope="col">Components</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((a) => (
+            <AssetRow key={a.id} asset={a} />
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 

@@ -2,7 +2,9 @@ import type { RunData } from '@assay/client/browser';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { formatDuration, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
+import { TableScroll } from './query-view.tsx';
 import { ErrorState, StateBadge } from './status.tsx';
 
 export function runPath(run: { experiment_id: string; n: number; r: number }): string {
@@ -13,7 +15,7 @@ export function runPath(run: { experiment_id: string; n: number; r: number }): s
 export function RunsTable({ runs }: { runs: RunData[] }) {
   const byId = new Map(runs.map((r) => [r.id, r]));
   return (
-    <div className="table-scroll">
+    <TableScroll>
       <table className="runs">
         <thead>
           <tr>
@@ -36,14 +38,15 @@ export function RunsTable({ runs }: { runs: RunData[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
 function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined }) {
   const client = useClient();
   const queryClient = useQueryClient();
-  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['experiment', run.experiment_id] });
+  const refresh = () =>
+    void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(run.experiment_id) });
   const provision = useMutation({
     mutationFn: () => client.runs.provision(run.experiment_id, run.n, run.r),
     onSettled: refresh,

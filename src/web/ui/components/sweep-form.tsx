@@ -2,6 +2,7 @@ import type { SweepSpec } from '@assay/client/browser';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { parseGridAxes, parsePointList } from '../sweep-spec.ts';
 import { ErrorState } from './status.tsx';
@@ -27,7 +28,7 @@ export function SweepForm({ experimentId }: { experimentId: string }) {
       return client.sweeps.create(experimentId, spec);
     },
     onSuccess: (sweep) => {
-      void queryClient.invalidateQueries({ queryKey: ['experiment', experimentId] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(experimentId) });
       navigate(`/experiments/${encodeURIComponent(experimentId)}/sweeps/${encodeURIComponent(sweep.id)}`);
     },
   });

@@ -1,5 +1,6 @@
 import type { ExperimentState, VariationData } from '@assay/client/browser';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { ErrorState } from './status.tsx';
 
@@ -16,7 +17,7 @@ export function VariationCard({
   const { experiment_id: id, n } = variation;
   const newRun = useMutation({
     mutationFn: () => client.runs.create(id, n),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['experiment', id] }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(id) }),
   });
   return (
     <section className="card variation" aria-labelledby={`variation-${n}`}>

@@ -3,8 +3,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { MintKeyForm } from '../components/mint-key-form.tsx';
 import { NewKeyNotice } from '../components/new-key-notice.tsx';
-import { Empty, ErrorState, Loading } from '../components/status.tsx';
+import { QueryView, TableScroll } from '../components/query-view.tsx';
+import { Empty, ErrorState } from '../components/status.tsx';
 import { curlPost, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 function keyState(key: ApiKeyData): 'revoked' | 'expired' | 'active' {
@@ -16,8 +18,8 @@ function keyState(key: ApiKeyData): 'revoked' | 'expired' | 'active' {
 /** The caller's keys: mint one (its secret shown once), list them, revoke one. */
 export function ApiKeysPage() {
   const client = useClient();
-  const keys = useQuery({ queryKey: ['api-keys'], queryFn: () => client.apiKeys.list() });
-  const me = useQuery({ queryKey: ['me'], queryFn: () => client.me.get() });
+  const keys = useQuery({ queryKey: queryKeys.apiKeys(), queryFn: () => client.apiKeys.list() });
+  const me = useQuery({ queryKey: queryKeys.me(), queryFn: () => client.me.get() });
   const [minted, setMinted] = useState<CreatedApiKey>();
   return (
     <section aria-labelledby="api-keys-title">
@@ -28,17 +30,19 @@ export function ApiKeysPage() {
       </p>
       {minted && <NewKeyNotice created={minted} onDismiss={() => setMinted(undefined)} />}
       <h2>Your keys</h2>
-      {keys.isPending ? (
-        <Loading what="keys" />
-      ) : keys.isError ? (
-        <ErrorState error={keys.error} title="Could not list the keys" />
-      ) : keys.data.length === 0 ? (
-        <Empty command={curlPost('/api-keys', { description: '…', scopes: ['experiments:read'] })}>
-          No keys yet. Mint one below.
-        </Empty>
-      ) : (
-        <KeyTable keys={keys.data} inUse={me.data?.auth.key_id ?? null} />
-      )}
+      <QueryView
+        query={keys}
+        what="keys"
+        errorTitle="Could not list the keys"
+        isEmpty={(data) => data.length === 0}
+        empty={
+          <Empty command={curlPost('/api-keys', { description: '…', scopes: ['experiments:read'] })}>
+            No keys yet. Mint one below.
+          </Empty>
+        }
+      >
+        {(data) => <KeyTable keys={data} inUse={me.data?.auth.key_id ?? null} />}
+      </QueryView>
       <MintKeyForm onMinted={setMinted} />
     </section>
   );
@@ -53,7 +57,7 @@ function KeyTable({ keys, inUse }: { keys: ApiKeyData[]; inUse: string | null })
     mutationFn: (id: string) => client.apiKeys.revoke(id),
     onSuccess: () => {
       dialog.current?.close();
-      void queryClient.invalidateQueries({ queryKey: ['api-keys'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys() });
     },
   });
   const ask = (key: ApiKeyData) => {
@@ -62,7 +66,7 @@ function KeyTable({ keys, inUse }: { keys: ApiKeyData[]; inUse: string | null })
     dialog.current?.showModal();
   };
   return (
-    <div className="table-scroll">
+    <TableScroll>
       <table className="api-keys">
         <thead>
           <tr>
@@ -139,6 +143,6 @@ function KeyTable({ keys, inUse }: { keys: ApiKeyData[]; inUse: string | null })
           </div>
         </div>
       </dialog>
-    </div>
+    </TableScroll>
   );
 }

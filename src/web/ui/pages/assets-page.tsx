@@ -1,12 +1,14 @@
 import { ASSET_KINDS, ASSET_STATES } from '@assay/contract';
-import type { AssetData, AssetState } from '@assay/client/browser';
+import { formatBytes, type AssetData, type AssetState } from '@assay/client/browser';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useComponentDownload } from '../asset-download.ts';
 import { AssetUpload } from '../components/asset-upload.tsx';
-import { Pager, useCursorPages } from '../components/pager.tsx';
-import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
-import { formatBytes, formatTime } from '../format.ts';
+import { useCursorPages } from '../components/pager.tsx';
+import { QueryView, TableScroll } from '../components/query-view.tsx';
+import { Empty, ErrorState, StateBadge } from '../components/status.tsx';
+import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 const PAGE_SIZE = 50;
@@ -26,13 +28,13 @@ export function AssetsPage() {
     experimentId: experimentId || undefined,
   };
   const list = useQuery({
-    queryKey: ['assets', filters, cursor],
+    queryKey: queryKeys.assetList(filters, cursor),
     queryFn: () => client.assets.list({ ...filters, cursor, limit: PAGE_SIZE }),
     placeholderData: keepPreviousData,
   });
   // The experiment filter offers the scope's newest experiments (the API's largest page).
   const experiments = useQuery({
-    queryKey: ['experiments', scope, 'choices'],
+    queryKey: queryKeys.experimentChoices(scope),
     queryFn: () => client.experiments.list({ limit: 200, organizationId: scope }),
   });
   const filtered =
@@ -81,27 +83,29 @@ export function AssetsPage() {
           </select>
         </label>
       </form>
-      {list.isPending ? (
-        <Loading what="assets" />
-      ) : list.isError ? (
-        <ErrorState error={list.error} title="Could not list assets" />
-      ) : list.data.items.length === 0 ? (
-        <Empty command="assay assets upload --kind document FILE">
-          {kind || state || experimentId
-            ? 'No asset matches these filters.'
-            : 'No assets yet. Drop a file above to upload one.'}
-        </Empty>
-      ) : (
-        <AssetTable items={list.data.items} stale={list.isPlaceholderData} />
-      )}
-      <Pager pages={pages} nextCursor={list.data?.next_cursor} />
+      <QueryView
+        query={list}
+        what="assets"
+        errorTitle="Could not list assets"
+        isEmpty={(data) => data.items.length === 0}
+        empty={
+          <Empty command="assay assets upload --kind document FILE">
+            {kind || state || experimentId
+              ? 'No asset matches these filters.'
+              : 'No assets yet. Drop a file above to upload one.'}
+          </Empty>
+        }
+        pager={{ pages, nextCursor: list.data?.next_cursor }}
+      >
+        {(data, stale) => <AssetTable items={data.items} stale={stale} />}
+      </QueryView>
     </section>
   );
 }
 
 function AssetTable({ items, stale }: { items: AssetData[]; stale: boolean }) {
   return (
-    <div className={stale ? 'table-scroll stale' : 'table-scroll'} aria-busy={stale}>
+    <TableScroll stale={stale}>
       <table className="assets">
         <thead>
           <tr>
@@ -128,7 +132,7 @@ function AssetTable({ items, stale }: { items: AssetData[]; stale: boolean }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

@@ -30,6 +30,7 @@ import {
 import { allPages } from '../all-pages.ts';
 import { formatDuration } from '../format.ts';
 import { formatMetric } from '../metric-series.ts';
+import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { listMetricsOutputs, METRICS_ASSET, readMetricsOutput } from '../run-metrics.ts';
 import { useClient } from '../session.tsx';
@@ -84,17 +85,17 @@ export function ComparePage() {
   const sweepId = new URLSearchParams(useSearch()).get('sweep');
   const client = useClient();
   const variations = useQuery({
-    queryKey: ['experiment', id, 'variations'],
+    queryKey: queryKeys.variations(id),
     queryFn: () => client.variations.list(id),
   });
   const sweep = useQuery({
-    queryKey: ['experiment', id, 'sweep', sweepId],
+    queryKey: queryKeys.sweep(id, sweepId),
     queryFn: () => client.sweeps.get(id, sweepId!),
     enabled: sweepId !== null,
   });
   const runResults = useQueries({
     queries: (variations.data ?? []).map((v) => ({
-      queryKey: ['experiment', id, 'runs', v.n],
+      queryKey: queryKeys.runs(id, v.n),
       queryFn: () => client.runs.list(id, v.n),
       refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
     })),
@@ -111,7 +112,7 @@ export function ComparePage() {
   // A ready output never changes, so each is read once.
   const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
   const metricsOutputs = useQuery({
-    queryKey: ['experiment', id, 'outputs', METRICS_ASSET, ended],
+    queryKey: queryKeys.outputs(id, METRICS_ASSET, ended),
     queryFn: () => listMetricsOutputs(client, id),
     // Once every variation's runs have arrived: before, `ended` still grows with each list.
     enabled: !loading && runs.length > 0,
@@ -121,7 +122,7 @@ export function ComparePage() {
   const withOutput = runs.flatMap((run) => outputOf(run) ?? []);
   const outputReads = useQueries({
     queries: withOutput.map((asset) => ({
-      queryKey: ['asset', asset.id, 'json'],
+      queryKey: queryKeys.assetJson(asset.id),
       queryFn: () => readMetricsOutput(client, asset),
       staleTime: Infinity,
     })),
@@ -144,7 +145,7 @@ export function ComparePage() {
   useEffect(preloadChart, []);
   const running = runs.some((r) => r.state === 'running');
   const keyList = useQuery({
-    queryKey: ['experiment', id, 'metric-keys'],
+    queryKey: queryKeys.metricKeys(id),
     queryFn: () => allPages((cursor) => client.experiments.metricKeys(id, { cursor })),
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
   });
@@ -164,7 +165,7 @@ export function ComparePage() {
     MAX_METRIC_KEYS_PER_QUERY,
   );
   const figures = useQuery({
-    queryKey: ['experiment', id, 'metrics', figureKeys.join(','), running],
+    queryKey: queryKeys.metricFigures(id, figureKeys, running),
     queryFn: () => client.experiments.metrics(id, figureKeys),
     enabled: figureKeys.length > 0,
     refetchInterval: running ? COMPARE_INTERVAL_MS : false,
@@ -204,7 +205,9 @@ export function ComparePage() {
     const started = rows.filter((r) => r.run.state !== 'pending');
     const configPaths = differingPaths(rows.map((r) => r.config));
     return { columns, column, shown, started, configPaths, metricPaths: metricPaths.total };
-    // outputsVersion stands for the outputs' reads, columnsKey for columnKeys (both new arrays every render).
+    // outputsVersion stands for the outputs' reads (metricsOf), columnsKey for columnKeys, figures.data for
+    // figuresByRun: each is new on every render, and its stand-in changes exactly when its content does.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [runs, variations.data, metricsOutputs.data, outputsVersion, figures.data, columnsKey, sort]);
   const onSort = useCallback(
     (key: string) =>

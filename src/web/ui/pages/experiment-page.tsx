@@ -4,18 +4,20 @@ import { Link, useParams } from 'wouter';
 import { AddVariationForm } from '../components/add-variation-form.tsx';
 import { ExperimentActions } from '../components/experiment-actions.tsx';
 import { RunsSection } from '../components/runs-section.tsx';
+import { QueryView } from '../components/query-view.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { SweepForm } from '../components/sweep-form.tsx';
 import { VariationCard } from '../components/variation-card.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 export function ExperimentPage() {
   const { id } = useParams<{ id: string }>();
   const client = useClient();
-  const detail = useQuery({ queryKey: ['experiment', id], queryFn: () => client.experiments.get(id) });
+  const detail = useQuery({ queryKey: queryKeys.experiment(id), queryFn: () => client.experiments.get(id) });
   const variations = useQuery({
-    queryKey: ['experiment', id, 'variations'],
+    queryKey: queryKeys.variations(id),
     queryFn: () => client.variations.list(id),
   });
   if (detail.isPending) return <Loading what="the experiment" />;
@@ -34,19 +36,21 @@ export function ExperimentPage() {
       <ExperimentFacts experiment={experiment} />
       <section aria-labelledby="variations-title">
         <h2 id="variations-title">Variations</h2>
-        {variations.isPending ? (
-          <Loading what="variations" />
-        ) : variations.isError ? (
-          <ErrorState error={variations.error} title="Could not load the variations" />
-        ) : variations.data.length === 0 ? (
-          <Empty command={`assay variations create ${experiment.id} --file config.yaml`}>
-            No variations yet. Add one from YAML below; commit the experiment once its variations are ready.
-          </Empty>
-        ) : (
-          variations.data.map((v) => (
-            <VariationCard key={v.n} variation={v} experimentState={experiment.state} />
-          ))
-        )}
+        <QueryView
+          query={variations}
+          what="variations"
+          errorTitle="Could not load the variations"
+          isEmpty={(data) => data.length === 0}
+          empty={
+            <Empty command={`assay variations create ${experiment.id} --file config.yaml`}>
+              No variations yet. Add one from YAML below; commit the experiment once its variations are ready.
+            </Empty>
+          }
+        >
+          {(data) =>
+            data.map((v) => <VariationCard key={v.n} variation={v} experimentState={experiment.state} />)
+          }
+        </QueryView>
         {experiment.state === 'draft' && <AddVariationForm experimentId={experiment.id} />}
         {experiment.state === 'draft' && <SweepForm experimentId={experiment.id} />}
       </section>

@@ -3,9 +3,11 @@ import type { ExperimentState, ExperimentSummary } from '@assay/client/browser';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { Pager, useCursorPages } from '../components/pager.tsx';
-import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { useCursorPages } from '../components/pager.tsx';
+import { QueryView, TableScroll } from '../components/query-view.tsx';
+import { Empty, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 const STATES: readonly ExperimentState[] = EXPERIMENT_STATES;
@@ -21,7 +23,7 @@ export function ExperimentsPage() {
   const { cursor } = pages;
   const filters = { state: state || undefined, q: q.trim() || undefined };
   const list = useQuery({
-    queryKey: ['experiments', scope, filters, cursor],
+    queryKey: queryKeys.experimentList(scope, filters, cursor),
     queryFn: () => client.experiments.list({ ...filters, cursor, limit: PAGE_SIZE, organizationId: scope }),
     placeholderData: keepPreviousData,
   });
@@ -65,20 +67,22 @@ export function ExperimentsPage() {
           />
         </label>
       </form>
-      {list.isPending ? (
-        <Loading what="experiments" />
-      ) : list.isError ? (
-        <ErrorState error={list.error} title="Could not list experiments" />
-      ) : list.data.items.length === 0 ? (
-        <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
-          {filters.state || filters.q
-            ? 'No experiment matches these filters.'
-            : 'No experiments in this scope yet. Create one with New experiment.'}
-        </Empty>
-      ) : (
-        <ExperimentTable items={list.data.items} stale={list.isPlaceholderData} />
-      )}
-      <Pager pages={pages} nextCursor={list.data?.next_cursor} />
+      <QueryView
+        query={list}
+        what="experiments"
+        errorTitle="Could not list experiments"
+        isEmpty={(data) => data.items.length === 0}
+        empty={
+          <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
+            {filters.state || filters.q
+              ? 'No experiment matches these filters.'
+              : 'No experiments in this scope yet. Create one with New experiment.'}
+          </Empty>
+        }
+        pager={{ pages, nextCursor: list.data?.next_cursor }}
+      >
+        {(data, stale) => <ExperimentTable items={data.items} stale={stale} />}
+      </QueryView>
     </section>
   );
 }
@@ -86,7 +90,7 @@ export function ExperimentsPage() {
 /** `stale`: the previous filter's rows, shown dimmed while the new ones load. */
 function ExperimentTable({ items, stale }: { items: ExperimentSummary[]; stale: boolean }) {
   return (
-    <div className={stale ? 'table-scroll stale' : 'table-scroll'} aria-busy={stale}>
+    <TableScroll stale={stale}>
       <table className="experiments">
         <thead>
           <tr>
@@ -128,6 +132,6 @@ function ExperimentTable({ items, stale }: { items: ExperimentSummary[]; stale: 
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

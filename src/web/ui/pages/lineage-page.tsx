@@ -2,7 +2,9 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'wouter';
 import { LineageGraph } from '../components/lineage-graph.tsx';
-import { Empty, ErrorState, Loading } from '../components/status.tsx';
+import { QueryView } from '../components/query-view.tsx';
+import { Empty } from '../components/status.tsx';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 // The service walks at most 50 generations; a few steps cover what fits on a screen.
@@ -15,7 +17,7 @@ export function LineagePage() {
   const client = useClient();
   const [depth, setDepth] = useState(DEFAULT_DEPTH);
   const lineage = useQuery({
-    queryKey: ['experiment', id, 'lineage', depth],
+    queryKey: queryKeys.lineage(id, depth),
     queryFn: () => client.experiments.lineage(id, { direction: 'both', depth }),
     // The old graph stays on screen while a new depth loads, so the page does not jump.
     placeholderData: keepPreviousData,
@@ -40,18 +42,20 @@ export function LineagePage() {
         </label>
         {lineage.isFetching && !lineage.isPending && <span className="muted">Updating…</span>}
       </div>
-      {lineage.isPending ? (
-        <Loading what="the lineage" />
-      ) : lineage.isError ? (
-        <ErrorState error={lineage.error} title="Could not load the lineage" />
-      ) : lineage.data.nodes.length <= 1 ? (
-        <Empty command={`assay experiments create --name "follow-up" --parent ${id}`}>
-          This experiment has no parents and no children yet. Name it as a parent when you create a follow-up
-          experiment.
-        </Empty>
-      ) : (
-        <LineageGraph lineage={lineage.data} />
-      )}
+      <QueryView
+        query={lineage}
+        what="the lineage"
+        errorTitle="Could not load the lineage"
+        isEmpty={(data) => data.nodes.length <= 1}
+        empty={
+          <Empty command={`assay experiments create --name "follow-up" --parent ${id}`}>
+            This experiment has no parents and no children yet. Name it as a parent when you create a
+            follow-up experiment.
+          </Empty>
+        }
+      >
+        {(data) => <LineageGraph lineage={data} />}
+      </QueryView>
     </article>
   );
 }

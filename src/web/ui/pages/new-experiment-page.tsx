@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { ErrorState } from '../components/status.tsx';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 export function NewExperimentPage() {
@@ -15,7 +16,7 @@ export function NewExperimentPage() {
   const create = useMutation({
     mutationFn: () => client.experiments.create({ name, hypothesis, description, organizationId: scope }),
     onSuccess: (created) => {
-      void queryClient.invalidateQueries({ queryKey: ['experiments'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.experiments() });
       navigate(`/experiments/${encodeURIComponent(created.id)}`);
     },
   });

@@ -3,19 +3,21 @@ import type { Member, Organization } from '@assay/client/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
-import { Empty, ErrorState, Loading } from '../components/status.tsx';
+import { QueryView, TableScroll } from '../components/query-view.tsx';
+import { Empty, ErrorState } from '../components/status.tsx';
 import { curlPost, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 /** One organization: its members, and (for owners) a form to add an existing user by email. */
 export function OrganizationPage({ params }: { params: { id: string } }) {
   const client = useClient();
   const organization = useQuery({
-    queryKey: ['organizations', params.id],
+    queryKey: queryKeys.organization(params.id),
     queryFn: () => client.organizations.get(params.id),
   });
   const members = useQuery({
-    queryKey: ['organizations', params.id, 'members'],
+    queryKey: queryKeys.members(params.id),
     queryFn: () => client.organizations.members(params.id),
   });
   return (
@@ -23,41 +25,39 @@ export function OrganizationPage({ params }: { params: { id: string } }) {
       <p>
         <Link href="/organizations">← Organizations</Link>
       </p>
-      {organization.isPending ? (
-        <Loading what="the organization" />
-      ) : organization.isError ? (
-        <ErrorState error={organization.error} title="Could not open the organization" />
-      ) : (
-        <>
-          <div className="page-title">
-            <h1 id="organization-title">{organization.data.name}</h1>
-            <code>{organization.data.slug}</code>
-            <span className="badge">you: {organization.data.role}</span>
-          </div>
-          <h2>Members</h2>
-          {members.isPending ? (
-            <Loading what="members" />
-          ) : members.isError ? (
-            <ErrorState error={members.error} title="Could not list the members" />
-          ) : members.data.length === 0 ? (
-            <Empty>No members.</Empty>
-          ) : (
-            <MemberTable members={members.data} />
-          )}
-          {organization.data.role === 'owner' ? (
-            <AddMemberForm organization={organization.data} />
-          ) : (
-            <p className="hint">Only an owner can add members.</p>
-          )}
-        </>
-      )}
+      <QueryView query={organization} what="the organization" errorTitle="Could not open the organization">
+        {(org) => (
+          <>
+            <div className="page-title">
+              <h1 id="organization-title">{org.name}</h1>
+              <code>{org.slug}</code>
+              <span className="badge">you: {org.role}</span>
+            </div>
+            <h2>Members</h2>
+            <QueryView
+              query={members}
+              what="members"
+              errorTitle="Could not list the members"
+              isEmpty={(data) => data.length === 0}
+              empty={<Empty>No members.</Empty>}
+            >
+              {(data) => <MemberTable members={data} />}
+            </QueryView>
+            {org.role === 'owner' ? (
+              <AddMemberForm organization={org} />
+            ) : (
+              <p className="hint">Only an owner can add members.</p>
+            )}
+          </>
+        )}
+      </QueryView>
     </section>
   );
 }
 
 function MemberTable({ members }: { members: Member[] }) {
   return (
-    <div className="table-scroll">
+    <TableScroll>
       <table className="members">
         <thead>
           <tr>
@@ -78,7 +78,7 @@ function MemberTable({ members }: { members: Member[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
@@ -91,7 +91,7 @@ function AddMemberForm({ organization }: { organization: Organization }) {
     mutationFn: () => client.organizations.addMember(organization.id, { email: email.trim(), role }),
     onSuccess: () => {
       setEmail('');
-      void queryClient.invalidateQueries({ queryKey: ['organizations', organization.id, 'members'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.members(organization.id) });
     },
   });
   const submit = (event: FormEvent) => {

@@ -1,14 +1,17 @@
+import type { ScopesData } from '@assay/client/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
-import { Empty, ErrorState, Loading } from '../components/status.tsx';
+import { QueryView, TableScroll } from '../components/query-view.tsx';
+import { Empty, ErrorState } from '../components/status.tsx';
 import { curlPost, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 /** The organizations the caller belongs to, with their role, and a form to create one. */
 export function OrganizationsPage() {
   const client = useClient();
-  const scopes = useQuery({ queryKey: ['me', 'scopes'], queryFn: () => client.me.scopes() });
+  const scopes = useQuery({ queryKey: queryKeys.scopes(), queryFn: () => client.me.scopes() });
   return (
     <section aria-labelledby="organizations-title">
       <h1 id="organizations-title">Organizations</h1>
@@ -16,45 +19,53 @@ export function OrganizationsPage() {
         An organization shares its experiments, runs and assets with its members; pick it in the Scope menu to
         work in it.
       </p>
-      {scopes.isPending ? (
-        <Loading what="organizations" />
-      ) : scopes.isError ? (
-        <ErrorState error={scopes.error} title="Could not list your organizations" />
-      ) : scopes.data.organizations.length === 0 ? (
-        <Empty command={curlPost('/organizations', { slug: '…', name: '…' })}>
-          You belong to no organization yet. Create one below, or ask an owner to add you.
-        </Empty>
-      ) : (
-        <div className="table-scroll">
-          <table className="organizations">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Slug</th>
-                <th scope="col">Your role</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {scopes.data.organizations.map((o) => (
-                <tr key={o.id}>
-                  <td>
-                    <Link href={`/organizations/${encodeURIComponent(o.id)}`}>{o.name}</Link>
-                    {o.id === scopes.data.default_organization_id && <span className="badge">default</span>}
-                  </td>
-                  <td>
-                    <code>{o.slug}</code>
-                  </td>
-                  <td>{o.role}</td>
-                  <td>{formatTime(o.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryView
+        query={scopes}
+        what="organizations"
+        errorTitle="Could not list your organizations"
+        isEmpty={(data) => data.organizations.length === 0}
+        empty={
+          <Empty command={curlPost('/organizations', { slug: '…', name: '…' })}>
+            You belong to no organization yet. Create one below, or ask an owner to add you.
+          </Empty>
+        }
+      >
+        {(data) => <OrganizationTable scopes={data} />}
+      </QueryView>
       <CreateOrganizationForm />
     </section>
+  );
+}
+
+function OrganizationTable({ scopes }: { scopes: ScopesData }) {
+  return (
+    <TableScroll>
+      <table className="organizations">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Slug</th>
+            <th scope="col">Your role</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {scopes.organizations.map((o) => (
+            <tr key={o.id}>
+              <td>
+                <Link href={`/organizations/${encodeURIComponent(o.id)}`}>{o.name}</Link>
+                {o.id === scopes.default_organization_id && <span className="badge">default</span>}
+              </td>
+              <td>
+                <code>{o.slug}</code>
+              </td>
+              <td>{o.role}</td>
+              <td>{formatTime(o.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 
@@ -68,7 +79,7 @@ function CreateOrganizationForm() {
     mutationFn: () => client.organizations.create({ slug, name }),
     onSuccess: (created) => {
       // The header's scope menu lists the organizations from the same query.
-      void queryClient.invalidateQueries({ queryKey: ['me', 'scopes'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.scopes() });
       navigate(`/organizations/${encodeURIComponent(created.id)}`);
     },
   });

@@ -6,6 +6,7 @@ import { RunMetricCharts } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatDuration, formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { useClient } from '../session.tsx';
 
@@ -16,7 +17,7 @@ export function RunPage() {
   const client = useClient();
   // The variation's runs: this one, and the recovery chain around it (recovers_run_id names a run by id).
   const runs = useQuery({
-    queryKey: ['experiment', id, 'runs', n],
+    queryKey: queryKeys.runs(id, n),
     queryFn: () => client.runs.list(id, n),
     refetchInterval: (query) => runsRefetchInterval(query.state.data),
   });

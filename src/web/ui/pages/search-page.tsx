@@ -4,8 +4,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { Snippet } from '../components/snippet.tsx';
-import { Empty, ErrorState, Loading } from '../components/status.tsx';
+import { QueryView } from '../components/query-view.tsx';
+import { Empty } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 
 /** Full-text search over the scope's reports, documents and papers, ranked, with the matches highlighted. */
@@ -17,7 +19,7 @@ export function SearchPage() {
   // The query runs on submit, not on each keystroke: half-typed websearch syntax is still a valid query.
   const [submitted, setSubmitted] = useState<{ q: string; kind: string } | null>(null);
   const results = useQuery({
-    queryKey: ['search', scope, submitted],
+    queryKey: queryKeys.search(scope, submitted),
     queryFn: () =>
       client.search.query(submitted!.q, { kind: submitted!.kind || undefined, organizationId: scope }),
     enabled: submitted !== null,
@@ -64,16 +66,20 @@ export function SearchPage() {
         <Empty command={'assay search "learning rate" --kind report'}>
           Type a query and press Search. Reports, documents and papers uploaded to this scope are searched.
         </Empty>
-      ) : results.isPending ? (
-        <Loading what="results" />
-      ) : results.isError ? (
-        <ErrorState error={results.error} title="Could not search" />
-      ) : results.data.items.length === 0 ? (
-        <Empty command="assay assets upload --kind report --name … FILE">
-          Nothing in this scope matches “{submitted.q}”. Try fewer words, or upload a report.
-        </Empty>
       ) : (
-        <SearchResults hits={results.data.items} />
+        <QueryView
+          query={results}
+          what="results"
+          errorTitle="Could not search"
+          isEmpty={(data) => data.items.length === 0}
+          empty={
+            <Empty command="assay assets upload --kind report --name … FILE">
+              Nothing in this scope matches “{submitted.q}”. Try fewer words, or upload a report.
+            </Empty>
+          }
+        >
+          {(data) => <SearchResults hits={data.items} />}
+        </QueryView>
       )}
     </section>
   );

@@ -5,6 +5,7 @@ import { Link, useParams } from 'wouter';
 import { runPath } from '../components/runs-table.tsx';
 import { ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
 /** The workflow's count when it answered; otherwise the same figures from the runs' recorded states. */
@@ -27,13 +28,13 @@ export function SweepPage() {
   const client = useClient();
   const queryClient = useQueryClient();
   const sweep = useQuery({
-    queryKey: ['experiment', id, 'sweep', sweepId],
+    queryKey: queryKeys.sweep(id, sweepId),
     queryFn: () => client.sweeps.get(id, sweepId),
     refetchInterval: (query) => (query.state.data && progressOf(query.state.data).done ? false : 2_000),
   });
   const cancel = useMutation({
     mutationFn: () => client.sweeps.cancel(id, sweepId),
-    onSettled: () => void queryClient.invalidateQueries({ queryKey: ['experiment', id] }),
+    onSettled: () => void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(id) }),
   });
   if (sweep.isPending) return <Loading what="the sweep" />;
   if (sweep.isError) return <ErrorState error={sweep.error} title="Could not load the sweep" />;
