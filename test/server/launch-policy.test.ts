@@ -74,3 +74,32 @@ describe('EC2 launch allowlists at variation creation', () => {
     assert.equal(res.body.error.code, 'launch_not_allowed');
   });
 });
+
+describe('EC2 security groups: an empty list is refused, not read as the VPC default group', () => {
+  let t: TestService;
+  let key: string;
+  before(async () => {
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_COMPUTE: 'ec2', EC2_AMI: AMI, EC2_SECURITY_GROUP_IDS: 'sg-0aaaaaaaaaaaaaaa1' },
+    });
+    key = (await t.createUser()).key;
+  });
+  after(() => t.close());
+
+  it('refuses `security_group_ids: []` in a variation and in a sweep, naming the field', async () => {
+    const e = await createExperiment(t, key);
+    const yaml = 'lr: 0.1\nlaunch:\n  command: python train.py\n  security_group_ids: []\n';
+    const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: yaml });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error.code, 'launch_not_allowed');
+    assert.equal(res.body.error.details.field, 'launch.security_group_ids');
+    assert.match(res.body.error.message, /EC2_SECURITY_GROUP_IDS/);
+    const sweep = await t
+      .as(key)
+      .post(`/experiments/${e.id}/sweeps`, { base_yaml: yaml, grid: { lr: [0.1, 0.2] } });
+    assert.equal(sweep.status, 422, JSON.stringify(sweep.body));
+    assert.equal(sweep.body.error.details.field, 'launch.security_group_ids');
+    assert.deepEqual((await t.as(key).get(`/experiments/${e.id}/variations`)).body.items, []);
+  });
+});
