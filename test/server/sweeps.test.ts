@@ -27,7 +27,8 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
 
   before(async () => {
     fake = new FakeOrchestrator();
-    t = await startTestService({ orchestrator: fake });
+    // The researchers here are not admins, and their sweeps carry launch commands.
+    t = await startTestService({ orchestrator: fake, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
     bare = await startTestService();
     owner = (await t.createUser()).key;
   });

@@ -8,6 +8,8 @@ import { callOrchestrator, requireOrchestrator } from './orchestrator-calls.ts';
 import type { Orchestrator, RunLabels } from '../../orchestrator/orchestrator.ts';
 import type { Queryable } from '../db/database.ts';
 import { findWorkflowLabels } from './orchestrator-repository.ts';
+import type { ConfigPolicy } from '../variations/config-policy.ts';
+import { checkProvisionable } from '../variations/launch-policy.ts';
 
 /** A run workflow's labels in the Temporal UI (search attributes and memo). */
 export async function runLabels(
@@ -32,9 +34,11 @@ export async function provisionRun(
   key: RunKey,
   orchestrator: Orchestrator | undefined,
   log: FastifyBaseLogger,
+  policy: ConfigPolicy,
 ): Promise<RunRow> {
   refuseWorkerKey(principal);
   const orch = requireOrchestrator(orchestrator);
+  await checkProvisionable(db, principal, key, policy);
   const row = await markManaged(db, principal, key);
   if (!row) {
     const run = await getRun(db, principal, key);

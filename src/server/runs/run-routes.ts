@@ -17,6 +17,7 @@ import { withErrors } from '../http/schemas.ts';
 import { notifyRunChanged } from '../orchestration/orchestrator-calls.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { provisionRun } from '../orchestration/provision-service.ts';
+import type { ConfigPolicy } from '../variations/config-policy.ts';
 import type { RunKey, RunRow } from './run-repository.ts';
 import * as service from './run-service.ts';
 
@@ -24,7 +25,7 @@ const tags = ['runs'];
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
-export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
+export function runRoutes(db: Db, orchestrator: Orchestrator | undefined, policy: ConfigPolicy) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // A moved run answers as a Run; a managed run's workflow hears of the move at once instead of at its next poll.
@@ -196,7 +197,7 @@ export function runRoutes(db: Db, orchestrator: Orchestrator | undefined) {
       },
       async (req, reply) => {
         const run = service.toApi(
-          await provisionRun(db, req.principal, keyOf(req.params), orchestrator, req.log),
+          await provisionRun(db, req.principal, keyOf(req.params), orchestrator, req.log, policy),
           orchestrator,
         );
         reply.code(202);

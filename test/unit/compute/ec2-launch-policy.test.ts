@@ -11,10 +11,10 @@ describe('the EC2 provider’s launch check', () => {
 
   test('refuses an empty security_group_ids (stored before it was refused), even when any group is allowed', () => {
     assert.throws(
-      () => provider.checkLaunch({ command: 'true', security_group_ids: [] }, true),
+      () => provider.checkLaunch({ command: 'true', security_group_ids: [] }),
       (error: Error) =>
         error instanceof ProvisionRefusedError && /launch\.security_group_ids/.test(error.message),
     );
-    provider.checkLaunch({ command: 'true', security_group_ids: ['sg-0bbbbbbbbbbbbbbb2'] }, true);
+    provider.checkLaunch({ command: 'true', security_group_ids: ['sg-0bbbbbbbbbbbbbbb2'] });
   });
 });
