@@ -1,5 +1,5 @@
-// On `local`, a launch block runs as the service's OS user: who WROTE it decides, not who provisions it. An
-// organization owner can add the admin to their organization, after which the admin sees Provision on their runs.
+// On `local`, a launch block runs as the service's OS user: who WROTE it decides, not who provisions it.
+// An organization owner can add the admin to their organization; the admin then sees Provision on its runs.
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -97,7 +97,7 @@ describe('the worker’s local provider checks the launch block’s author, whoe
   let dataDir: string;
   let orchestratorKey: string;
   before(async () => {
-    // The service lets everyone provision; the worker's own setting is `admins`, and that is what it enforces.
+    // The service lets everyone provision; the worker's own setting is `admins`, and it enforces that.
     t = await startTestService({
       listen: true,
       orchestrator: new FakeOrchestrator(),

@@ -1,5 +1,5 @@
-// YAML aliases repeat what they point at: a small document can expand to many times its size. Every config
-// (a variation's, a sweep's base and each of its points) is bounded by its expanded size, before anything is stored.
+// YAML aliases repeat what they point at: a small document can expand to many times its size. Every
+// config (a variation's, a sweep's base, each point) is bounded by its expanded size, nothing stored past it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';

@@ -14,7 +14,8 @@ export async function findManagedRun(db: Queryable, runId: string): Promise<Mana
   const rows = await db.query<ManagedRunRow>(
     `SELECT ${RUN_COLUMNS}, v.launch_config, COALESCE(u.is_admin, false) AS provisioned_by_admin,
             CASE WHEN a.id IS NULL THEN NULL
-                 ELSE json_build_object('id', a.id, 'email', a.email, 'is_admin', a.is_admin) END AS launch_author
+                 ELSE json_build_object('id', a.id, 'email', a.email, 'is_admin', a.is_admin)
+            END AS launch_author
        FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
        LEFT JOIN users u ON u.id = r.provisioned_by
        LEFT JOIN users a ON a.id = v.launch_author

@@ -24,10 +24,14 @@ const tooLarge = (points: number) =>
 export function tagLegacySweep(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body) || 'strategy' in body) return body;
   const [grid, list] = ['grid', 'list'].map((k) => (body as Record<string, unknown>)[k] !== undefined);
+  // A key no sweep takes is the schema's to name (422), as it was before `strategy` existed.
+  if (grid === list && Object.keys(body).some((k) => !LEGACY_KEYS.has(k))) return body;
   if (grid === list)
     throw invalid('give `strategy` (grid or list) with its field, or exactly one of grid and list');
   return { ...body, strategy: grid ? 'grid' : 'list' };
 }
+
+const LEGACY_KEYS = new Set(['base_yaml', 'grid', 'list', 'concurrency', 'name_prefix']);
 
 type Strategy<K extends SweepStrategy> = (spec: Extract<CreateSweepBody, { strategy: K }>) => SweepPoint[];
 

@@ -3,7 +3,7 @@ import type { TObject } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { badRequest } from '../http/errors.ts';
 
-/** Each member of the contract's LaunchConfig, compiled once, looked up by its `provider` tag ('' untagged). */
+/** Each member of the contract's LaunchConfig, compiled once, by its `provider` tag ('' untagged). */
 const MEMBERS = new Map<string, { check: ReturnType<typeof Compile<TObject>>; known: string }>(
   [['', UntaggedLaunchConfig] as const, ...Object.entries(LAUNCH_PROVIDERS)].map(([tag, schema]) => [
     tag,

@@ -110,7 +110,8 @@ export async function findLaunchAndAuthor(
   const rows = await db.query<{ launch_config: Record<string, unknown>; launch_author: LaunchAuthor | null }>(
     `SELECT v.launch_config,
             CASE WHEN a.id IS NULL THEN NULL
-                 ELSE json_build_object('id', a.id, 'email', a.email, 'is_admin', a.is_admin) END AS launch_author
+                 ELSE json_build_object('id', a.id, 'email', a.email, 'is_admin', a.is_admin)
+            END AS launch_author
        FROM variations v JOIN experiments e ON e.id = v.experiment_id
        LEFT JOIN users a ON a.id = v.launch_author
       WHERE v.experiment_id = $2 AND v.n = $3 AND ${experimentVisible('e', '$1')}`,
