@@ -55,8 +55,9 @@ export const CreateSweepBody = Type.Unsafe<GridSweepBody | ListSweepBody>({
 });
 export type CreateSweepBody = GridSweepBody | ListSweepBody;
 
+type WithoutConcurrency<B> = B extends unknown ? Omit<B, 'concurrency'> : never;
 /** What a sweep varies, as stored with it: the request less its concurrency. */
-export type SweepSpec = Omit<CreateSweepBody, 'concurrency'>;
+export type SweepSpec = WithoutConcurrency<CreateSweepBody>;
 
 /** The sweep workflow's own count of its runs; `done` once every run has ended. */
 export const SweepProgress = Type.Object({
