@@ -109,7 +109,11 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
           return { provider: existing.provider, instanceId: existing.instanceId };
         }
         if (ref.onlyIfPending && current.run.state !== 'pending') return { provider: null, instanceId: null };
-        const { launch_config: launch, provisioned_by_admin } = current;
+        const { launch_config: launch } = current;
+        const people = {
+          provisionedByAdmin: current.provisioned_by_admin,
+          launchAuthor: current.launch_author,
+        };
         const command = launch.command;
         if (command === undefined) {
           throw ApplicationFailure.nonRetryable(
@@ -119,7 +123,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         }
         try {
           // A launch the operator's policy refuses is refused before a token exists for it.
-          provider.checkLaunch(launch, provisioned_by_admin);
+          provider.checkLaunch(launch, people);
           const exchange = await orchestrated(() => api.mintExchangeToken(ref.runId));
           const instance = await provider.provision({
             idempotencyKey: ref.workflowId,
@@ -132,7 +136,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
             },
             launch: { ...launch, command },
             tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
-            provisionedByAdmin: provisioned_by_admin,
+            ...people,
           });
           await api.recordInstance(ref.runId, {
             provider: instance.provider,

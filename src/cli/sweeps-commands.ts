@@ -25,14 +25,22 @@ export async function create(experimentId: string, values: CreateOptions): Promi
     throw new UsageError(
       'give exactly one of --grid FILE, --list FILE or --set PATH=V1,V2,… (which may repeat)',
     );
-  const spec: SweepSpec = {
+  const base = {
     baseYaml: await readTextFile(values.base),
     concurrency: values.concurrency,
     namePrefix: values.namePrefix,
   };
-  if (values.grid !== undefined) spec.grid = gridFile(values.grid, await readJson(values.grid));
-  else if (values.list !== undefined) spec.list = listFile(values.list, await readJson(values.list));
-  else spec.grid = gridFromSets(values.set!);
+  const spec: SweepSpec =
+    values.list !== undefined
+      ? { ...base, strategy: 'list', list: listFile(values.list, await readJson(values.list)) }
+      : {
+          ...base,
+          strategy: 'grid',
+          grid:
+            values.grid !== undefined
+              ? gridFile(values.grid, await readJson(values.grid))
+              : gridFromSets(values.set!),
+        };
   const sweep = await openClient().client.sweeps.create(experimentId, spec);
   if (values.json) {
     printJson(sweep);

@@ -1,11 +1,20 @@
 // One interface for every place a managed run can execute; the saga only ever sees this.
-import type { LaunchConfig, RunnableLaunchConfig } from '@assay/contract';
+import type { LaunchAuthor, LaunchConfig, LaunchProvider, RunnableLaunchConfig } from '@assay/contract';
 
-export type ComputeKind = 'local' | 'ec2';
+/** The providers are the tags of the contract's LaunchConfig: one compute provider per member. */
+export type ComputeKind = LaunchProvider;
+
+/** Who stands behind a launch: the provisioning user, and the user who last wrote the launch block. */
+export type LaunchPeople = {
+  /** Whether the user who provisioned the run is an admin: the `local` provider may serve admins only. */
+  provisionedByAdmin: boolean;
+  /** Who wrote the variation's launch block; null when unknown (refused where authorship matters). */
+  launchAuthor: LaunchAuthor | null;
+};
 
 export type InstanceState = 'pending' | 'running' | 'stopped' | 'terminated' | 'unknown';
 
-export type ProvisionRequest = {
+export type ProvisionRequest = LaunchPeople & {
   /** The workflow id: provisioning twice with it yields the same instance. */
   idempotencyKey: string;
   /**
@@ -17,8 +26,6 @@ export type ProvisionRequest = {
   launch: RunnableLaunchConfig;
   /** Extra labels for the instance; never secrets. */
   tags: Record<string, string>;
-  /** Whether the user who provisioned the run is an admin: the `local` provider may serve admins only. */
-  provisionedByAdmin: boolean;
 };
 
 export type InstanceInfo = {
@@ -30,13 +37,19 @@ export type InstanceInfo = {
 export interface ComputeProvider {
   readonly kind: ComputeKind;
   /** Throws ProvisionRefusedError when the operator's policy refuses this launch; provision checks it too. */
-  checkLaunch(launch: LaunchConfig, provisionedByAdmin: boolean): void;
+  checkLaunch(launch: LaunchConfig, people: LaunchPeople): void;
   /** Starts the instance, or returns the one already started (in any state) for this key. */
   provision(req: ProvisionRequest): Promise<InstanceInfo>;
   /** The live instance for this key; undefined when there is none or it is terminated. */
   describe(idempotencyKey: string): Promise<InstanceInfo | undefined>;
   /** Stops the instance for good; an unknown or already-gone instance is success. */
   terminate(idempotencyKey: string): Promise<void>;
+}
+
+/** A block tagged for another provider than this one: it would not run as its author meant. */
+export function providerMismatch(launch: LaunchConfig, kind: ComputeKind): string | undefined {
+  if (!('provider' in launch) || launch.provider === undefined || launch.provider === kind) return undefined;
+  return `launch.provider is ${launch.provider}, but this server provisions managed runs on ${kind} (ASSAY_COMPUTE)`;
 }
 
 /** A launch that can never succeed as given (bad command, no image): retrying will not help. */

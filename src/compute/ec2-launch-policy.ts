@@ -38,6 +38,13 @@ export function ec2LaunchRefusal(
         field: `launch.${field}`,
         message: `launch.${field} must be ${field === 'security_group_ids' ? 'a list of strings' : 'a string'}`,
       };
+    // EC2 reads no groups as "the VPC's default group", which the operator never chose.
+    if (field === 'security_group_ids' && values.length === 0)
+      return {
+        field: 'launch.security_group_ids',
+        message:
+          'launch.security_group_ids is empty, which would give the instance the VPC’s default security group; name at least one group, or leave the field out for the server’s default (EC2_SECURITY_GROUP_IDS)',
+      };
     const allowed = config.allowed[field];
     if (allowed === 'any') continue;
     const refused = values.find((v) => !allowed.includes(v));

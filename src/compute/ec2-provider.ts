@@ -1,5 +1,5 @@
 // Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent by ClientToken.
-import type { LaunchConfig } from '@assay/contract';
+import type { LaunchConfig, RunnableLaunchConfig } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import {
   DescribeInstancesCommand,
@@ -14,6 +14,7 @@ import {
 import {
   LaunchConfigError,
   launchEnv,
+  providerMismatch,
   ProvisionRefusedError,
   type ComputeProvider,
   type InstanceInfo,
@@ -23,6 +24,8 @@ import {
 import type { Ec2Config } from './ec2-config.ts';
 import { ec2LaunchRefusal } from './ec2-launch-policy.ts';
 import { buildUserData } from './user-data.ts';
+
+type Ec2Launch = Extract<RunnableLaunchConfig, { image?: string }>;
 
 export type Ec2ProviderOptions = {
   config: Ec2Config;
@@ -53,8 +56,8 @@ export class Ec2Provider implements ComputeProvider {
 
   /** Every user may use EC2; the machine fields must be within the operator's allowlists. */
   checkLaunch(launch: LaunchConfig): void {
-    const refusal = ec2LaunchRefusal(this.#config, launch);
-    if (refusal) throw new ProvisionRefusedError(refusal.message);
+    const refusal = providerMismatch(launch, 'ec2') ?? ec2LaunchRefusal(this.#config, launch)?.message;
+    if (refusal) throw new ProvisionRefusedError(refusal);
   }
 
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
@@ -62,8 +65,9 @@ export class Ec2Provider implements ComputeProvider {
     // returns a terminated instance too, so a finished run is never started again.
     const existing = await this.#find(req.idempotencyKey, false);
     if (existing) return info(existing);
-    const launch = req.launch;
-    this.checkLaunch(launch);
+    this.checkLaunch(req.launch);
+    // Another provider's block was refused just above; this one may name EC2's machine fields.
+    const launch = req.launch as Ec2Launch;
     const imageId = launch.image ?? this.#config.ami;
     if (!imageId) throw new LaunchConfigError('no image: set launch_config.image or EC2_AMI');
     const securityGroupIds = launch.security_group_ids ?? this.#config.securityGroupIds;

@@ -7,12 +7,14 @@ import path from 'node:path';
 import {
   commandArgv,
   launchEnv,
+  providerMismatch,
   ProvisionRefusedError,
   type ComputeProvider,
   type InstanceInfo,
+  type LaunchPeople,
   type ProvisionRequest,
 } from './compute-provider.ts';
-import type { LocalComputeUsers } from './local-config.ts';
+import { localLaunchRefusal, type LocalComputeUsers } from './local-config.ts';
 import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
 import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
 import { runnerEntry } from './runner-bundle.ts';
@@ -46,16 +48,14 @@ export class LocalProvider implements ComputeProvider {
     this.#state = new LocalStateFile(options.stateDir);
   }
 
-  checkLaunch(_launch: LaunchConfig, provisionedByAdmin: boolean): void {
-    if ((this.#options.users ?? 'admins') === 'admins' && !provisionedByAdmin) {
-      throw new ProvisionRefusedError(
-        'the local compute provider runs commands as the service’s own OS user, so it starts admins’ runs only (ASSAY_LOCAL_COMPUTE_USERS=admins)',
-      );
-    }
+  checkLaunch(launch: LaunchConfig, people: LaunchPeople): void {
+    const refusal =
+      providerMismatch(launch, 'local') ?? localLaunchRefusal(this.#options.users ?? 'admins', people);
+    if (refusal) throw new ProvisionRefusedError(refusal);
   }
 
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
-    this.checkLaunch(req.launch, req.provisionedByAdmin);
+    this.checkLaunch(req.launch, req);
     // The bundle's freshness is looked at once per provider: a stat of each of its sources.
     this.#runnerArgv ??= this.#options.runnerArgv ?? [process.execPath, runnerEntry(), 'run', '--'];
     const argv = [...this.#runnerArgv, ...commandArgv(req.launch.command)];

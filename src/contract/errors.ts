@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'invalid_scopes',
   'invalid_sweep',
   'sweep_too_large',
+  'config_too_large',
   'content_required',
   'components_required',
   'invalid_part_checksums',

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { Uuid, ItemList, OneOf, Timestamp } from './common.ts';
+import { Uuid, ItemList, Nullable, OneOf, Timestamp } from './common.ts';
 import { RunAssetSummary } from './assets.ts';
-import { LaunchConfig } from './launch.ts';
+import { LaunchAuthor, LaunchConfig } from './launch.ts';
 import { ORCHESTRATOR_FAILURE_REASONS, Run } from './runs.ts';
 
 /** The /orchestrator/* calls, made by the workflows' activities with the orchestrator's key. */
@@ -15,6 +15,8 @@ export const ManagedRun = Type.Object({
     description:
       'whether the user who provisioned the run is an admin (some compute providers serve admins only)',
   }),
+  /** Who last wrote the variation's launch block; null when that predates authorship records. */
+  launch_author: Nullable(LaunchAuthor),
 });
 export type ManagedRun = Static<typeof ManagedRun>;
 

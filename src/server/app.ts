@@ -31,6 +31,7 @@ import { organizationRoutes } from './organizations/organization-routes.ts';
 import type { RunEvents } from './runs/run-events.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
+import { configPolicy } from './variations/config-policy.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
 import { builtWebDir, webRoutes } from './web/web-routes.ts';
 
@@ -92,7 +93,14 @@ export async function buildApp({
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+      // `discriminator`: a tagged union (a sweep's `strategy`) is checked against the member its tag names.
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: false,
+        discriminator: true,
+      },
     },
     // A metric key (up to 250 characters) travels URL-encoded in the path: up to 3 bytes a character.
     routerOptions: { maxParamLength: 800 },
@@ -127,11 +135,11 @@ export async function buildApp({
 
   await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
-  await app.register(variationRoutes(db, config.ec2));
+  await app.register(variationRoutes(db, configPolicy(config)));
   await app.register(runRoutes(db, runEvents));
-  await app.register(provisionRoutes(db, orchestrator, runEvents));
+  await app.register(provisionRoutes(db, orchestrator, runEvents, configPolicy(config)));
   await app.register(metricRoutes(db, config));
-  await app.register(sweepRoutes(db, orchestrator, config.ec2));
+  await app.register(sweepRoutes(db, orchestrator, configPolicy(config)));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator, runEvents));
   await app.register(apiKeyRoutes(db, config, authenticator));
   await app.register(workerKeyExchangeRoutes(db, config));

@@ -1,5 +1,7 @@
 import path from 'node:path';
+import type { ComputeKind } from '../compute/compute-provider.ts';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
+import { localComputeUsers, type LocalComputeUsers } from '../compute/local-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import type { Scope } from '@assay/contract';
 import { isScope } from './auth/scopes.ts';
@@ -62,6 +64,10 @@ export interface ServiceConfig {
   readonly orchestratorKey: string | undefined;
   /** The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against their allowlists. */
   readonly ec2: Ec2Config | undefined;
+  /** ASSAY_COMPUTE: launch blocks tagged for another provider are refused when written. */
+  readonly compute: ComputeKind;
+  /** Whose launch blocks `local` runs: checked at provisioning, as the provider checks again. */
+  readonly localComputeUsers: LocalComputeUsers;
 }
 
 export interface JwtConfig {
@@ -165,6 +171,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     inlineMaxBytes: readSetting(env, 'ASSAY_INLINE_MAX_BYTES'),
     orchestratorKey: orchestratorKey(env),
     ec2: readSetting(env, 'ASSAY_COMPUTE') === 'ec2' ? ec2Config(env) : undefined,
+    compute: readSetting(env, 'ASSAY_COMPUTE') as ComputeKind,
+    localComputeUsers: localComputeUsers(env),
     ...overrides,
   };
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -506,7 +506,7 @@ export const SETTINGS = {
     readBy: ['service', 'worker'],
     table: 'orchestration',
     description:
-      "Whose managed runs the `local` provider starts: `admins`, or `all` (commands run as the service's OS user)",
+      "Whose launch blocks `local` runs: `admins` (both written and provisioned by admins), or `all` (everyone's)",
   },
   ASSAY_WORKER: {
     kind: 'flag',
@@ -650,7 +650,7 @@ export const SETTINGS = {
     readBy: ec2,
     table: 'compute',
     shownDefault: 'default group',
-    description: 'Comma-separated `sg-…` ids',
+    description: 'Comma-separated `sg-…` ids; unset: the VPC’s default group',
   },
   EC2_IAM_INSTANCE_PROFILE: {
     kind: 'text',

@@ -20,7 +20,12 @@ describe('managed-run commands: runs provision, sweeps', () => {
   let base: string;
 
   before(async () => {
-    t = await startTestService({ listen: true, orchestrator: new FakeOrchestrator() });
+    // The researcher here is not an admin, and their sweeps carry launch commands.
+    t = await startTestService({
+      listen: true,
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' },
+    });
     home = await tempHome();
     env = { SERVICE_SERVER_URL: t.url!, SERVICE_API_KEY: (await t.createUser()).key };
     base = await file(

@@ -34,7 +34,8 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
 
   before(async () => {
     orchestrator = new FakeOrchestrator();
-    t = await startTestService({ listen: true, orchestrator });
+    // The researcher here is not an admin, and their sweeps carry launch commands.
+    t = await startTestService({ listen: true, orchestrator, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
     bare = await startTestService({ listen: true });
     client = new Client({ serverUrl: t.url, apiKey: (await t.createUser()).key });
     orch = new Client({ serverUrl: t.url, apiKey: (await mintEmbeddedOrchestratorKey(t.service.db)).token });

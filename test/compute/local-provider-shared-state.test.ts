@@ -25,6 +25,7 @@ await Promise.all(Array.from({ length: Number(count) }, (_, i) => provider.provi
   launch: { command: 'true' },
   tags: {},
   provisionedByAdmin: true,
+  launchAuthor: { id: '00000000-0000-4000-8000-000000000001', email: null, is_admin: true },
 })));
 `;
 

@@ -23,6 +23,8 @@ function provider(graceMs = 2_000, options: Partial<LocalProviderOptions> = {}) 
   return new LocalProvider({ stateDir, runnerArgv, graceMs, ...options });
 }
 
+const ADMIN = { id: '00000000-0000-4000-8000-000000000001', email: 'admin@example.test', is_admin: true };
+
 /** A run whose command leaves a background child (to prove the whole group dies) and then waits. */
 function request(
   key: string,
@@ -42,6 +44,7 @@ function request(
     launch: { command, env: { OUT_DIR: out, SERVICE_RUN: 'overridden?' } },
     tags: {},
     provisionedByAdmin: true,
+    launchAuthor: ADMIN,
   };
 }
 
@@ -182,7 +185,7 @@ describe('local compute provider', () => {
   test("refuses a non-admin's run unless the operator lets every user run locally", async () => {
     const req = { ...request('run-exp-1-1-12'), provisionedByAdmin: false };
     const strict = provider();
-    assert.throws(() => strict.checkLaunch(req.launch, false), ProvisionRefusedError);
+    assert.throws(() => strict.checkLaunch(req.launch, req), ProvisionRefusedError);
     await assert.rejects(strict.provision(req), (error: Error) => {
       assert.ok(error instanceof ProvisionRefusedError);
       assert.match(error.message, /admins.*ASSAY_LOCAL_COMPUTE_USERS/);
@@ -190,9 +193,26 @@ describe('local compute provider', () => {
     });
     assert.equal(await strict.describe(req.idempotencyKey), undefined, 'nothing was started');
     const open = provider(2_000, { users: 'all' });
-    open.checkLaunch(req.launch, false);
+    open.checkLaunch(req.launch, req);
     const instance = await provisionStarted(open, req);
     assert.equal(instance.state, 'running');
     await open.terminate(req.idempotencyKey);
+  });
+
+  test('refuses a launch block a non-admin wrote, even when an admin provisions it', async () => {
+    const author = { id: '00000000-0000-4000-8000-000000000002', email: 'r@example.test', is_admin: false };
+    const strict = provider();
+    for (const launchAuthor of [author, null]) {
+      const req = { ...request('run-exp-1-1-13'), launchAuthor };
+      await assert.rejects(strict.provision(req), (error: Error) => {
+        assert.ok(error instanceof ProvisionRefusedError);
+        assert.match(error.message, /written by .*not an admin.*ASSAY_LOCAL_COMPUTE_USERS=admins/);
+        return true;
+      });
+    }
+    assert.equal(await strict.describe('run-exp-1-1-13'), undefined, 'nothing was started');
+    // A block tagged for another provider is not run here either.
+    const ec2 = { ...request('run-exp-1-1-14'), launch: { provider: 'ec2' as const, command: 'true' } };
+    assert.throws(() => strict.checkLaunch(ec2.launch, ec2), /launch\.provider is ec2/);
   });
 });

@@ -42,6 +42,7 @@ function request(key: string): ProvisionRequest {
     },
     tags: { team: 'vision' },
     provisionedByAdmin: false,
+    launchAuthor: null,
   };
 }
 

@@ -74,3 +74,68 @@ describe('EC2 launch allowlists at variation creation', () => {
     assert.equal(res.body.error.code, 'launch_not_allowed');
   });
 });
+
+describe('EC2 security groups: an empty list is refused, not read as the VPC default group', () => {
+  let t: TestService;
+  let key: string;
+  before(async () => {
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_COMPUTE: 'ec2', EC2_AMI: AMI, EC2_SECURITY_GROUP_IDS: 'sg-0aaaaaaaaaaaaaaa1' },
+    });
+    key = (await t.createUser()).key;
+  });
+  after(() => t.close());
+
+  it('refuses `security_group_ids: []` in a variation and in a sweep, naming the field', async () => {
+    const e = await createExperiment(t, key);
+    const yaml = 'lr: 0.1\nlaunch:\n  command: python train.py\n  security_group_ids: []\n';
+    const res = await t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: yaml });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error.code, 'launch_not_allowed');
+    assert.equal(res.body.error.details.field, 'launch.security_group_ids');
+    assert.match(res.body.error.message, /EC2_SECURITY_GROUP_IDS/);
+    const sweep = await t
+      .as(key)
+      .post(`/experiments/${e.id}/sweeps`, { base_yaml: yaml, grid: { lr: [0.1, 0.2] } });
+    assert.equal(sweep.status, 422, JSON.stringify(sweep.body));
+    assert.equal(sweep.body.error.details.field, 'launch.security_group_ids');
+    assert.deepEqual((await t.as(key).get(`/experiments/${e.id}/variations`)).body.items, []);
+  });
+});
+
+describe('launch blocks tagged by provider on a local server', () => {
+  let t: TestService;
+  let key: string;
+  before(async () => {
+    t = await startTestService({ orchestrator: new FakeOrchestrator() });
+    key = (await t.createUser()).key;
+  });
+  after(() => t.close());
+
+  it('takes an untagged block and a `local` one, and refuses another provider’s block or fields', async () => {
+    const e = await createExperiment(t, key);
+    const create = (launch: string) =>
+      t.as(key).post(`/experiments/${e.id}/variations`, { config_yaml: `lr: 0.1\nlaunch:\n${launch}` });
+    // Untagged, EC2's machine fields are kept and ignored here, as before providers were named.
+    const untagged = await create('  command: python train.py\n  instance_type: g5.xlarge\n');
+    assert.equal(untagged.status, 201, JSON.stringify(untagged.body));
+    const local = await create('  provider: local\n  command: python train.py\n');
+    assert.equal(local.status, 201, JSON.stringify(local.body));
+    assert.deepEqual(local.body.launch_config, { provider: 'local', command: 'python train.py' });
+    for (const [launch, status, code, field] of [
+      ['  provider: ec2\n  command: x\n', 422, 'launch_not_allowed', 'launch.provider'],
+      ['  provider: slurm\n  command: x\n', 400, 'invalid_config', 'launch.provider'],
+      ['  provider: local\n  image: ami-0aaaaaaaaaaaaaaa1\n', 400, 'invalid_config', 'launch.image'],
+    ] as const) {
+      const res = await create(launch);
+      assert.deepEqual(
+        [res.status, res.body.error?.code, res.body.error?.details?.field],
+        [status, code, field],
+        JSON.stringify(res.body),
+      );
+    }
+    const listed = await t.as(key).get(`/experiments/${e.id}/variations`);
+    assert.equal(listed.body.items.length, 2);
+  });
+});

@@ -27,7 +27,8 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
 
   before(async () => {
     fake = new FakeOrchestrator();
-    t = await startTestService({ orchestrator: fake });
+    // The researchers here are not admins, and their sweeps carry launch commands.
+    t = await startTestService({ orchestrator: fake, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
     bare = await startTestService();
     owner = (await t.createUser()).key;
   });
@@ -158,6 +159,23 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     assert.equal((await t.as(owner).get(`/experiments/${id}/sweeps/${id}`)).status, 404);
   });
 
+  it('takes the request tagged by strategy, and checks it against the member its tag names', async () => {
+    const id = await draft();
+    const res = await sweep(id, { strategy: 'list', list: [{ seed: 1 }, { seed: 2 }] });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.runs.map((r: { variation_name: string }) => r.variation_name),
+      ['sweep seed=1', 'sweep seed=2'],
+    );
+    // The same request repeated (as after a 503) finds the same sweep, tagged or not.
+    const again = await sweep(id, { list: [{ seed: 1 }, { seed: 2 }] });
+    assert.deepEqual([again.status, again.body.id], [202, res.body.id]);
+    // An error names the chosen member's field, not another member's tag.
+    const bad = await sweep(await draft(), { strategy: 'grid', grid: { seed: { a: 1 } } });
+    assert.equal(bad.status, 422, JSON.stringify(bad.body));
+    assert.match(bad.body.error.message, /\/grid\/seed must be array/);
+  });
+
   it('refuses bad input with 400 (never a 500) and writes nothing', async () => {
     const id = await draft();
     const cases: [string, Record<string, unknown>, number, string][] = [
@@ -211,6 +229,8 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
       ['concurrency 0', { concurrency: 0, grid: { seed: [1] } }, 422, 'validation_failed'],
       ['concurrency 65', { concurrency: 65, grid: { seed: [1] } }, 422, 'validation_failed'],
       ['a grid value that is no list', { grid: { seed: { a: 1 } } }, 422, 'validation_failed'],
+      ['an unknown strategy', { strategy: 'random', grid: { seed: [1] } }, 422, 'validation_failed'],
+      ['a list strategy given a grid', { strategy: 'list', grid: { seed: [1] } }, 422, 'validation_failed'],
     ];
     for (const [name, body, status, code] of cases) {
       const res = await sweep(id, body);

@@ -84,7 +84,12 @@ export async function startOrchestration(
     saga,
     client: env.client,
   });
-  const svc = await startTestService({ listen: true, orchestrator });
+  // As the provider below: these scenarios' researchers are not admins.
+  const svc = await startTestService({
+    listen: true,
+    orchestrator,
+    env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' },
+  });
   const key = await mintEmbeddedOrchestratorKey(svc.service.db);
   // <data dir>/instances, as `assay worker` lays it out, so a worker process can share it.
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-local-'));

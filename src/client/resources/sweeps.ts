@@ -7,21 +7,26 @@ export type { SweepProgress, SweepRun } from '@assay/contract';
 /** A sweep as the service answers it: its runs' states and the workflow's progress (null when unknown). */
 export type SweepData = Sweep;
 
-/**
- * What to sweep: a base variation config and the changes to it. Each key of `grid` and `list` is a dotted
- * path into the base YAML (`optimizer.lr`); `grid` takes every combination of its values, `list` one
- * variation per entry. Give one of the two.
- */
-export interface SweepSpec {
+/** What every sweep takes, whatever its strategy. */
+interface SweepBase {
   /** The base variation config, YAML as a variation takes it (top-level `launch:` and `accelerate:` included). */
   baseYaml: string;
-  grid?: Record<string, unknown[]>;
-  list?: Array<Record<string, unknown>>;
   /** How many of the sweep's runs may be in flight at once; the server's default when left out. */
   concurrency?: number;
   /** Prefix of the generated variation names. */
   namePrefix?: string;
 }
+
+/**
+ * What to sweep: a base variation config and the changes to it, by strategy. Each key of `grid` and `list` is
+ * a dotted path into the base YAML (`optimizer.lr`); `grid` takes every combination of its values, `list` one
+ * variation per entry. `strategy` may be left out: the field given names it.
+ */
+export type SweepSpec = SweepBase &
+  (
+    | { strategy?: 'grid'; grid: Record<string, unknown[]>; list?: undefined }
+    | { strategy?: 'list'; list: Array<Record<string, unknown>>; grid?: undefined }
+  );
 
 /**
  * The sweeps namespace: one variation per point of a grid or list, each run as a managed run by a sweep
@@ -36,11 +41,14 @@ export class Sweeps {
 
   /** Creates the variations and their runs and starts the sweep workflow. */
   create(experimentId: string, spec: SweepSpec): Promise<SweepData> {
-    const { baseYaml, grid, list, concurrency, namePrefix } = spec;
+    const { baseYaml, concurrency, namePrefix } = spec;
+    const varied =
+      spec.grid !== undefined
+        ? { strategy: 'grid' as const, grid: spec.grid }
+        : { strategy: 'list' as const, list: spec.list };
     return this.#t.post(path`/experiments/${experimentId}/sweeps`, {
+      ...varied,
       base_yaml: baseYaml,
-      grid,
-      list,
       concurrency,
       name_prefix: namePrefix,
     });

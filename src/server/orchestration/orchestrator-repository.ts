@@ -1,5 +1,5 @@
 import type { Queryable, Tx } from '../db/database.ts';
-import { RUN_MOVES, type RunMove } from '@assay/contract';
+import { RUN_MOVES, type LaunchAuthor, type RunMove } from '@assay/contract';
 import { CANCELLED_BEFORE_START, RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no tenant).
@@ -7,13 +7,18 @@ import { CANCELLED_BEFORE_START, RUN_COLUMNS, type RunRow } from '../runs/run-re
 export type ManagedRunRow = RunRow & {
   launch_config: Record<string, unknown>;
   provisioned_by_admin: boolean;
+  launch_author: LaunchAuthor | null;
 };
 
 export async function findManagedRun(db: Queryable, runId: string): Promise<ManagedRunRow | undefined> {
   const rows = await db.query<ManagedRunRow>(
-    `SELECT ${RUN_COLUMNS}, v.launch_config, COALESCE(u.is_admin, false) AS provisioned_by_admin
+    `SELECT ${RUN_COLUMNS}, v.launch_config, COALESCE(u.is_admin, false) AS provisioned_by_admin,
+            CASE WHEN a.id IS NULL THEN NULL
+                 ELSE json_build_object('id', a.id, 'email', a.email, 'is_admin', a.is_admin)
+            END AS launch_author
        FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
        LEFT JOIN users u ON u.id = r.provisioned_by
+       LEFT JOIN users a ON a.id = v.launch_author
       WHERE r.id = $1 AND r.managed`,
     [runId],
   );

@@ -58,6 +58,7 @@ export function orchestratorRoutes(
           run: api(run),
           launch_config: run.launch_config,
           provisioned_by_admin: run.provisioned_by_admin,
+          launch_author: run.launch_author,
         };
       },
     );

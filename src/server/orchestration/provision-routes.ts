@@ -7,10 +7,16 @@ import type { RunEvents } from '../runs/run-events.ts';
 import { runKeyOf } from '../runs/run-repository.ts';
 import { toApi } from '../runs/run-service.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
+import type { ConfigPolicy } from '../variations/config-policy.ts';
 import { provisionRun } from './provision-service.ts';
 
 /** `POST …/runs/{r}/provision`: a run's path, but the orchestrator's work, so it lives on this side. */
-export function provisionRoutes(db: Db, orchestrator: Orchestrator | undefined, events: RunEvents) {
+export function provisionRoutes(
+  db: Db,
+  orchestrator: Orchestrator | undefined,
+  events: RunEvents,
+  policy: ConfigPolicy,
+) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     app.post(
@@ -28,7 +34,14 @@ export function provisionRoutes(db: Db, orchestrator: Orchestrator | undefined, 
         },
       },
       async (req, reply) => {
-        const row = await provisionRun(db, req.principal, runKeyOf(req.params), orchestrator, req.log);
+        const row = await provisionRun(
+          db,
+          req.principal,
+          runKeyOf(req.params),
+          orchestrator,
+          req.log,
+          policy,
+        );
         const run = toApi(row, events);
         reply.code(202);
         return { workflow_id: run.workflow_id!, workflow_url: run.workflow_url, run };

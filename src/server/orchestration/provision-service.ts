@@ -9,6 +9,8 @@ import type { Orchestrator, RunLabels } from '../../orchestrator/orchestrator.ts
 import type { Queryable } from '../db/database.ts';
 import { markManaged } from './managed-run-repository.ts';
 import { findWorkflowLabels } from './orchestrator-repository.ts';
+import type { ConfigPolicy } from '../variations/config-policy.ts';
+import { checkProvisionable } from '../variations/launch-policy.ts';
 
 /** A run workflow's labels in the Temporal UI (search attributes and memo). */
 export async function runLabels(
@@ -33,8 +35,10 @@ export async function provisionRun(
   key: RunKey,
   orchestrator: Orchestrator | undefined,
   log: FastifyBaseLogger,
+  policy: ConfigPolicy,
 ): Promise<RunRow> {
   refuseWorkerKey(principal);
+  await checkProvisionable(db, principal, key, policy);
   const orch = requireOrchestrator(orchestrator);
   const row = await markManaged(db, principal, key);
   if (!row) {

@@ -1,11 +1,6 @@
+import type { CreateSweepBody, GridSweepBody, ListSweepBody, SweepStrategy } from '@assay/contract';
 import { stringify } from 'yaml';
 import { badRequest } from '../http/errors.ts';
-
-/** What a sweep varies: a grid (every combination of its values, in key order) or a list of points. */
-export interface SweepSpecInput {
-  grid?: Record<string, unknown[]>;
-  list?: Record<string, unknown>[];
-}
 
 /** One point of a sweep: the overrides in the order given, each a dotted path into the base config and its value. */
 export type SweepPoint = [path: string, value: unknown][];
@@ -22,21 +17,45 @@ const tooLarge = (points: number) =>
     { points, max: MAX_SWEEP_POINTS },
   );
 
-/** The sweep's points, checked: exactly one of grid and list, no empty value list, at most MAX_SWEEP_POINTS. */
-export function sweepPoints(spec: SweepSpecInput): SweepPoint[] {
-  if ((spec.grid === undefined) === (spec.list === undefined))
-    throw invalid('give exactly one of grid and list');
-  if (spec.list) {
-    if (spec.list.length === 0) throw invalid('list needs at least one point');
-    if (spec.list.length > MAX_SWEEP_POINTS) throw tooLarge(spec.list.length);
-    return spec.list.map((point) => {
-      const entries = Object.entries(point);
-      if (entries.length > MAX_PATHS) throw invalid(`a point sets at most ${MAX_PATHS} paths`);
-      entries.forEach(([path]) => checkPath(path));
-      return entries;
-    });
-  }
-  const axes = Object.entries(spec.grid!);
+/**
+ * A request written before `strategy` existed, tagged: `grid` when it has `grid`, `list` when it has `list`.
+ * Anything else is left for the schema to refuse.
+ */
+export function tagLegacySweep(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || 'strategy' in body) return body;
+  const [grid, list] = ['grid', 'list'].map((k) => (body as Record<string, unknown>)[k] !== undefined);
+  // A key no sweep takes is the schema's to name (422), as it was before `strategy` existed.
+  if (grid === list && Object.keys(body).some((k) => !LEGACY_KEYS.has(k))) return body;
+  if (grid === list)
+    throw invalid('give `strategy` (grid or list) with its field, or exactly one of grid and list');
+  return { ...body, strategy: grid ? 'grid' : 'list' };
+}
+
+const LEGACY_KEYS = new Set(['base_yaml', 'grid', 'list', 'concurrency', 'name_prefix']);
+
+type Strategy<K extends SweepStrategy> = (spec: Extract<CreateSweepBody, { strategy: K }>) => SweepPoint[];
+
+/** How each strategy makes its points; a new strategy adds its function here. */
+const STRATEGIES: { [K in SweepStrategy]: Strategy<K> } = { grid: gridPoints, list: listPoints };
+
+/** The sweep's points, checked: no empty value list, at most MAX_SWEEP_POINTS. */
+export function sweepPoints(spec: CreateSweepBody): SweepPoint[] {
+  return (STRATEGIES[spec.strategy] as Strategy<SweepStrategy>)(spec);
+}
+
+function listPoints({ list }: ListSweepBody): SweepPoint[] {
+  if (list.length === 0) throw invalid('list needs at least one point');
+  if (list.length > MAX_SWEEP_POINTS) throw tooLarge(list.length);
+  return list.map((point) => {
+    const entries = Object.entries(point);
+    if (entries.length > MAX_PATHS) throw invalid(`a point sets at most ${MAX_PATHS} paths`);
+    entries.forEach(([path]) => checkPath(path));
+    return entries;
+  });
+}
+
+function gridPoints({ grid }: GridSweepBody): SweepPoint[] {
+  const axes = Object.entries(grid);
   if (axes.length === 0) throw invalid('grid needs at least one path');
   if (axes.length > MAX_PATHS) throw invalid(`a grid varies at most ${MAX_PATHS} paths`);
   let total = 1;

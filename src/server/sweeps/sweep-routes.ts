@@ -1,15 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { CreateSweepBody, ExperimentParams, NoBody, Sweep, SweepParams } from '@assay/contract';
-import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
+import type { ConfigPolicy } from '../variations/config-policy.ts';
+import { tagLegacySweep } from './sweep-points.ts';
 import * as service from './sweep-service.ts';
 
 const tags = ['sweeps'];
 
-export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, ec2: Ec2Config | undefined) {
+export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, policy: ConfigPolicy) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const path = '/experiments/:id/sweeps';
@@ -27,10 +28,14 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, ec2:
           body: CreateSweepBody,
           response: withErrors({ 202: Sweep }, 409, 503),
         },
+        // Requests written before `strategy` existed keep working: the tag is added before validation.
+        preValidation: async (req) => {
+          req.body = tagLegacySweep(req.body) as typeof req.body;
+        },
       },
       async (req, reply) => {
         const sweep = await service.createSweep(
-          { db, ec2, orchestrator, log: req.log },
+          { db, policy, orchestrator, log: req.log },
           req.principal,
           req.params.id,
           req.body,
@@ -54,7 +59,7 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, ec2:
       },
       (req) =>
         service.getSweep(
-          { db, ec2, orchestrator, log: req.log },
+          { db, policy, orchestrator, log: req.log },
           req.principal,
           req.params.id,
           req.params.sweep_id,
@@ -76,7 +81,7 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, ec2:
       },
       async (req, reply) => {
         const sweep = await service.cancelSweep(
-          { db, ec2, orchestrator, log: req.log },
+          { db, policy, orchestrator, log: req.log },
           req.principal,
           req.params.id,
           req.params.sweep_id,

@@ -1,3 +1,4 @@
+import type { CreateSweepBody, SweepSpec } from '@assay/contract';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
@@ -15,34 +16,31 @@ import {
 } from '../../orchestrator/orchestrator.ts';
 import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
-import type { Ec2Config } from '../../compute/ec2-config.ts';
+import type { ConfigPolicy } from '../variations/config-policy.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
-import { checkLaunchPolicy } from '../variations/launch-policy.ts';
+import { checkLaunchPolicy, checkLaunchRunnable } from '../variations/launch-policy.ts';
 import { insertVariation } from '../variations/variation-repository.ts';
 import { runLabels } from '../orchestration/provision-service.ts';
-import { pointName, pointYaml, sweepPoints, type SweepSpecInput } from './sweep-points.ts';
+import { pointName, pointYaml, sweepPoints } from './sweep-points.ts';
 import * as repo from './sweep-repository.ts';
-
-export interface SweepRequest extends SweepSpecInput {
-  base_yaml: string;
-  concurrency?: number;
-  name_prefix?: string;
-}
 
 // Generated YAML is held in memory and stored once per point: bound the whole, not only each point.
 const MAX_TOTAL_YAML = 20_000_000;
 
 interface Deps {
   db: Db;
-  /** The EC2 settings when managed runs go to EC2 (their allowlists bound each point's launch block). */
-  ec2: Ec2Config | undefined;
+  /** What each point's config may hold: its expanded size, a launch block the server's compute runs. */
+  policy: ConfigPolicy;
   orchestrator: Orchestrator | undefined;
   log: FastifyBaseLogger;
 }
 
-/** The variations a sweep makes, each config checked exactly as POST …/variations checks one. */
-function variationsOf(input: SweepRequest, prefix: string, ec2: Ec2Config | undefined) {
-  const base = parseConfigYaml(input.base_yaml, 'base_yaml');
+/**
+ * The variations a sweep makes, each config checked exactly as POST …/variations checks one; their launch
+ * blocks are the sweep creator's, so the creator must be allowed to run them.
+ */
+function variationsOf(input: CreateSweepBody, prefix: string, principal: Principal, policy: ConfigPolicy) {
+  const base = parseConfigYaml(input.base_yaml, policy.maxConfigBytes, 'base_yaml');
   const points = sweepPoints(input);
   if (input.base_yaml.length * points.length > MAX_TOTAL_YAML) {
     throw new AppError(
@@ -55,12 +53,21 @@ function variationsOf(input: SweepRequest, prefix: string, ec2: Ec2Config | unde
     const configYaml = pointYaml(base, point);
     const name = pointName(prefix, point);
     try {
-      const config = splitConfigYaml(configYaml);
-      checkLaunchPolicy(config, ec2);
+      const config = splitConfigYaml(configYaml, policy.maxConfigBytes);
+      checkLaunchPolicy(config, policy);
+      const author = { id: principal.userId, email: null, is_admin: principal.isAdmin };
+      checkLaunchRunnable(
+        config.launch_config,
+        { provisionedByAdmin: principal.isAdmin, launchAuthor: author },
+        policy,
+      );
       return { name, configYaml, config };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
+      // The point's number joins the error's own details (the field refused, the sizes measured).
+      const details = typeof err.details === 'object' && err.details !== null ? err.details : {};
       throw new AppError(err.statusCode, err.code, `sweep point ${i + 1} (${name}): ${err.message}`, {
+        ...details,
         point: i + 1,
       });
     }
@@ -73,21 +80,18 @@ function variationsOf(input: SweepRequest, prefix: string, ec2: Ec2Config | unde
  * finds the recorded sweep and starts its workflow (the start is idempotent).
  */
 export async function createSweep(
-  { db, ec2, orchestrator, log }: Deps,
+  { db, policy, orchestrator, log }: Deps,
   principal: Principal,
   experimentId: string,
-  input: SweepRequest,
+  input: CreateSweepBody,
 ) {
   refuseWorkerKey(principal);
   const orch = requireOrchestrator(orchestrator);
   const concurrency = input.concurrency ?? 4;
   const prefix = input.name_prefix ?? 'sweep';
-  const spec = {
-    base_yaml: input.base_yaml,
-    ...(input.grid ? { grid: input.grid } : { list: input.list }),
-    name_prefix: prefix,
-  };
-  const variations = variationsOf(input, prefix, ec2);
+  const { concurrency: _, ...rest } = input;
+  const spec: SweepSpec = { ...rest, name_prefix: prefix };
+  const variations = variationsOf(input, prefix, principal, policy);
 
   let sweep = await repo.findSameSweep(db, principal.userId, experimentId, spec, concurrency);
   if (!sweep) {

@@ -1,6 +1,7 @@
 import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Scalar } from 'yaml';
 import type { LaunchConfig } from '@assay/contract';
 import { badRequest } from '../http/errors.ts';
+import { assertExpandedSize } from './expanded-size.ts';
 import { assertLaunchConfig } from './launch-validation.ts';
 
 export interface SplitConfig {
@@ -12,13 +13,18 @@ export interface SplitConfig {
 /**
  * Parses a variation's `config_yaml` and splits it: the top-level `accelerate:` block, the `launch:` block and
  * the rest. Errors name line and column, and values JSON cannot hold (.inf, .nan) are refused rather than lost.
+ * A config whose JSON would pass `maxBytes` once its aliases are expanded is refused (413) before expanding.
  */
-export function splitConfigYaml(text: string, field = 'config_yaml'): SplitConfig {
-  return splitConfig(parseConfigYaml(text, field), field);
+export function splitConfigYaml(text: string, maxBytes: number, field = 'config_yaml'): SplitConfig {
+  return splitConfig(parseConfigYaml(text, maxBytes, field), field);
 }
 
 /** The YAML as one JSON-compatible mapping, checked as splitConfigYaml checks it; `field` names the input in errors. */
-export function parseConfigYaml(text: string, field = 'config_yaml'): Record<string, unknown> {
+export function parseConfigYaml(
+  text: string,
+  maxBytes: number,
+  field = 'config_yaml',
+): Record<string, unknown> {
   // The library's own uniqueKeys check compares each key with every earlier one: minutes for a 1 MB mapping.
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
@@ -48,6 +54,7 @@ export function parseConfigYaml(text: string, field = 'config_yaml'): Record<str
       column: 1,
     });
   }
+  assertExpandedSize(doc, maxBytes, field);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 }) ?? {};

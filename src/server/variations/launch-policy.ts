@@ -1,13 +1,56 @@
-import type { Ec2Config } from '../../compute/ec2-config.ts';
+import type { LaunchConfig } from '@assay/contract';
+import { providerMismatch } from '../../compute/compute-provider.ts';
 import { ec2LaunchRefusal } from '../../compute/ec2-launch-policy.ts';
+import { localLaunchRefusal } from '../../compute/local-config.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { Queryable } from '../db/database.ts';
 import { AppError } from '../http/errors.ts';
+import type { ConfigPolicy } from './config-policy.ts';
 import type { SplitConfig } from './config-yaml.ts';
+import { findLaunchAndAuthor } from './variation-repository.ts';
+
+const refuse = (message: string, field: string) =>
+  new AppError(422, 'launch_not_allowed', message, { field });
 
 /**
- * Refuses a launch block whose machine fields the EC2 provider would refuse at provisioning, so the researcher
- * learns it now rather than from a failed run. Without EC2 settings (another provider) the fields are not used.
+ * Refuses a launch block the server's provider would refuse at provisioning (another provider's tag, EC2
+ * machine fields off the allowlists), so the researcher learns it now rather than from a failed run.
  */
-export function checkLaunchPolicy(config: SplitConfig, ec2: Ec2Config | undefined): void {
-  const refusal = ec2 && ec2LaunchRefusal(ec2, config.launch_config);
-  if (refusal) throw new AppError(422, 'launch_not_allowed', refusal.message, { field: refusal.field });
+export function checkLaunchPolicy(config: SplitConfig, policy: ConfigPolicy): void {
+  const mismatch = providerMismatch(config.launch_config, policy.compute);
+  if (mismatch) throw refuse(mismatch, 'launch.provider');
+  const refusal = policy.ec2 && ec2LaunchRefusal(policy.ec2, config.launch_config);
+  if (refusal) throw refuse(refusal.message, refusal.field);
+}
+
+/**
+ * On `local`, refuses to provision a command whose author (or provisioning user) may not run on the host:
+ * 422 before anything is written, rather than a run failed `provision_failed` later. The provider checks
+ * again. A block without a command is left to fail with its own reason.
+ */
+export function checkLaunchRunnable(
+  launch: LaunchConfig,
+  people: Parameters<typeof localLaunchRefusal>[1],
+  policy: ConfigPolicy,
+): void {
+  if (policy.compute !== 'local' || launch.command === undefined) return;
+  const refusal = localLaunchRefusal(policy.localUsers, people);
+  if (refusal) throw refuse(refusal, 'launch.command');
+}
+
+/** checkLaunchRunnable for a stored variation the principal provisions; an invisible one is left to 404. */
+export async function checkProvisionable(
+  db: Queryable,
+  principal: Principal,
+  key: { experimentId: string; n: number },
+  policy: ConfigPolicy,
+): Promise<void> {
+  if (policy.compute !== 'local' || policy.localUsers === 'all') return;
+  const found = await findLaunchAndAuthor(db, principal.userId, key.experimentId, key.n);
+  if (!found) return;
+  checkLaunchRunnable(
+    found.launch_config as LaunchConfig,
+    { provisionedByAdmin: principal.isAdmin, launchAuthor: found.launch_author },
+    policy,
+  );
 }

@@ -8,15 +8,15 @@ import {
   VariationList,
   VariationParams,
 } from '@assay/contract';
-import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
+import type { ConfigPolicy } from './config-policy.ts';
 import * as service from './variation-service.ts';
 
 const tags = ['variations'];
 
-/** `ec2`: the EC2 settings when managed runs go to EC2, whose allowlists bound the launch blocks. */
-export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
+/** `policy`: what a config may hold (its expanded size, launch blocks the server's compute would run). */
+export function variationRoutes(db: Db, policy: ConfigPolicy) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const read = { scope: 'experiments:read' as const };
@@ -37,7 +37,7 @@ export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
       },
       async (req, reply) => {
         reply.code(201);
-        return service.createVariation(db, req.principal, req.params.id, req.body, ec2);
+        return service.createVariation(db, req.principal, req.params.id, req.body, policy);
       },
     );
 
@@ -84,7 +84,7 @@ export function variationRoutes(db: Db, ec2: Ec2Config | undefined) {
           response: withErrors({ 200: Variation }, 409),
         },
       },
-      (req) => service.editVariation(db, req.principal, req.params.id, req.params.n, req.body, ec2),
+      (req) => service.editVariation(db, req.principal, req.params.id, req.params.n, req.body, policy),
     );
   };
 }

@@ -4,7 +4,7 @@ import type { Db } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
-import type { Ec2Config } from '../../compute/ec2-config.ts';
+import type { ConfigPolicy } from './config-policy.ts';
 import { splitConfigYaml } from './config-yaml.ts';
 import { checkLaunchPolicy } from './launch-policy.ts';
 import * as repo from './variation-repository.ts';
@@ -37,10 +37,10 @@ export async function createVariation(
   principal: Principal,
   experimentId: string,
   input: { config_yaml: string; name?: string },
-  ec2: Ec2Config | undefined,
+  policy: ConfigPolicy,
 ) {
-  const config = splitConfigYaml(input.config_yaml);
-  checkLaunchPolicy(config, ec2);
+  const config = splitConfigYaml(input.config_yaml, policy.maxConfigBytes);
+  checkLaunchPolicy(config, policy);
   const row = await db.transaction((tx) =>
     repo.insertVariation(tx, principal.userId, experimentId, {
       name: input.name,
@@ -57,10 +57,11 @@ export async function editVariation(
   experimentId: string,
   n: number,
   input: { config_yaml?: string; name?: string },
-  ec2: Ec2Config | undefined,
+  policy: ConfigPolicy,
 ) {
-  const config = input.config_yaml === undefined ? undefined : splitConfigYaml(input.config_yaml);
-  if (config) checkLaunchPolicy(config, ec2);
+  const config =
+    input.config_yaml === undefined ? undefined : splitConfigYaml(input.config_yaml, policy.maxConfigBytes);
+  if (config) checkLaunchPolicy(config, policy);
   const row = await repo.updateDraftVariation(db, principal.userId, experimentId, n, {
     name: input.name,
     configYaml: input.config_yaml,

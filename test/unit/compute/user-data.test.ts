@@ -85,6 +85,7 @@ describe('EC2 request details', () => {
       launch: { command: ['true'] },
       tags: { team: 'vision', leak: 'sk-secret', 'assay:workflow': 'spoofed' },
       provisionedByAdmin: false,
+      launchAuthor: null,
     });
     const byKey = Object.fromEntries(tags.map((t) => [t.Key, t.Value]));
     assert.deepEqual(byKey, {

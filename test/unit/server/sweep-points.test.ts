@@ -2,14 +2,23 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { AppError } from '../../../src/server/http/errors.ts';
-import { pointName, pointYaml, sweepPoints } from '../../../src/server/sweeps/sweep-points.ts';
+import type { CreateSweepBody } from '@assay/contract';
+import {
+  pointName,
+  pointYaml,
+  sweepPoints,
+  tagLegacySweep,
+} from '../../../src/server/sweeps/sweep-points.ts';
+
+/** The points of a request body written without `strategy`, read as the route reads it. */
+const points = (spec: object) => sweepPoints(tagLegacySweep({ base_yaml: '', ...spec }) as CreateSweepBody);
 
 const refused = (code: string) => (e: unknown) =>
   e instanceof AppError && e.statusCode === 400 && e.code === code;
 
 describe('sweep points', () => {
   it('takes the grid as nested loops in key order, the first path slowest', () => {
-    assert.deepEqual(sweepPoints({ grid: { a: [1, 2], b: ['x', 'y', 'z'] } }), [
+    assert.deepEqual(points({ grid: { a: [1, 2], b: ['x', 'y', 'z'] } }), [
       [
         ['a', 1],
         ['b', 'x'],
@@ -38,7 +47,7 @@ describe('sweep points', () => {
   });
 
   it('takes a list entry by entry', () => {
-    assert.deepEqual(sweepPoints({ list: [{ a: 1, 'b.c': 2 }, {}] }), [
+    assert.deepEqual(points({ list: [{ a: 1, 'b.c': 2 }, {}] }), [
       [
         ['a', 1],
         ['b.c', 2],
@@ -48,17 +57,14 @@ describe('sweep points', () => {
   });
 
   it('refuses both or neither, empty value lists, empty segments and more than 1000 points', () => {
-    assert.throws(() => sweepPoints({}), refused('invalid_sweep'));
-    assert.throws(() => sweepPoints({ grid: { a: [1] }, list: [] }), refused('invalid_sweep'));
-    assert.throws(() => sweepPoints({ grid: { a: [1], b: [] } }), refused('invalid_sweep'));
-    assert.throws(() => sweepPoints({ grid: { '.a': [1] } }), refused('invalid_sweep'));
-    assert.throws(() => sweepPoints({ list: [{ 'a..b': 1 }] }), refused('invalid_sweep'));
+    assert.throws(() => points({}), refused('invalid_sweep'));
+    assert.throws(() => points({ grid: { a: [1] }, list: [] }), refused('invalid_sweep'));
+    assert.throws(() => points({ grid: { a: [1], b: [] } }), refused('invalid_sweep'));
+    assert.throws(() => points({ grid: { '.a': [1] } }), refused('invalid_sweep'));
+    assert.throws(() => points({ list: [{ 'a..b': 1 }] }), refused('invalid_sweep'));
     const ten = Array.from({ length: 10 }, (_, i) => i);
-    assert.equal(sweepPoints({ grid: { a: ten, b: ten, c: ten } }).length, 1000);
-    assert.throws(
-      () => sweepPoints({ grid: { a: ten, b: ten, c: ten, d: [1, 2] } }),
-      refused('sweep_too_large'),
-    );
+    assert.equal(points({ grid: { a: ten, b: ten, c: ten } }).length, 1000);
+    assert.throws(() => points({ grid: { a: ten, b: ten, c: ten, d: [1, 2] } }), refused('sweep_too_large'));
   });
 
   it('sets paths in a copy of the base, creating mappings on the way, never walking into a scalar or a list', () => {

@@ -22,9 +22,11 @@ export function SweepForm({ experimentId }: { experimentId: string }) {
   const [concurrency, setConcurrency] = useState('4');
   const create = useMutation({
     mutationFn: () => {
-      const spec: SweepSpec = { baseYaml, concurrency: Number(concurrency) };
-      if (mode === 'grid') spec.grid = parseGridAxes(points);
-      else spec.list = parsePointList(points);
+      const base = { baseYaml, concurrency: Number(concurrency) };
+      const spec: SweepSpec =
+        mode === 'grid'
+          ? { ...base, strategy: 'grid', grid: parseGridAxes(points) }
+          : { ...base, strategy: 'list', list: parsePointList(points) };
       return client.sweeps.create(experimentId, spec);
     },
     onSuccess: (sweep) => {
