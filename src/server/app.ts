@@ -128,7 +128,7 @@ export async function buildApp({
   await app.register(sweepRoutes(db, orchestrator, config.ec2));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator));
   await app.register(apiKeyRoutes(db, config, authenticator));
-  await app.register(workerKeyExchangeRoutes(db, config));
+  await app.register(workerKeyExchangeRoutes(db, config, authenticator));
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));
   await app.register(adminRoutes(db, config, authenticator));
