@@ -27,7 +27,7 @@ export function workerKeyExchangeRoutes(db: Db, config: ServiceConfig, authentic
         },
       },
       async (req, reply) => {
-        // A refused token is a failed authentication: guessing tokens trips the address's limit like guessing keys.
+        // A refused token is a failed authentication: guessing tokens trips the limit like guessing keys.
         const minted = await authenticator.guarded(req.ip, () =>
           exchangeWorkerKey(db, req.exchangeToken, config.apiKeyTtlDays),
         );
