@@ -2,15 +2,15 @@ import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServiceConfig } from './config.ts';
 
-// Everything under ASSAY_DATA_DIR is the service's alone: the embedded database (emails and key hashes reach its
-// WAL), the storage secret, the bootstrap key, Temporal's state and uploaded objects. PGlite creates its files
-// 0666 whatever the umask, so a private directory above them is what keeps other users out, and the modes of an
-// older tree are repaired at every start.
+// Everything under ASSAY_DATA_DIR is the service's alone: the embedded database (emails and key hashes reach
+// its WAL), the storage secret, the bootstrap key, Temporal's state and uploaded objects. PGlite creates its
+// files 0666 whatever the umask, so a private directory above them is what keeps other users out, and the
+// modes of an older tree are repaired at every start.
 
 const PRIVATE_DIR = 0o700;
 const PRIVATE_FILE = 0o600;
 
-/** Creates the directory (and missing parents) private to the service's user; an existing one is made private. */
+/** Creates the directory (and missing parents) private to the service's user; an existing one is made so. */
 export async function makePrivateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
   await chmod(dir, PRIVATE_DIR);

@@ -28,8 +28,9 @@ export class Organizations {
   }
 
   /**
-   * Adds an existing user by id or email (owners only); a member already in raises ConflictError (409). The answer
-   * echoes the request whether or not the user exists (an unknown one adds no one): `members()` shows who is in.
+   * Adds an existing user by id or email (owners only); a member already in raises ConflictError (409). The
+   * answer echoes the request whether or not the user exists (an unknown one adds no one): `members()` shows
+   * who is in.
    */
   addMember(id: string, member: AddMemberBody): Promise<MemberAddition> {
     return this.#t.post(path`/organizations/${id}/members`, member);

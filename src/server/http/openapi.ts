@@ -68,8 +68,8 @@ const SWAGGER_UI_INLINE_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX
 
 /**
  * The docs UI's policy, as strict as the web UI's: Swagger UI's scripts and styles from this origin only (no
- * inline script, no eval; its one inline style by hash), "Try it out" calls to this origin and the public URL,
- * no framing, no plugins.
+ * inline script, no eval; its one inline style by hash), "Try it out" calls to this origin and the public
+ * URL, no framing, no plugins.
  */
 export function docsContentSecurityPolicy(publicUrl: string): string {
   const connect = new Set(["'self'", new URL(publicUrl).origin]);

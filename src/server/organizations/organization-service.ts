@@ -52,9 +52,9 @@ export async function listMembers(db: Db, principal: Principal, id: string) {
 }
 
 /**
- * Adds a user (by id or email) to the organization; only its owners may. The answer echoes the request and is the
- * same for an address no one registered (nothing is stored then): a different one would tell owners who has an
- * account. A user already in the organization answers 409; its owners see its members anyway.
+ * Adds a user (by id or email) to the organization; only its owners may. The answer echoes the request and is
+ * the same for an address no one registered (nothing is stored then): a different one would tell owners who
+ * has an account. A user already in the organization answers 409; its owners see its members anyway.
  */
 export async function addMember(
   db: Db,
