@@ -13,15 +13,17 @@ const PRIVATE_FILE = 0o600;
 /** Creates the directory (and missing parents) private to the service's user; an existing one is made so. */
 export async function makePrivateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
-  await chmod(dir, PRIVATE_DIR);
+  // A directory of another owner cannot be changed; the walk at start says so.
+  await chmod(dir, PRIVATE_DIR).catch(notPermitted);
 }
 
 /**
  * Takes group and other bits off every directory and file under `dir` (itself included), symlinks left alone;
- * answers how many entries it changed. Entries that vanish while it walks (temporary files) are skipped.
+ * answers how many entries it changed, and how many it could not (another user's). Entries that vanish while
+ * it walks (temporary files) are skipped.
  */
-export async function repairPrivateModes(dir: string): Promise<number> {
-  let fixed = 0;
+export async function repairPrivateModes(dir: string): Promise<{ fixed: number; refused: number }> {
+  const counts = { fixed: 0, refused: 0 };
   const visit = async (entry: string): Promise<void> => {
     const stat = await lstat(entry).catch(ignoreMissing);
     if (!stat || stat.isSymbolicLink()) return;
@@ -29,20 +31,26 @@ export async function repairPrivateModes(dir: string): Promise<number> {
       const owner = stat.mode & 0o700;
       const changed = await chmod(entry, owner | (stat.isDirectory() ? PRIVATE_DIR : PRIVATE_FILE)).then(
         () => true,
-        ignoreMissing,
+        (err: NodeJS.ErrnoException) => ignoreMissing(err) ?? notPermitted(err),
       );
-      if (changed) fixed++;
+      if (changed) counts.fixed++;
+      else if (changed === false) counts.refused++;
     }
     if (!stat.isDirectory()) return;
     const names = (await readdir(entry).catch(ignoreMissing)) ?? [];
     for (const name of names) await visit(path.join(entry, name));
   };
   await visit(dir);
-  return fixed;
+  return counts;
 }
 
 function ignoreMissing(err: NodeJS.ErrnoException): undefined {
   if (err.code === 'ENOENT') return undefined;
+  throw err;
+}
+
+function notPermitted(err: NodeJS.ErrnoException): false {
+  if (err.code === 'EPERM') return false;
   throw err;
 }
 
@@ -58,11 +66,16 @@ export async function repairDataDirModes(
   const storageDir = config.storage.kind === 'local' ? config.storage.dir : undefined;
   if (storageDir && path.relative(config.dataDir, storageDir).startsWith('..')) dirs.push(storageDir);
   for (const dir of dirs) {
-    const fixed = await repairPrivateModes(dir);
+    const { fixed, refused } = await repairPrivateModes(dir);
     if (fixed > 0)
       log.warn(
         { dir, fixed },
         `data directory: made ${fixed} entries other users could reach private (0700/0600)`,
+      );
+    if (refused > 0)
+      log.warn(
+        { dir, refused },
+        `data directory: ${refused} entries other users can reach belong to another user; chown them`,
       );
   }
 }
