@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   'insufficient_scope',
   'too_many_auth_failures',
   'scope_escalation',
+  'key_outside_lineage',
   'worker_key_restricted',
   'exchange_token_required',
   'orchestrator_key_restricted',

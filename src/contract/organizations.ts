@@ -43,6 +43,18 @@ export const AddMemberBody = Type.Union([
 ]);
 export type AddMemberBody = Static<typeof AddMemberBody>;
 
+/**
+ * The answer to adding a member: the request as understood, the same whether or not the address or id belongs
+ * to a user, so that adding members cannot be used to learn who has an account.
+ */
+export const MemberAddition = Type.Object({
+  organization_id: Uuid,
+  user_id: Nullable(Uuid),
+  email: Nullable(Type.String()),
+  role: Role,
+});
+export type MemberAddition = Static<typeof MemberAddition>;
+
 export const OrganizationParams = Type.Object({ id: Uuid });
 
 /** The caller, and the credential in use. */

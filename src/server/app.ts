@@ -19,7 +19,7 @@ import { healthRoutes } from './health-routes.ts';
 import { metricRoutes } from './metrics/metric-routes.ts';
 import { handleFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
-import { openapiOptions } from './http/openapi.ts';
+import { docsUiOptions, openapiOptions } from './http/openapi.ts';
 import { documentAuthLimit, documentBodyErrors } from './http/schemas.ts';
 import { requestIdFor } from './http/request-id.ts';
 import type { Orchestrator } from '../orchestrator/orchestrator.ts';
@@ -126,7 +126,7 @@ export async function buildApp({
   const metrics = installMetrics(app, config.metricsScope);
 
   await app.register(swagger, openapiOptions(config));
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  await app.register(swaggerUi, docsUiOptions(config));
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
   const authenticator = createAuthenticator(config, db, app.log, metrics);
@@ -142,7 +142,7 @@ export async function buildApp({
   await app.register(sweepRoutes(db, orchestrator, configPolicy(config)));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator, runEvents));
   await app.register(apiKeyRoutes(db, config, authenticator));
-  await app.register(workerKeyExchangeRoutes(db, config));
+  await app.register(workerKeyExchangeRoutes(db, config, authenticator));
   await app.register(organizationRoutes(db));
   await app.register(meRoutes(db));
   await app.register(adminRoutes(db, config, authenticator));

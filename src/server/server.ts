@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { bootstrapKeyPath } from './admin/bootstrap-key-file.ts';
 import { loggerOptions } from './app.ts';
 import { loadConfig, type ServiceConfig } from './config.ts';
+import { makePrivateDir } from './data-dir.ts';
 import { mintEmbeddedOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { createService } from './service.ts';
 
@@ -15,6 +16,10 @@ export async function runServer(
   // A person at a terminal reads lines; anything else (containers, log shippers) gets JSON.
   const stream = process.stdout.isTTY ? await terminalLogStream() : undefined;
   const startupLog = (await import('pino')).default({ level: config.logLevel }, stream);
+  // What this process and its children (Temporal, local runs) create is the service user's alone; what an
+  // older version left open is repaired by createService.
+  process.umask(0o077);
+  await makePrivateDir(config.dataDir);
   const orchestrating = await prepareOrchestration(orchestration, {
     dataDir: config.dataDir,
     env: process.env,

@@ -4,6 +4,7 @@ import type { Orchestrator } from '../orchestrator/orchestrator.ts';
 import { writeBootstrapKeyFile } from './admin/bootstrap-key-file.ts';
 import { bootstrapAdminOnce } from './admin/user-accounts.ts';
 import type { ServiceConfig } from './config.ts';
+import { makePrivateDir, repairDataDirModes } from './data-dir.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { closeHttp } from './http/close-http.ts';
@@ -45,6 +46,7 @@ export async function createService(
   config: ServiceConfig,
   opts: { logger?: AppDeps['logger']; db?: Db; orchestrator?: Orchestrator } = {},
 ): Promise<Service> {
+  await makePrivateDir(config.dataDir);
   const db =
     opts.db ??
     (await openDatabase({
@@ -98,6 +100,7 @@ export async function createService(
     runEvents,
   });
   probeLog.log = app.log;
+  await repairDataDirModes(config, app.log);
   // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
   await app.ready();
   const watchdog = startWatchdog(

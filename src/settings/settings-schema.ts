@@ -100,7 +100,7 @@ export const SETTINGS = {
     readBy: ['service', 'worker'],
     table: 'service',
     description:
-      'Data directory of the embedded default (the PGlite database lives in `pglite/`, local instances in `instances/`)',
+      'Data directory of the embedded default (the PGlite database lives in `pglite/`, local instances in `instances/`); made private to the service user (`0700`/`0600`) at every start',
   },
   ASSAY_PG_STATEMENT_TIMEOUT_MS: {
     kind: 'integer',

@@ -144,6 +144,34 @@ describe('API keys', () => {
     assert.equal(revokedAt(sibling.body.id), null);
   });
 
+  it('lets a minted key revoke only itself and the keys minted from it; the user’s first key revokes any', async () => {
+    const scopes = ['api_keys:write', 'experiments:read'];
+    const parent = await mint(user.key, { scopes });
+    const child = await mint(parent.body.key, { scopes });
+    const grandchild = await mint(child.body.key, { scopes: ['experiments:read'] });
+    const sibling = await mint(user.key, { scopes: ['experiments:read'] });
+    for (const k of [parent, child, grandchild, sibling]) assert.equal(k.status, 201, JSON.stringify(k.body));
+    const firstKeyId = (await t.as(user.key).get('/v1/me')).body.auth.key_id as string;
+
+    for (const target of [parent.body.id, sibling.body.id, firstKeyId]) {
+      const refused = await t.as(child.body.key).delete(`/api-keys/${target}`);
+      assert.deepEqual([refused.status, refused.body.error?.code], [403, 'key_outside_lineage']);
+    }
+    for (const k of [parent, sibling]) assert.equal((await t.as(k.body.key).get('/v1/me')).status, 200);
+    assert.equal((await t.as(user.key).get('/v1/me')).status, 200);
+
+    const own = await t.as(child.body.key).delete(`/api-keys/${grandchild.body.id}`);
+    assert.deepEqual([own.status, own.body.id], [200, grandchild.body.id], 'a key it minted');
+    assertCleanUnauthorized(await t.as(grandchild.body.key).get('/v1/me'), 'the revoked grandchild');
+    const itself = await t.as(child.body.key).delete(`/api-keys/${child.body.id}`);
+    assert.deepEqual([itself.status, itself.body.id], [200, child.body.id], 'itself');
+
+    // The user's first key stands for the user: it revokes any of their keys, minted from it or not.
+    const fromParent = await mint(parent.body.key, { scopes: ['experiments:read'] });
+    assert.equal((await t.as(user.key).delete(`/api-keys/${fromParent.body.id}`)).status, 200);
+    assert.equal((await t.as(user.key).delete(`/api-keys/${sibling.body.id}`)).status, 200);
+  });
+
   it('never gives a key a scope its minter lacks', async () => {
     const narrow = await mint(user.key, { scopes: ['experiments:read', 'api_keys:write'] });
     const escalation = await mint(narrow.body.key, { scopes: ['experiments:read', 'experiments:write'] });

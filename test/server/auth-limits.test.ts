@@ -90,6 +90,32 @@ describe('refused API keys and the failed-authentication limit', () => {
     assert.equal((await getFrom('10.0.4.2', unknownKey())).status, 401);
   });
 
+  it('counts refused exchange tokens like refused keys: past the limit the address gets 429 everywhere', async () => {
+    const bad = '10.0.6.1';
+    /** A well-formed exchange token that names no stored token (a guess at one). */
+    const forged = () =>
+      `sk_exchange_${randomUUID().replaceAll('-', '')}${randomBytes(32).toString('base64url')}`;
+    const exchangeFrom = async (address: string, token: string) => {
+      const res = await t.service.app.inject({
+        method: 'POST',
+        url: '/worker-keys/exchange',
+        remoteAddress: address,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return { status: res.statusCode, body: res.json() };
+    };
+    for (let i = 0; i < LIMIT; i++) assert.equal((await exchangeFrom(bad, forged())).status, 401);
+    const limited = await exchangeFrom(bad, forged());
+    assert.deepEqual([limited.status, limited.body.error.code], [429, 'too_many_auth_failures']);
+    assert.equal((await getFrom(bad, unknownKey())).status, 429, 'the address is limited for keys too');
+    assert.equal((await exchangeFrom('10.0.6.2', forged())).status, 401, 'another address is not limited');
+
+    // And the other way round: refused keys count toward the exchange endpoint's limit.
+    const keyGuesser = '10.0.6.3';
+    for (let i = 0; i < LIMIT; i++) assert.equal((await getFrom(keyGuesser, unknownKey())).status, 401);
+    assert.equal((await exchangeFrom(keyGuesser, forged())).status, 429);
+  });
+
   it('never limits valid keys, however many requests one address makes', async () => {
     const keys = [user.key];
     for (let i = 0; i < 3 * LIMIT; i++) {

@@ -59,8 +59,14 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
     assert.equal(org.status, 201);
     for (const body of [{ user_id: ORCHESTRATOR_USER_ID }, { email: 'orchestrator@assay.internal' }]) {
       const res = await t.as(owner.key).post(`/organizations/${org.body.id}/members`, body);
-      assert.equal(res.status, 404, JSON.stringify(res.body));
+      assert.equal(res.status, 201, JSON.stringify(res.body));
     }
+    const members = await t.as(owner.key).get(`/organizations/${org.body.id}/members`);
+    assert.deepEqual(
+      members.body.items.map((m: { user_id: string }) => m.user_id),
+      [owner.id],
+      'answered as an unknown user: no one added',
+    );
   });
 
   it('stores ASSAY_ORCHESTRATOR_KEY at start: it reaches /orchestrator/* and nothing else, and is never logged', async () => {

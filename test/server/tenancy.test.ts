@@ -56,16 +56,26 @@ describe('organizations and scopes', () => {
       .as(owner.key)
       .post(`/organizations/${org.id}/members`, { email: member.email.toUpperCase() });
     assert.equal(byEmail.status, 201, JSON.stringify(byEmail.body));
-    assert.deepEqual([byEmail.body.user_id, byEmail.body.role], [member.id, 'member']);
+    assert.deepEqual(byEmail.body, {
+      organization_id: org.id,
+      user_id: null,
+      email: member.email.toUpperCase(),
+      role: 'member',
+    });
     assert.equal(
       (await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: member.email })).status,
       409,
     );
-    assert.equal(
-      (await t.as(owner.key).post(`/organizations/${org.id}/members`, { email: 'nobody@example.test' }))
-        .status,
-      404,
+    // An unknown address gets the very answer a registered one got: the owner learns nothing about who has an
+    // account, and no one is added.
+    const unknown = await t
+      .as(owner.key)
+      .post(`/organizations/${org.id}/members`, { email: 'NOBODY@example.test' });
+    assert.deepEqual(
+      [unknown.status, Object.keys(unknown.body).sort()],
+      [201, Object.keys(byEmail.body).sort()],
     );
+    assert.deepEqual(unknown.body, { ...byEmail.body, email: 'NOBODY@example.test' });
     const byMember = await t
       .as(member.key)
       .post(`/organizations/${org.id}/members`, { user_id: outsider.id });
@@ -80,7 +90,19 @@ describe('organizations and scopes', () => {
       .as(owner.key)
       .post(`/organizations/${second.id}/members`, { user_id: member.id, role: 'owner' });
     assert.equal(byId.status, 201);
-    assert.equal(byId.body.role, 'owner');
+    assert.deepEqual(byId.body, {
+      organization_id: second.id,
+      user_id: member.id,
+      email: null,
+      role: 'owner',
+    });
+    const unknownId = await t
+      .as(owner.key)
+      .post(`/organizations/${second.id}/members`, { user_id: '00000000-0000-4000-8000-000000000000' });
+    assert.deepEqual(
+      [unknownId.status, unknownId.body],
+      [201, { ...byId.body, user_id: '00000000-0000-4000-8000-000000000000', role: 'member' }],
+    );
     const members = await t.as(member.key).get(`/organizations/${org.id}/members`);
     assert.deepEqual(
       members.body.items.map((m: { user_id: string; role: string }) => [m.user_id, m.role]),

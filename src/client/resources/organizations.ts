@@ -1,8 +1,8 @@
-import type { AddMemberBody, Member, Organization } from '@assay/contract';
+import type { AddMemberBody, Member, MemberAddition, Organization } from '@assay/contract';
 import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export type { Member, Organization, OrganizationRole } from '@assay/contract';
+export type { Member, MemberAddition, Organization, OrganizationRole } from '@assay/contract';
 
 /** The organizations namespace: create one, read it, list and add its members. */
 export class Organizations {
@@ -27,8 +27,12 @@ export class Organizations {
     return (await this.#t.get<{ items: Member[] }>(path`/organizations/${id}/members`)).items;
   }
 
-  /** Adds an existing user by id or email (owners only); a member already in raises ConflictError (409). */
-  addMember(id: string, member: AddMemberBody): Promise<Member> {
+  /**
+   * Adds an existing user by id or email (owners only); a member already in raises ConflictError (409). The
+   * answer echoes the request whether or not the user exists (an unknown one adds no one): `members()` shows
+   * who is in.
+   */
+  addMember(id: string, member: AddMemberBody): Promise<MemberAddition> {
     return this.#t.post(path`/organizations/${id}/members`, member);
   }
 }

@@ -12,7 +12,7 @@ export function bootstrapKeyPath(dataDir: string): string {
 /** Writes (or replaces a stale) key file with mode 600. */
 export async function writeBootstrapKeyFile(dataDir: string, key: string): Promise<string> {
   const file = bootstrapKeyPath(dataDir);
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await writeFile(file, `${key}\n`, { mode: 0o600 });
   // `mode` applies only when the file is created; a stale file from an earlier attempt keeps its own.
   await chmod(file, 0o600);

@@ -65,6 +65,31 @@ export async function listKeys(db: Queryable, userId: string): Promise<ApiKeyRow
 }
 
 /**
+ * What a caller's key may do to the user's key `id`: whether the user owns it, whether the caller's key was
+ * minted by no other key (the user's first key, or one minted with an access token), and whether the caller's
+ * key is `id` itself or one of its minters, transitively.
+ */
+export async function revocationReach(
+  db: Queryable,
+  caller: { userId: string; keyId: string },
+  id: string,
+): Promise<{ owned: boolean; callerIsRoot: boolean; inLineage: boolean }> {
+  const rows = await db.query<{ owned: boolean; caller_is_root: boolean; in_lineage: boolean }>(
+    `WITH RECURSIVE ancestry (id, minted_by) AS (
+       SELECT id, minted_by_key_id FROM api_keys WHERE id = $1 AND user_id = $2
+       UNION
+       SELECT k.id, k.minted_by_key_id FROM api_keys k JOIN ancestry a ON k.id = a.minted_by
+     )
+     SELECT EXISTS (SELECT 1 FROM ancestry WHERE id = $1) AS owned,
+            COALESCE((SELECT minted_by_key_id IS NULL FROM api_keys WHERE id = $3), false) AS caller_is_root,
+            EXISTS (SELECT 1 FROM ancestry WHERE id = $3) AS in_lineage`,
+    [id, caller.userId, caller.keyId],
+  );
+  const row = rows[0]!;
+  return { owned: row.owned, callerIsRoot: row.caller_is_root, inLineage: row.in_lineage };
+}
+
+/**
  * Revokes a key and every key minted from it, transitively (revoking twice keeps the first moment). `userId`
  * null: any owner (an admin revoking an orchestrator key). Answers the named key first, then its descendants;
  * empty when there is no such key.

@@ -53,6 +53,8 @@ export function apiKeyRoutes(db: Db, config: ServiceConfig, authenticator: Authe
           tags,
           operationId: 'revokeApiKey',
           summary: 'Revoke a key at once, and every key minted from it',
+          description:
+            'An access token, the user’s first key (or any key minted with an access token) and admin keys revoke any of the user’s keys; any other key only itself and the keys minted from it (403 `key_outside_lineage`). Another user’s key answers 404.',
           params: ApiKeyParams,
           response: withErrors({ 200: ApiKey }),
         },

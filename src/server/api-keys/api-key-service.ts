@@ -63,8 +63,26 @@ export async function listKeys(db: Db, principal: Principal) {
   return { items: (await repo.listKeys(db, principal.userId)).map(toApi) };
 }
 
+/**
+ * Whether the caller may revoke the user's key `id`. The user themself may revoke any of their keys: with an
+ * access token, with a key minted by no other key (their first key, or one minted with an access token), or
+ * with an admin key. Any other key reaches only itself and the keys minted from it, so a narrow key handed to
+ * a tool cannot cut off the key it came from.
+ */
+async function assertMayRevoke(db: Db, principal: Principal, id: string): Promise<void> {
+  if (!principal.keyId || principal.scopes.has('admin')) return;
+  const reach = await repo.revocationReach(db, { userId: principal.userId, keyId: principal.keyId }, id);
+  if (!reach.owned) throw notFound('API key');
+  if (!reach.callerIsRoot && !reach.inLineage)
+    throw forbidden(
+      'key_outside_lineage',
+      'this key may revoke only itself and the keys minted from it; revoke others with your first key, an access token or an admin key',
+    );
+}
+
 /** Revokes the caller's key and every key minted from it; `revokedIds` lets the caller drop them all from the auth cache. */
 export async function revoke(db: Db, principal: Principal, id: string) {
+  await assertMayRevoke(db, principal, id);
   const [root, ...descendants] = await repo.revokeKeyLineage(db, principal.userId, id);
   if (!root) throw notFound('API key');
   return { key: toApi(root), revokedIds: [root.id, ...descendants.map((d) => d.id)] };

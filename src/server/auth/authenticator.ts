@@ -21,6 +21,11 @@ import { scopesOfUser } from './scopes.ts';
 export interface Authenticator {
   /** `address` is the caller's IP: too many failed authentications from it answer 429 for a while. */
   authenticate(token: string, address: string): Promise<Principal>;
+  /**
+   * Runs a check of another credential (a one-time exchange token) under the same failure limit: a limited
+   * address answers 429 before it runs, and a 401 it throws counts as a failed authentication.
+   */
+  guarded<T>(address: string, check: () => Promise<T>): Promise<T>;
   /** Drops a key from this replica's cache at once; every replica also hears of it through the database. */
   forgetKey(keyId: string): void;
   /** Stops listening for key changes and re-checking the cache (before the database closes). */
@@ -231,28 +236,33 @@ export function createAuthenticator(
     return principal;
   }
 
+  async function guarded<T>(address: string, check: () => Promise<T>): Promise<T> {
+    const wait = failures.retryAfterSeconds(address);
+    if (wait !== undefined) {
+      limited.inc();
+      throw tooManyRequests(
+        'too_many_auth_failures',
+        `too many failed authentications from this address; retry in ${wait} s`,
+        wait,
+      );
+    }
+    try {
+      return await check();
+    } catch (err) {
+      if (err instanceof AppError && err.statusCode === 401) failures.recordFailure(address);
+      throw err;
+    }
+  }
+
   return {
     async authenticate(token, address) {
       const cacheKey = createHash('sha256').update(token).digest('base64url');
       // A token verified moments ago passes even from a limited address: behind a proxy many clients share one.
       const cached = cache.get(cacheKey);
       if (cached) return cached;
-      const wait = failures.retryAfterSeconds(address);
-      if (wait !== undefined) {
-        limited.inc();
-        throw tooManyRequests(
-          'too_many_auth_failures',
-          `too many failed authentications from this address; retry in ${wait} s`,
-          wait,
-        );
-      }
-      try {
-        return await verify(token, cacheKey);
-      } catch (err) {
-        if (err instanceof AppError && err.statusCode === 401) failures.recordFailure(address);
-        throw err;
-      }
+      return guarded(address, () => verify(token, cacheKey));
     },
+    guarded,
     forgetKey,
     async close() {
       clearInterval(recheckTimer);

@@ -1,4 +1,6 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceConfig } from '../config.ts';
 
 type Schema = { required?: string[]; minProperties?: number; anyOf?: unknown[]; oneOf?: unknown[] };
@@ -57,5 +59,50 @@ export function openapiOptions(config: ServiceConfig): SwaggerOptions {
       'openapiObject' in documents
         ? markOptionalBodies(documents.openapiObject as Document)
         : documents.swaggerObject,
+  };
+}
+
+// The one inline style Swagger UI's bundle applies as it starts; test/web/docs-ui.test.ts fails if an upgrade
+// of @fastify/swagger-ui changes it (the browser then names the new hash).
+const SWAGGER_UI_INLINE_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
+
+/**
+ * The docs UI's policy, as strict as the web UI's: Swagger UI's scripts and styles from this origin only (no
+ * inline script, no eval; its one inline style by hash), "Try it out" calls to this origin and the public
+ * URL, no framing, no plugins.
+ */
+export function docsContentSecurityPolicy(publicUrl: string): string {
+  const connect = new Set(["'self'", new URL(publicUrl).origin]);
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' '${SWAGGER_UI_INLINE_STYLE}'`,
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src ${[...connect].join(' ')}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "object-src 'none'",
+  ].join('; ');
+}
+
+/** Swagger UI at /docs: public pages of this origin, so they carry the web UI's guards. */
+export function docsUiOptions(config: ServiceConfig): FastifySwaggerUiOptions {
+  return {
+    routePrefix: '/docs',
+    // No validator badge: it would send the document to a third party and need its origin in the policy.
+    uiConfig: { docExpansion: 'list', validatorUrl: null },
+    staticCSP: docsContentSecurityPolicy(config.publicUrl),
+    uiHooks: {
+      onRequest(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
+        void reply.headers({
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+          'cross-origin-opener-policy': 'same-origin',
+        });
+        done();
+      },
+    },
   };
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   AddMemberBody,
   CreateOrganizationBody,
-  Member,
+  MemberAddition,
   MemberList,
   Organization,
   OrganizationParams,
@@ -70,9 +70,11 @@ export function organizationRoutes(db: Db) {
           tags,
           operationId: 'addOrganizationMember',
           summary: 'Add an existing user by id or email (owners only)',
+          description:
+            'Answers 201 with the request echoed, whether or not the id or email belongs to a user (an unknown one adds no one), so that it cannot tell who has an account; the members list shows who is in. A user already a member answers 409.',
           params: OrganizationParams,
           body: AddMemberBody,
-          response: withErrors({ 201: Member }, 409),
+          response: withErrors({ 201: MemberAddition }, 409),
         },
       },
       async (req, reply) => {

@@ -51,7 +51,11 @@ export async function listMembers(db: Db, principal: Principal, id: string) {
   };
 }
 
-/** Adds an existing user (by id or email) to the organization; only its owners may. */
+/**
+ * Adds a user (by id or email) to the organization; only its owners may. The answer echoes the request and is
+ * the same for an address no one registered (nothing is stored then): a different one would tell owners who
+ * has an account. A user already in the organization answers 409; its owners see its members anyway.
+ */
 export async function addMember(
   db: Db,
   principal: Principal,
@@ -61,24 +65,16 @@ export async function addMember(
   const org = await getOrganization(db, principal, id);
   if (org.role !== 'owner')
     throw forbidden('not_organization_owner', 'only an owner of the organization can add members');
+  const role = input.role ?? 'member';
   // The orchestrator user is no one's colleague: as a member it would see nothing anyway, but it must not look like one.
   const user = await repo.findOtherUser(
     db,
     input.user_id ? { id: input.user_id } : { email: input.email ?? '' },
     ORCHESTRATOR_USER_ID,
   );
-  if (!user) throw notFound('user');
-  const role = input.role ?? 'member';
-  const added = await repo.insertMembership(db, id, user.id, role);
-  if (!added) throw conflict('already_member', 'the user is already a member of this organization');
-  return {
-    organization_id: id,
-    user_id: user.id,
-    email: user.email,
-    name: user.name,
-    role,
-    created_at: iso(added.created_at)!,
-  };
+  if (user && !(await repo.insertMembership(db, id, user.id, role)))
+    throw conflict('already_member', 'the user is already a member of this organization');
+  return { organization_id: id, user_id: input.user_id ?? null, email: input.email ?? null, role };
 }
 
 export async function myOrganizations(db: Db, principal: Principal) {

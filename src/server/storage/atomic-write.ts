@@ -52,7 +52,7 @@ export async function writeFileAtomically(
       fh.createWriteStream({ flush: true, highWaterMark: 1024 * 1024 }),
     );
     if (onWritten) await onWritten({ sha256: hash!.digest('hex'), identity: await fileIdentity(tmp) });
-    await mkdir(path.dirname(target), { recursive: true });
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     await rename(tmp, target);
     await syncDir(path.dirname(target));
   } catch (error) {

@@ -102,7 +102,7 @@ export class LocalStorage implements ObjectStorage {
     assertExpiry(o.expiresInS);
     const partSize = choosePartSize(o.size, o.partSize, { min: 1, max: 5 * GIB });
     const uploadId = randomBytes(16).toString('hex');
-    await mkdir(this.uploadDir(key, uploadId), { recursive: true });
+    await mkdir(this.uploadDir(key, uploadId), { recursive: true, mode: 0o700 });
     const all = Array.from({ length: partCount(o.size, partSize) }, (_, i) => i + 1);
     return {
       upload_id: uploadId,
@@ -211,7 +211,7 @@ export class LocalStorage implements ObjectStorage {
     assertValidKey(from);
     assertValidKey(to);
     const target = this.objectPath(to);
-    await mkdir(path.dirname(target), { recursive: true });
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     try {
       // One rename: a PUT still writing `from` lands in a new file there, never in `to`.
       await rename(this.objectPath(from), target);

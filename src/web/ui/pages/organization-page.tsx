@@ -125,7 +125,8 @@ function AddMemberForm({ organization }: { organization: Organization }) {
       {add.isError && <ErrorState error={add.error} title="Could not add the member" />}
       {add.isSuccess && (
         <p role="status">
-          Added {add.data.email ?? add.data.user_id} as {add.data.role}.
+          If {add.data.email ?? add.data.user_id} has an Assay account, they are now a {add.data.role} (the
+          members list shows who is in).
         </p>
       )}
     </form>
