@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Timestamp, Uuid } from './common.ts';
-import { RunStateSchema } from './runs.ts';
+import { Nullable, OneOf, Timestamp, Uuid } from './common.ts';
+import { FAILURE_REASONS, RunStateSchema } from './runs.ts';
 
 export const CreateSweepBody = Type.Object(
   {
@@ -25,7 +25,7 @@ export const CreateSweepBody = Type.Object(
 );
 export type CreateSweepBody = Static<typeof CreateSweepBody>;
 
-/** The sweep workflow's own count of its runs; `done` once every run has ended. */
+/** The sweep workflow's own count of its runs (its result); `done` once every run has ended. */
 export const SweepProgress = Type.Object({
   total: Type.Integer(),
   pending: Type.Integer(),
@@ -36,6 +36,18 @@ export const SweepProgress = Type.Object({
 });
 export type SweepProgress = Static<typeof SweepProgress>;
 
+/**
+ * A sweep's progress as the API answers it: counted from its runs' recorded states (recoveries included), the
+ * failed ones also by reason; `done` once every run has ended.
+ */
+export const SweepRunCounts = Type.Object({
+  ...SweepProgress.properties,
+  failed_by_reason: Type.Record(Type.String(), Type.Integer(), {
+    description: 'failure reason → how many runs failed for it',
+  }),
+});
+export type SweepRunCounts = Static<typeof SweepRunCounts>;
+
 /** One managed run of a sweep, on a variation of its own. */
 export const SweepRun = Type.Object({
   n: Type.Integer(),
@@ -43,6 +55,7 @@ export const SweepRun = Type.Object({
   variation_name: Type.String(),
   workflow_id: Type.String(),
   state: RunStateSchema,
+  failure_reason: Nullable(OneOf(FAILURE_REASONS)),
 });
 export type SweepRun = Static<typeof SweepRun>;
 
@@ -55,7 +68,7 @@ export const Sweep = Type.Object(
     concurrency: Type.Integer(),
     created_at: Timestamp,
     runs: Type.Array(SweepRun),
-    progress: Nullable(SweepProgress),
+    progress: SweepRunCounts,
   },
   { $id: 'Sweep' },
 );

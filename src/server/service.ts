@@ -7,6 +7,7 @@ import type { ServiceConfig } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { closeHttp } from './http/close-http.ts';
+import { ensureInstallationId } from './orchestration/deployment-repository.ts';
 import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { startRunReconciler, type RunReconciler } from './orchestration/run-reconciler.ts';
 import { startWatchdog, type Watchdog } from './runs/watchdog.ts';
@@ -56,6 +57,8 @@ export async function createService(
   let bootstrapKey: string | undefined;
   try {
     await migrate(db);
+    // Before anything can start a workflow: the deployment's task queue carries its installation id.
+    opts.orchestrator?.useDeployment(await ensureInstallationId(db));
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
     await revokeOtherOrchestratorKeys(db, config.orchestratorKey);
     bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays, async (key) => {

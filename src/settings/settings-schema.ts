@@ -470,7 +470,8 @@ export const SETTINGS = {
     max: 65535,
     readBy: serviceOnly,
     table: 'orchestration',
-    description: 'gRPC port of the embedded dev server',
+    description:
+      "gRPC port of the embedded dev server. Taken by a Temporal this data dir did not start, the service starts its own on a free port (said in the log); to share one, set TEMPORAL_ADDRESS",
   },
   ASSAY_TEMPORAL_UI_PORT: {
     kind: 'integer',
@@ -507,10 +508,11 @@ export const SETTINGS = {
   },
   ASSAY_TASK_QUEUE: {
     kind: 'text',
-    default: 'assay',
     readBy: orchestration,
     table: 'orchestration',
-    description: 'Task queue of the workflows and activities',
+    shownDefault: 'unset: `assay-<installation id>`',
+    description:
+      "Task queue of the workflows and activities. Unset, each deployment uses its own (its installation id is kept in its database) and `assay worker` asks the service for it; set, it wins, and every worker of the deployment must poll it",
   },
   ASSAY_WORKER_MAX_ACTIVITIES: {
     kind: 'integer',
