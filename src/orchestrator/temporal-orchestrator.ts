@@ -47,6 +47,8 @@ const startOnce = {
   workflowIdReusePolicy: 'REJECT_DUPLICATE',
 } as const;
 
+const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT']);
+
 /** An open workflow stays the answer; a closed one (which left its run unconcluded) gets a new execution. */
 const startAgain = {
   workflowIdConflictPolicy: 'USE_EXISTING',
@@ -126,7 +128,7 @@ export class TemporalOrchestrator implements Orchestrator {
   async workflowState(workflowId: string): Promise<WorkflowState | undefined> {
     try {
       const { status } = await this.#client.workflow.getHandle(workflowId).describe();
-      return { open: status.name === 'RUNNING', status: status.name };
+      return { open: !CLOSED.has(status.name), status: status.name };
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;
