@@ -24,7 +24,7 @@ export interface Deployment {
   taskQueue: string;
 }
 
-/** A workflow's latest execution: open, or closed with Temporal's status (COMPLETED, FAILED, TERMINATED, …). */
+/** A workflow's latest execution: open, or closed with Temporal's status (COMPLETED, FAILED, …). */
 export interface WorkflowState {
   open: boolean;
   status: string;
@@ -39,8 +39,8 @@ export interface Orchestrator {
   /** The namespace and task queue, once useDeployment was called. */
   deployment(): Promise<Deployment>;
   /**
-   * Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). A closed one stays
-   * the answer unless `restartClosed`: then a new execution with the same id drives the run again.
+   * Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). A closed
+   * one stays the answer unless `restartClosed`: then a new execution with the same id drives the run.
    */
   startManagedRun(run: ManagedRunRef, labels: RunLabels, opts?: { restartClosed?: boolean }): Promise<void>;
   /** The workflow's latest execution; undefined when no workflow has that id. */
@@ -60,5 +60,5 @@ export const managedRunWorkflowId = (experimentId: string, n: number, r: number)
   `run-${experimentId}-${n}-${r}`;
 export const sweepWorkflowId = (sweepId: string) => `sweep-${sweepId}`;
 
-/** The task queue of a deployment the operator gave none: its own, so no other deployment's worker polls it. */
+/** The queue of a deployment the operator gave none: its own, so no other deployment's worker polls it. */
 export const deploymentTaskQueue = (installationId: string) => `assay-${installationId}`;

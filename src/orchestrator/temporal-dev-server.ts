@@ -112,8 +112,8 @@ async function serves(address: string, namespace: string): Promise<boolean> {
 
 /**
  * Starts the data dir's dev server, or finds the one an earlier start of the same data dir left serving. A
- * port taken by anything else (another deployment's Temporal above all) is never joined: this one moves to a
- * free port and says so (`movedFrom`); sharing a Temporal is the operator's choice, made with TEMPORAL_ADDRESS.
+ * port taken by anything else (another deployment's Temporal above all) is never joined: this one moves to
+ * a free port and says so (`movedFrom`); sharing a Temporal is the operator's choice (TEMPORAL_ADDRESS).
  */
 export async function startDevServer(options: {
   cli: string;

@@ -471,7 +471,7 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'orchestration',
     description:
-      "gRPC port of the embedded dev server. Taken by a Temporal this data dir did not start, the service starts its own on a free port (said in the log); to share one, set TEMPORAL_ADDRESS",
+      'gRPC port of the embedded dev server. Taken by a Temporal this data dir did not start, the service starts its own on a free port (said in the log); to share one, set TEMPORAL_ADDRESS',
   },
   ASSAY_TEMPORAL_UI_PORT: {
     kind: 'integer',
@@ -512,7 +512,7 @@ export const SETTINGS = {
     table: 'orchestration',
     shownDefault: 'unset: `assay-<installation id>`',
     description:
-      "Task queue of the workflows and activities. Unset, each deployment uses its own (its installation id is kept in its database) and `assay worker` asks the service for it; set, it wins, and every worker of the deployment must poll it",
+      'Task queue of the workflows and activities. Unset, each deployment uses its own (its installation id is kept in its database) and `assay worker` asks the service for it; set, it wins, and every worker of the deployment must poll it',
   },
   ASSAY_WORKER_MAX_ACTIVITIES: {
     kind: 'integer',

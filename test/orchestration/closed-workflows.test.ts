@@ -1,5 +1,5 @@
-// A managed run whose workflow closed without concluding it (terminated by hand here; in the wild, failed by a
-// worker of another deployment on a shared task queue) is driven again or failed, never left pending for ever.
+// A managed run whose workflow closed without concluding it (terminated by hand here; in the wild, failed
+// by a worker of another deployment on a shared task queue) is driven again or failed, never left pending.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { managedRunWorld, type PendingRun } from '../support/managed-runs.ts';
@@ -76,7 +76,11 @@ describe('managed runs whose workflow closed without concluding them', () => {
     const repeat = await m.provision(run);
     assert.deepEqual([repeat.status, repeat.body.workflow_id], [202, run.workflowId], 'the same workflow');
     const last = await handle(run.workflowId).describe();
-    assert.deepEqual([last.status.name, last.runId], ['COMPLETED', now.runId], 'an ended run is not driven again');
+    assert.deepEqual(
+      [last.status.name, last.runId],
+      ['COMPLETED', now.runId],
+      'an ended run is not driven again',
+    );
   });
 
   it('the reconciler fails a running run whose workflow closed, saying why', async () => {

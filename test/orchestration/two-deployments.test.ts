@@ -1,15 +1,20 @@
-// Two deployments on one machine, each as `npm start` runs it (embedded Temporal on the same default port, its
-// own data dir): neither takes the other's work.
+// Two deployments on one machine, each as `npm start` runs it (embedded Temporal on the same default port,
+// its own data dir): neither takes the other's work.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stringify } from 'yaml';
-import { takeBootstrapKey } from '../support/assay-server.ts';
+import { generateOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import { repoRoot, takeBootstrapKey } from '../support/assay-server.ts';
 import { freePorts } from '../support/free-port.ts';
 import { httpApi } from '../support/http-api.ts';
 import { startLoggedAssayServer, type LoggedAssayServer } from '../support/logged-assay-server.ts';
+import { startTemporal } from '../support/orchestration.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+import { spawnProcessGroup, type ProcessGroup } from '../support/process-group.ts';
 
 const RUNS = 5;
 
@@ -73,7 +78,93 @@ describe('two deployments on one machine', () => {
   });
 });
 
-/** An experiment whose variation appends its run number to the deployment's file; 5 runs provisioned at once. */
+describe('two deployments joined to one Temporal cluster (TEMPORAL_ADDRESS), queues left to their defaults', () => {
+  let temporal: TestWorkflowEnvironment;
+  const dirs: string[] = [];
+  const drops: Array<() => Promise<void>> = [];
+  const deployments: Deployment[] = [];
+  let worker: ProcessGroup | undefined;
+  let workerEnv: Record<string, string>;
+
+  before(async () => {
+    temporal = await startTemporal();
+    for (const name of ['embedded worker', 'standalone worker']) {
+      const dir = await mkdtemp(path.join(tmpdir(), 'assay-shared-'));
+      dirs.push(dir);
+      const database = await createTestDatabase();
+      drops.push(database.drop);
+      const orchestratorKey = generateOrchestratorKey();
+      const standalone = name === 'standalone worker';
+      const env = {
+        DATABASE_URL: database.url,
+        ASSAY_DATA_DIR: path.join(dir, 'data'),
+        TEMPORAL_ADDRESS: temporal.address,
+        ...(standalone ? { ASSAY_WORKER: 'off', ASSAY_ORCHESTRATOR_KEY: orchestratorKey } : {}),
+      };
+      const server = await startLoggedAssayServer(env, dir);
+      const key = await takeBootstrapKey(env);
+      assert.ok(key, `${name}: a bootstrap admin key`);
+      deployments.push({ name, server, key, lines: path.join(dir, 'ran.txt') });
+      if (standalone)
+        workerEnv = {
+          TEMPORAL_ADDRESS: temporal.address,
+          ASSAY_SERVICE_URL: server.url,
+          ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
+          ASSAY_DATA_DIR: env.ASSAY_DATA_DIR,
+        };
+    }
+  });
+
+  after(async () => {
+    await worker?.stop();
+    for (const d of deployments) await d.server.stop();
+    await temporal?.teardown();
+    for (const drop of drops) await drop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  function assayWorker(env: Record<string, string>) {
+    return spawnProcessGroup(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'worker'], {
+      name: 'assay worker',
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stopGraceMs: 5_000,
+    });
+  }
+
+  it('a standalone worker given another task queue than its service’s refuses to start', async () => {
+    const wrong = assayWorker({ ...workerEnv, ASSAY_TASK_QUEUE: 'assay' });
+    assert.equal(await wrong.exited, 'exited with code 2');
+    assert.match(
+      wrong.output(),
+      /the service starts workflows on task queue assay-[0-9a-f-]{36}, not ASSAY_TASK_QUEUE=assay/,
+    );
+  });
+
+  it('each deployment’s workflows stay on its own queue: the standalone worker asks its service which', async () => {
+    worker = assayWorker(workerEnv);
+    const deadline = Date.now() + 60_000;
+    while (!/polling task queue assay-[0-9a-f-]{36} /.test(worker.output())) {
+      assert.ok(worker.isRunning() && Date.now() < deadline, `worker not polling: ${worker.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const provisioned = await Promise.all(deployments.map(provisionFive));
+    await Promise.all(
+      deployments.map(async (d, i) => {
+        for (const run of provisioned[i]!) {
+          const ended = await waitForEnd(d, run, 180_000);
+          assert.equal(ended.state, 'succeeded', `${d.name} run ${run}: ${JSON.stringify(ended)}`);
+        }
+      }),
+    );
+    for (const d of deployments) {
+      const ran = (await readFile(d.lines, 'utf8')).trim().split('\n').sort();
+      assert.deepEqual(ran, ['1', '2', '3', '4', '5'], `${d.name}: each of its commands ran once`);
+    }
+  });
+});
+
+/** A variation that appends its run number to the deployment's file; 5 runs of it provisioned at once. */
 async function provisionFive(d: Deployment): Promise<string[]> {
   const api = httpApi(d.server.url).as(d.key);
   const experiment = await api.post('/experiments', { name: `two-${d.name}`, organization_id: 'personal' });

@@ -140,7 +140,10 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     const read = await t.as(owner).get(`/experiments/${id}/sweeps/${created.id}`);
     assert.equal(read.status, 200);
     assert.deepEqual(
-      read.body.runs.map((r: { state: string; failure_reason: string | null }) => [r.state, r.failure_reason]),
+      read.body.runs.map((r: { state: string; failure_reason: string | null }) => [
+        r.state,
+        r.failure_reason,
+      ]),
       [
         ['failed', 'abandoned'],
         ['pending', null],

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 
 /**
- * This deployment's installation id, made by the first start that asks. Replicas starting at once agree on the
- * row that won the insert: a loser's statement may not see it (its snapshot predates the winner's commit), so
- * it reads again.
+ * This deployment's installation id, made by the first start that asks. Replicas starting at once agree on
+ * the row that won the insert: a loser's statement may not see it (its snapshot predates the winner's
+ * commit), so it reads again.
  */
 export async function ensureInstallationId(db: Queryable): Promise<string> {
   for (;;) {

@@ -127,7 +127,7 @@ export async function findWorkflowLabels(
   return rows[0];
 }
 
-/** Managed runs not yet ended that have a workflow id, a page at a time in id order (the caller keeps the cursor). */
+/** Live managed runs with a workflow id, a page at a time in id order (the caller keeps the cursor). */
 export async function listLiveManagedRuns(db: Queryable, afterId: string, limit: number): Promise<RunRow[]> {
   return db.query<RunRow>(
     `SELECT ${RUN_COLUMNS} FROM runs r

@@ -24,7 +24,7 @@ export interface RunReconciler {
 type Log = Record<'info' | 'warn', (o: object, m: string) => void>;
 
 const BATCH = 100;
-/** How often one run's closed workflow is started again before the run fails: a third close is no accident. */
+/** How often a run's closed workflow is started again before the run fails: a third close is no accident. */
 const MAX_REDRIVES = 2;
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
@@ -34,9 +34,9 @@ const FIRST_ID = '00000000-0000-0000-0000-000000000000';
  *   workflow, and a Temporal outage in between leaves the run waiting for nothing. Starting is idempotent, so
  *   every replica runs one; a run whose start keeps failing for `giveUpMs` (as this replica saw it) fails
  *   `provision_failed`.
- * - a run whose workflow closed without concluding it (terminated by hand, or failed by a worker that could
- *   not see the run, such as another deployment's on a shared task queue): a pending run of its own gets a new
- *   execution, up to MAX_REDRIVES times; any other fails with a message that says what happened.
+ * - a run whose workflow closed without concluding it (terminated by hand, or failed by a worker that
+ *   could not see the run, such as another deployment's on a shared task queue): a pending run of its own
+ *   gets a new execution, up to MAX_REDRIVES times; any other fails with a message that says what happened.
  */
 export function startRunReconciler(
   db: Db,
