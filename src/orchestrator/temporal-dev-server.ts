@@ -2,7 +2,7 @@
 // directory so workflows survive a restart of `assay server`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -35,13 +35,19 @@ async function readRecord(dataDir: string): Promise<DevServerRecord | undefined>
   }
 }
 
-function alive(pid: number): boolean {
+/**
+ * The recorded process still runs this data dir's database. Where /proc tells (Linux), its command line must
+ * name the database file: a pid reused by anything else, next to another deployment's Temporal on the
+ * recorded port, must not make this start join that one.
+ */
+async function stillOurs(pid: number, dbFile: string): Promise<boolean> {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  return cmdline === undefined || cmdline.split('\0').includes(dbFile);
 }
 
 /** A port nothing listens on now (the kernel's pick); the dev server binds it a moment later. */
@@ -125,7 +131,12 @@ export async function startDevServer(options: {
 }): Promise<DevServer> {
   const host = '127.0.0.1';
   const earlier = await readRecord(options.dataDir);
-  if (earlier && alive(earlier.pid) && (await serves(`${host}:${earlier.port}`, options.namespace)))
+  const dbFile = path.join(options.dataDir, 'temporal.db');
+  if (
+    earlier &&
+    (await stillOurs(earlier.pid, dbFile)) &&
+    (await serves(`${host}:${earlier.port}`, options.namespace))
+  )
     return {
       address: `${host}:${earlier.port}`,
       uiUrl: `http://${host}:${earlier.uiPort}`,
@@ -151,7 +162,7 @@ export async function startDevServer(options: {
     String(uiPort),
     '--ui-disable-news-fetch',
     '--db-filename',
-    path.join(options.dataDir, 'temporal.db'),
+    dbFile,
     '--namespace',
     options.namespace,
     '--log-level',
@@ -168,6 +179,7 @@ export async function startDevServer(options: {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async () => {
+    await rm(recordFile(options.dataDir), { force: true });
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

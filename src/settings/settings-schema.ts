@@ -214,7 +214,7 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'orchestration',
     description:
-      'How often managed runs left pending without a workflow (Temporal was down) get their workflow started',
+      'How often the reconciler starts workflows of managed runs left without one (Temporal was down) and checks live managed runs for a workflow that closed without concluding them',
   },
   ASSAY_RECONCILE_GIVE_UP_S: {
     kind: 'seconds',

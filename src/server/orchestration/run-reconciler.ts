@@ -47,6 +47,7 @@ export function startRunReconciler(
   const failingSince = new Map<string, number>();
   const redrives = new Map<string, number>();
   let cursor = FIRST_ID;
+  const liveThisRound = new Set<string>();
 
   const startUnstarted = async () => {
     let started = 0;
@@ -79,7 +80,13 @@ export function startRunReconciler(
     let redriven = 0;
     let failed = 0;
     const runs = await listLiveManagedRuns(db, cursor, BATCH);
+    for (const run of runs) liveThisRound.add(run.id);
     cursor = runs.length === BATCH ? runs.at(-1)!.id : FIRST_ID;
+    if (cursor === FIRST_ID) {
+      // A round over every live run ended: forget the restarts of runs that ended since.
+      for (const id of redrives.keys()) if (!liveThisRound.has(id)) redrives.delete(id);
+      liveThisRound.clear();
+    }
     for (const listed of runs) {
       const state = await orchestrator.workflowState(listed.workflow_id!);
       // Not started yet (a sweep's run waiting for a slot, or the case above) or still at work.
