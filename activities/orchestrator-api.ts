@@ -2,6 +2,7 @@
 import type {
   ExchangeToken,
   ManagedRun,
+  OrchestratorDeployment,
   OrchestratorFailureReason,
   RunAssetSummary,
   RunInstance,
@@ -20,6 +21,11 @@ export class OrchestratorApi {
   /** On an existing transport (a client's), or on its own one to serviceUrl with the orchestrator key. */
   constructor(transport: Transport | { serverUrl: string; apiKey: string; timeout: number }) {
     this.#t = transport instanceof Transport ? transport : new Transport(transport);
+  }
+
+  /** The deployment's namespace and task queue: what a standalone worker must poll. */
+  deployment(): Promise<OrchestratorDeployment> {
+    return this.#t.get(path`/orchestrator/deployment`);
   }
 
   /** The run and the launch config its instance is provisioned from. */

@@ -1,5 +1,5 @@
 // `assay sweeps …`: many managed runs from one base config, as a grid or a list of changes to it.
-import type { SweepData, SweepProgress, SweepSpec } from '../client/index.ts';
+import type { SweepData, SweepRunCounts, SweepSpec } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
 import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';
@@ -108,9 +108,11 @@ function workflowFields(sweep: SweepData): Array<readonly [string, unknown]> {
   ];
 }
 
-function progressText(p: SweepProgress | null): string | undefined {
-  if (p === null) return undefined;
-  return `${p.succeeded} succeeded, ${p.failed} failed, ${p.running} running, ${p.pending} pending of ${p.total}${p.done ? ' (done)' : ''}`;
+/** From the runs' recorded states, the failures by reason: `1 succeeded, 2 failed (crash: 2), …`. */
+function progressText(p: SweepRunCounts): string {
+  const reasons = Object.entries(p.failed_by_reason).map(([reason, n]) => `${reason}: ${n}`);
+  const failed = reasons.length > 0 ? `${p.failed} failed (${reasons.join(', ')})` : `${p.failed} failed`;
+  return `${p.succeeded} succeeded, ${failed}, ${p.running} running, ${p.pending} pending of ${p.total}${p.done ? ' (done)' : ''}`;
 }
 
 function printSweep(sweep: SweepData): void {
@@ -120,7 +122,7 @@ function printSweep(sweep: SweepData): void {
     ...workflowFields(sweep),
     ['concurrency', sweep.concurrency],
     ['created', sweep.created_at],
-    ['progress', progressText(sweep.progress) ?? 'unknown (the sweep workflow did not answer)'],
+    ['progress', progressText(sweep.progress)],
   ]);
   process.stdout.write('\n');
   printTable(sweep.runs, [

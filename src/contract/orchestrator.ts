@@ -7,6 +7,16 @@ import { ORCHESTRATOR_FAILURE_REASONS, Run } from './runs.ts';
 /** The /orchestrator/* calls, made by the workflows' activities with the orchestrator's key. */
 export const ManagedRunParams = Type.Object({ run_id: Uuid });
 
+/** Where this deployment's workflows go; `assay worker` asks for it, so it polls the service's own queue. */
+export const OrchestratorDeployment = Type.Object({
+  installation_id: Uuid,
+  namespace: Type.String(),
+  task_queue: Type.String({
+    description: 'ASSAY_TASK_QUEUE when the operator set one, else `assay-<installation_id>`',
+  }),
+});
+export type OrchestratorDeployment = Static<typeof OrchestratorDeployment>;
+
 /** A managed run as its workflow needs it: the run, its variation's launch block, and who provisioned it. */
 export const ManagedRun = Type.Object({
   run: Run,

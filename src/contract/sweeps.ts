@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Timestamp, Uuid } from './common.ts';
-import { RunStateSchema } from './runs.ts';
+import { Nullable, OneOf, Timestamp, Uuid } from './common.ts';
+import { FAILURE_REASONS, RunStateSchema } from './runs.ts';
 
 /** What every sweep request carries, whatever its strategy. */
 const SWEEP_COMMON = {
@@ -59,7 +59,7 @@ type WithoutConcurrency<B> = B extends unknown ? Omit<B, 'concurrency'> : never;
 /** What a sweep varies, as stored with it: the request less its concurrency. */
 export type SweepSpec = WithoutConcurrency<CreateSweepBody>;
 
-/** The sweep workflow's own count of its runs; `done` once every run has ended. */
+/** The sweep workflow's own count of its runs (its result); `done` once every run has ended. */
 export const SweepProgress = Type.Object({
   total: Type.Integer(),
   pending: Type.Integer(),
@@ -70,6 +70,18 @@ export const SweepProgress = Type.Object({
 });
 export type SweepProgress = Static<typeof SweepProgress>;
 
+/**
+ * A sweep's progress as the API answers it: counted from its runs' recorded states (recoveries included), the
+ * failed ones also by reason; `done` once every run has ended.
+ */
+export const SweepRunCounts = Type.Object({
+  ...SweepProgress.properties,
+  failed_by_reason: Type.Record(Type.String(), Type.Integer(), {
+    description: 'failure reason → how many runs failed for it',
+  }),
+});
+export type SweepRunCounts = Static<typeof SweepRunCounts>;
+
 /** One managed run of a sweep, on a variation of its own. */
 export const SweepRun = Type.Object({
   n: Type.Integer(),
@@ -77,6 +89,7 @@ export const SweepRun = Type.Object({
   variation_name: Type.String(),
   workflow_id: Type.String(),
   state: RunStateSchema,
+  failure_reason: Nullable(OneOf(FAILURE_REASONS)),
 });
 export type SweepRun = Static<typeof SweepRun>;
 
@@ -89,7 +102,7 @@ export const Sweep = Type.Object(
     concurrency: Type.Integer(),
     created_at: Timestamp,
     runs: Type.Array(SweepRun),
-    progress: Nullable(SweepProgress),
+    progress: SweepRunCounts,
   },
   { $id: 'Sweep' },
 );

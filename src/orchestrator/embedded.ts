@@ -66,6 +66,11 @@ export async function prepareOrchestration(
       namespace: config.temporal.namespace,
     });
     address = devServer.address;
+    if (devServer.movedFrom !== undefined)
+      deps.log.warn(
+        { address, ui: devServer.uiUrl, taken: devServer.movedFrom },
+        `port ${devServer.movedFrom} is taken by a Temporal this data dir did not start (another deployment's?): started this data dir's own dev server on ${address} instead; to share that one, set TEMPORAL_ADDRESS=127.0.0.1:${devServer.movedFrom}`,
+      );
     deps.log.info({ address, ui: devServer.uiUrl, reused: !devServer.owned }, 'Temporal dev server ready');
   }
   const temporal = { ...config.temporal, address, uiUrl: config.temporal.uiUrl ?? devServer?.uiUrl };
@@ -85,10 +90,12 @@ export async function prepareOrchestration(
       });
       // Loaded here, not at the top: the service must not load the worker (and through it the client) unless it runs one.
       const { startWorker } = await import('../worker.ts');
+      // The deployment's queue: the service named it (useDeployment) before it listened.
+      const { taskQueue } = await orchestrator.deployment();
       worker = await startWorker({
         address,
         namespace: temporal.namespace,
-        taskQueue: temporal.taskQueue,
+        taskQueue,
         serviceUrl,
         orchestratorKey: key.token,
         runnerServerUrl: config.runnerServerUrl ?? serviceUrl,
@@ -97,7 +104,7 @@ export async function prepareOrchestration(
         maxWorkflows: config.worker.maxWorkflows,
       });
       deps.log.info(
-        { taskQueue: temporal.taskQueue, compute: provider.kind },
+        { taskQueue, namespace: temporal.namespace, compute: provider.kind },
         'in-process Temporal worker running',
       );
     },

@@ -10,7 +10,8 @@ export type TemporalSettings = {
   readonly namespace: string;
   /** Base URL of the Temporal UI, for links on runs and sweeps. */
   readonly uiUrl: string | undefined;
-  readonly taskQueue: string;
+  /** ASSAY_TASK_QUEUE; undefined: the deployment's own, `assay-<installation id>`. */
+  readonly taskQueue: string | undefined;
 };
 
 export type OrchestratorConfig = {

@@ -1,11 +1,10 @@
 // What the HTTP service needs from the orchestrator (Temporal), as one small interface: routes depend on it,
 // `src/orchestrator/temporal-orchestrator.ts` implements it, and a service without one answers 503.
 
-import type { SweepProgress } from '@assay/contract';
 import type { ManagedRunRef, WorkflowLabels } from '../../workflows/saga-types.ts';
 
 // One definition of the run a workflow carries: the workflows' own input shape.
-export type { ManagedRunRef, SweepProgress };
+export type { ManagedRunRef };
 
 /** What the Temporal UI shows of a workflow's experiment; the orchestrator knows whether it can index them. */
 export type RunLabels = Omit<WorkflowLabels, 'indexed'>;
@@ -19,13 +18,35 @@ export interface SweepStart {
   labels: Omit<RunLabels, 'sweepId'>;
 }
 
+/** Where this deployment's workflows go: its namespace and its own task queue. */
+export interface Deployment {
+  namespace: string;
+  taskQueue: string;
+}
+
+/** A workflow's latest execution: open, or closed with Temporal's status (COMPLETED, FAILED, …). */
+export interface WorkflowState {
+  open: boolean;
+  status: string;
+}
+
 export interface Orchestrator {
-  /** Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). */
-  startManagedRun(run: ManagedRunRef, labels: RunLabels): Promise<void>;
+  /**
+   * Names the deployment (its installation id, kept in its database): the task queue is the operator's
+   * ASSAY_TASK_QUEUE or `assay-<installation id>`. The service calls it once at start; starts wait for it.
+   */
+  useDeployment(installationId: string): void;
+  /** The namespace and task queue, once useDeployment was called. */
+  deployment(): Promise<Deployment>;
+  /**
+   * Starts the run's managed-run workflow, or finds the one already started (USE_EXISTING). A closed
+   * one stays the answer unless `restartClosed`: then a new execution with the same id drives the run.
+   */
+  startManagedRun(run: ManagedRunRef, labels: RunLabels, opts?: { restartClosed?: boolean }): Promise<void>;
+  /** The workflow's latest execution; undefined when no workflow has that id. */
+  workflowState(workflowId: string): Promise<WorkflowState | undefined>;
   /** Starts the sweep workflow, or finds the one already started. */
   startSweep(sweep: SweepStart): Promise<void>;
-  /** The sweep workflow's own progress (a Temporal query); undefined when no such workflow exists. */
-  sweepProgress(workflowId: string): Promise<SweepProgress | undefined>;
   /** Cancels the sweep workflow, which cancels its runs; an unknown or finished workflow is success. */
   cancelSweep(workflowId: string): Promise<void>;
   /** Tells a run's workflow its run changed (started, ended, cancel requested) so it need not wait for a poll. */
@@ -38,3 +59,6 @@ export interface Orchestrator {
 export const managedRunWorkflowId = (experimentId: string, n: number, r: number) =>
   `run-${experimentId}-${n}-${r}`;
 export const sweepWorkflowId = (sweepId: string) => `sweep-${sweepId}`;
+
+/** The queue of a deployment the operator gave none: its own, so no other deployment's worker polls it. */
+export const deploymentTaskQueue = (installationId: string) => `assay-${installationId}`;

@@ -2,7 +2,7 @@
 // directory so workflows survive a restart of `assay server`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -11,9 +11,55 @@ import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../workflows/definitions.ts';
 export interface DevServer {
   address: string;
   uiUrl: string;
-  /** False when a dev server from an earlier start was still serving and is reused. */
+  /** False when this data dir's dev server from an earlier start was still serving and is reused. */
   owned: boolean;
+  /** Set when the configured port was taken by another Temporal (or anything else): the port asked for. */
+  movedFrom: number | undefined;
   stop(): Promise<void>;
+}
+
+/** What a started dev server leaves in its data dir, so that a later start of the same dir can find it. */
+interface DevServerRecord {
+  pid: number;
+  port: number;
+  uiPort: number;
+}
+
+const recordFile = (dataDir: string) => path.join(dataDir, 'dev-server.json');
+
+async function readRecord(dataDir: string): Promise<DevServerRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(recordFile(dataDir), 'utf8')) as DevServerRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The recorded process still runs this data dir's database. Where /proc tells (Linux), its command line must
+ * name the database file: a pid reused by anything else, next to another deployment's Temporal on the
+ * recorded port, must not make this start join that one.
+ */
+async function stillOurs(pid: number, dbFile: string): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  return cmdline === undefined || cmdline.split('\0').includes(dbFile);
+}
+
+/** A port nothing listens on now (the kernel's pick); the dev server binds it a moment later. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 const repoVenvBin = path.resolve(import.meta.dirname, '../../.venv/bin');
@@ -70,6 +116,11 @@ async function serves(address: string, namespace: string): Promise<boolean> {
   }
 }
 
+/**
+ * Starts the data dir's dev server, or finds the one an earlier start of the same data dir left serving. A
+ * port taken by anything else (another deployment's Temporal above all) is never joined: this one moves to
+ * a free port and says so (`movedFrom`); sharing a Temporal is the operator's choice (TEMPORAL_ADDRESS).
+ */
 export async function startDevServer(options: {
   cli: string;
   dataDir: string;
@@ -79,15 +130,26 @@ export async function startDevServer(options: {
   timeoutMs?: number;
 }): Promise<DevServer> {
   const host = '127.0.0.1';
-  const address = `${host}:${options.port}`;
-  const uiUrl = `http://${host}:${options.uiPort}`;
-  if (await listening(host, options.port)) {
-    if (await serves(address, options.namespace))
-      return { address, uiUrl, owned: false, stop: async () => undefined };
-    throw new Error(
-      `port ${options.port} is taken by something that is not a Temporal server (set ASSAY_TEMPORAL_PORT)`,
-    );
-  }
+  const earlier = await readRecord(options.dataDir);
+  const dbFile = path.join(options.dataDir, 'temporal.db');
+  if (
+    earlier &&
+    (await stillOurs(earlier.pid, dbFile)) &&
+    (await serves(`${host}:${earlier.port}`, options.namespace))
+  )
+    return {
+      address: `${host}:${earlier.port}`,
+      uiUrl: `http://${host}:${earlier.uiPort}`,
+      owned: false,
+      movedFrom: undefined,
+      stop: async () => undefined,
+    };
+  const taken = await listening(host, options.port);
+  const port = taken ? await freePort(host) : options.port;
+  const uiPort = taken || (await listening(host, options.uiPort)) ? await freePort(host) : options.uiPort;
+  const address = `${host}:${port}`;
+  const uiUrl = `http://${host}:${uiPort}`;
+  const movedFrom = taken ? options.port : undefined;
   await mkdir(options.dataDir, { recursive: true });
   const args = [
     'server',
@@ -95,12 +157,12 @@ export async function startDevServer(options: {
     '--ip',
     host,
     '--port',
-    String(options.port),
+    String(port),
     '--ui-port',
-    String(options.uiPort),
+    String(uiPort),
     '--ui-disable-news-fetch',
     '--db-filename',
-    path.join(options.dataDir, 'temporal.db'),
+    dbFile,
     '--namespace',
     options.namespace,
     '--log-level',
@@ -117,6 +179,7 @@ export async function startDevServer(options: {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async () => {
+    await rm(recordFile(options.dataDir), { force: true });
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -127,7 +190,11 @@ export async function startDevServer(options: {
   while (Date.now() < deadline) {
     if (child.exitCode !== null)
       throw new Error(`temporal server start-dev exited (${child.exitCode}): ${stderr.trim().slice(-500)}`);
-    if (await serves(address, options.namespace)) return { address, uiUrl, owned: true, stop };
+    if (await serves(address, options.namespace)) {
+      const record: DevServerRecord = { pid: child.pid!, port, uiPort };
+      await writeFile(recordFile(options.dataDir), JSON.stringify(record));
+      return { address, uiUrl, owned: true, movedFrom, stop };
+    }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await stop();

@@ -1,9 +1,16 @@
 // The service's side of Temporal: starts, nudges, queries and cancels workflows through @temporalio/client.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, type SearchAttributePair } from '@temporalio/common';
-import type { ManagedRunRef, Orchestrator, RunLabels, SweepProgress, SweepStart } from './orchestrator.ts';
 import {
-  progressQuery,
+  deploymentTaskQueue,
+  type Deployment,
+  type ManagedRunRef,
+  type Orchestrator,
+  type RunLabels,
+  type SweepStart,
+  type WorkflowState,
+} from './orchestrator.ts';
+import {
   runChangedSignal,
   runSearchAttributes,
   SEARCH_ATTRIBUTE_DEFINITIONS,
@@ -40,12 +47,22 @@ const startOnce = {
   workflowIdReusePolicy: 'REJECT_DUPLICATE',
 } as const;
 
+const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT']);
+
+/** An open workflow stays the answer; a closed one (which left its run unconcluded) gets a new execution. */
+const startAgain = {
+  workflowIdConflictPolicy: 'USE_EXISTING',
+  workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+} as const;
+
 export class TemporalOrchestrator implements Orchestrator {
   readonly #client: Client;
   readonly #options: TemporalOrchestratorOptions;
   readonly #connection: Connection | undefined;
   /** False once the namespace refused Assay's search attributes: later starts carry the memo only. */
   #indexed = true;
+  readonly #taskQueue: Promise<string>;
+  #nameDeployment: (installationId: string) => void = () => undefined;
 
   private constructor(
     client: Client,
@@ -55,6 +72,20 @@ export class TemporalOrchestrator implements Orchestrator {
     this.#client = client;
     this.#options = options;
     this.#connection = connection;
+    const configured = options.temporal.taskQueue;
+    this.#taskQueue = configured
+      ? Promise.resolve(configured)
+      : new Promise((resolve) => {
+          this.#nameDeployment = (id) => resolve(deploymentTaskQueue(id));
+        });
+  }
+
+  useDeployment(installationId: string): void {
+    this.#nameDeployment(installationId);
+  }
+
+  async deployment(): Promise<Deployment> {
+    return { namespace: this.#options.temporal.namespace, taskQueue: await this.#taskQueue };
   }
 
   static async connect(options: TemporalOrchestratorOptions): Promise<TemporalOrchestrator> {
@@ -66,8 +97,13 @@ export class TemporalOrchestrator implements Orchestrator {
     return new TemporalOrchestrator(client, options, connection);
   }
 
-  async startManagedRun(run: ManagedRunRef, labels: RunLabels): Promise<void> {
-    await this.#start('managedRun', run.workflowId, (indexed) => {
+  async startManagedRun(
+    run: ManagedRunRef,
+    labels: RunLabels,
+    opts: { restartClosed?: boolean } = {},
+  ): Promise<void> {
+    const policy = opts.restartClosed ? startAgain : startOnce;
+    await this.#start('managedRun', run.workflowId, policy, (indexed) => {
       const all = { ...labels, indexed };
       return {
         args: [{ ...run, settings: this.#options.saga, labels: all }],
@@ -79,7 +115,7 @@ export class TemporalOrchestrator implements Orchestrator {
 
   async startSweep(sweep: SweepStart): Promise<void> {
     const { workflowId, labels, ...input } = sweep;
-    await this.#start('variationSweep', workflowId, (indexed) => {
+    await this.#start('variationSweep', workflowId, startOnce, (indexed) => {
       const all = { ...labels, indexed };
       return {
         args: [{ ...input, settings: this.#options.saga, labels: all }],
@@ -89,9 +125,10 @@ export class TemporalOrchestrator implements Orchestrator {
     });
   }
 
-  async sweepProgress(workflowId: string): Promise<SweepProgress | undefined> {
+  async workflowState(workflowId: string): Promise<WorkflowState | undefined> {
     try {
-      return await this.#client.workflow.getHandle(workflowId).query(progressQuery);
+      const { status } = await this.#client.workflow.getHandle(workflowId).describe();
+      return { open: !CLOSED.has(status.name), status: status.name };
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;
@@ -122,14 +159,19 @@ export class TemporalOrchestrator implements Orchestrator {
    * the memo alone, with one warning: they serve operators' filters in the Temporal UI, and a missing
    * registration must not stop managed runs.
    */
-  async #start(type: string, workflowId: string, build: StartOf): Promise<void> {
+  async #start(
+    type: string,
+    workflowId: string,
+    policy: typeof startOnce | typeof startAgain,
+    build: StartOf,
+  ): Promise<void> {
     const indexed = this.#indexed;
     try {
       await this.#client.workflow.start(type, {
-        taskQueue: this.#options.temporal.taskQueue,
+        taskQueue: await this.#taskQueue,
         workflowId,
         ...build(indexed),
-        ...startOnce,
+        ...policy,
       });
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) return;
@@ -141,7 +183,7 @@ export class TemporalOrchestrator implements Orchestrator {
           `Temporal namespace ${this.#options.temporal.namespace} lacks Assay's search attributes: workflows start without them (no filtering by experiment or sweep in the Temporal UI). Register them with: ${SEARCH_ATTRIBUTE_DEFINITIONS.map((d) => `temporal operator search-attribute create --namespace ${this.#options.temporal.namespace} --name ${d.split('=')[0]} --type ${d.split('=')[1]}`).join('; ')} (docs/production.md)`,
         );
       }
-      await this.#start(type, workflowId, build);
+      await this.#start(type, workflowId, policy, build);
     }
   }
 

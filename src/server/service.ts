@@ -8,6 +8,7 @@ import { makePrivateDir, repairDataDirModes } from './data-dir.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { closeHttp } from './http/close-http.ts';
+import { ensureInstallationId } from './orchestration/deployment-repository.ts';
 import { revokeOtherOrchestratorKeys, storeOrchestratorKey } from './orchestration/orchestrator-keys.ts';
 import { orchestratorRunEvents } from './orchestration/orchestrator-run-events.ts';
 import { startRunReconciler, type RunReconciler } from './orchestration/run-reconciler.ts';
@@ -59,6 +60,8 @@ export async function createService(
   let bootstrapKey: string | undefined;
   try {
     await migrate(db);
+    // Before anything can start a workflow: the deployment's task queue carries its installation id.
+    opts.orchestrator?.useDeployment(await ensureInstallationId(db));
     if (config.orchestratorKey) await storeOrchestratorKey(db, config.orchestratorKey);
     await revokeOtherOrchestratorKeys(db, config.orchestratorKey);
     bootstrapKey = await bootstrapAdminOnce(db, config.apiKeyTtlDays, async (key) => {

@@ -214,7 +214,7 @@ export const SETTINGS = {
     readBy: serviceOnly,
     table: 'orchestration',
     description:
-      'How often managed runs left pending without a workflow (Temporal was down) get their workflow started',
+      'How often the reconciler starts workflows of managed runs left without one (Temporal was down) and checks live managed runs for a workflow that closed without concluding them',
   },
   ASSAY_RECONCILE_GIVE_UP_S: {
     kind: 'seconds',
@@ -480,7 +480,8 @@ export const SETTINGS = {
     max: 65535,
     readBy: serviceOnly,
     table: 'orchestration',
-    description: 'gRPC port of the embedded dev server',
+    description:
+      'gRPC port of the embedded dev server. Taken by a Temporal this data dir did not start, the service starts its own on a free port (said in the log); to share one, set TEMPORAL_ADDRESS',
   },
   ASSAY_TEMPORAL_UI_PORT: {
     kind: 'integer',
@@ -517,10 +518,11 @@ export const SETTINGS = {
   },
   ASSAY_TASK_QUEUE: {
     kind: 'text',
-    default: 'assay',
     readBy: orchestration,
     table: 'orchestration',
-    description: 'Task queue of the workflows and activities',
+    shownDefault: 'unset: `assay-<installation id>`',
+    description:
+      'Task queue of the workflows and activities. Unset, each deployment uses its own (its installation id is kept in its database) and `assay worker` asks the service for it; set, it wins, and every worker of the deployment must poll it',
   },
   ASSAY_WORKER_MAX_ACTIVITIES: {
     kind: 'integer',

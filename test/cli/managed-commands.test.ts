@@ -94,10 +94,17 @@ describe('managed-run commands: runs provision, sweeps', () => {
       'sgd 0.0003 1',
     ]);
 
+    const first = sweep.runs[0];
+    assert.equal((await cli(['runs', 'cancel', experiment.id, String(first.n), String(first.r)])).code, 0);
     const shown = await json(['sweeps', 'show', experiment.id, sweep.id]);
     assert.deepEqual([shown.id, shown.runs.length], [sweep.id, 4]);
     const table = await cli(['sweeps', 'show', experiment.id, sweep.id]);
     assert.equal(table.code, 0, table.stderr);
+    // Counted from the runs' states: the cancelled pending run failed `abandoned`, the others wait.
+    assert.match(
+      table.stdout,
+      /^progress\s+0 succeeded, 1 failed \(abandoned: 1\), 0 running, 3 pending of 4$/m,
+    );
     assert.match(table.stdout, /^N\s+R\s+VARIATION\s+STATE\s+WORKFLOW$/m);
     assert.equal((await json(['sweeps', 'cancel', experiment.id, sweep.id])).id, sweep.id);
   });

@@ -203,11 +203,13 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
     const faultLog = path.join(dataDir, 'faulted-runs.log');
     const faultStarted = Date.now();
     const faulted = await startSweep(replicas[1].url, faultLog);
-    // Kill replica A and worker 1 once runs are in flight.
+    // Kill replica A and worker 1 once runs are in flight: by the sweep workflow's own count (children started),
+    // as the API's progress counted before it was taken from the runs' states.
     for (let i = 0; ; i++) {
-      const progress = (
-        await call(replicas[1].url, 'GET', `/experiments/${faulted.experimentId}/sweeps/${faulted.sweep.id}`)
-      ).body.progress;
+      const progress = await env.client.workflow
+        .getHandle(faulted.sweep.workflow_id)
+        .query<{ running: number; succeeded: number }>('progress')
+        .catch(() => undefined);
       if (progress && progress.running + progress.succeeded >= 4) break;
       assert.ok(i < 600, 'the faulted sweep got going');
       await sleep(100);

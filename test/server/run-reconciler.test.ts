@@ -1,8 +1,9 @@
-// A managed run whose workflow could not be started (Temporal down after the `managed` flag committed) is not left pending.
+// A managed run whose workflow could not be started (Temporal down after the `managed` flag committed), or whose
+// workflow closed without concluding it, is not left pending.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
-import { committedExperiment, createRun } from '../support/fixtures.ts';
+import { committedExperiment, createExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 describe('the run reconciler', () => {
@@ -79,5 +80,56 @@ describe('the run reconciler', () => {
     } finally {
       await replica.close();
     }
+  });
+});
+
+describe('the run reconciler on workflows that closed without concluding their run', () => {
+  let t: TestService;
+  let fake: FakeOrchestrator;
+  let owner: string;
+
+  before(async () => {
+    fake = new FakeOrchestrator();
+    t = await startTestService({ orchestrator: fake });
+    owner = (await t.createUser()).key;
+  });
+  after(() => t.close());
+
+  const pass = () => t.service.reconciler!.pass();
+
+  it('starts a pending run’s closed workflow again, and leaves an open one alone', async () => {
+    const experimentId = (await committedExperiment(t, owner)).id;
+    const run = await createRun(t, owner, experimentId);
+    const workflowId = (await t.as(owner).post(`${run.path}/provision`)).body.workflow_id as string;
+    await pass();
+    assert.ok(!fake.restarted.includes(workflowId), 'its workflow is open');
+    fake.workflows.set(workflowId, { open: false, status: 'FAILED' });
+    const { redriven } = await pass();
+    assert.ok(redriven >= 1);
+    assert.ok(fake.restarted.includes(workflowId));
+    assert.equal((await t.as(owner).get(run.path)).body.state, 'pending', 'the new execution drives it');
+  });
+
+  it('fails a sweep’s run whose workflow closed (its sweep moved on), saying why', async () => {
+    const experimentId = (await createExperiment(t, owner, { name: 'sweep' })).id;
+    const created = await t.as(owner).post(`/experiments/${experimentId}/sweeps`, {
+      base_yaml: 'seed: 0\nlaunch:\n  command: python train.py\n',
+      list: [{ seed: 1 }],
+    });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const [run] = created.body.runs;
+    fake.workflows.set(run.workflow_id, { open: false, status: 'FAILED' });
+    const { failed } = await pass();
+    assert.ok(failed >= 1);
+    assert.ok(!fake.restarted.includes(run.workflow_id), 'not started apart from its sweep');
+    const read = (await t.as(owner).get(`/experiments/${experimentId}/variations/${run.n}/runs/${run.r}`))
+      .body;
+    assert.deepEqual([read.state, read.failure_reason], ['failed', 'provision_failed']);
+    assert.equal(
+      read.failure_message,
+      `its managed-run workflow ${run.workflow_id} ended (failed) without concluding the run; the orchestrator no longer drives it`,
+    );
+    const sweep = (await t.as(owner).get(`/experiments/${experimentId}/sweeps/${created.body.id}`)).body;
+    assert.deepEqual([sweep.progress.failed, sweep.progress.failed_by_reason], [1, { provision_failed: 1 }]);
   });
 });

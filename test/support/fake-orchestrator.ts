@@ -1,11 +1,13 @@
-import type {
-  ManagedRunRef,
-  Orchestrator,
-  SweepProgress,
-  SweepStart,
+import {
+  deploymentTaskQueue,
+  type Deployment,
+  type ManagedRunRef,
+  type Orchestrator,
+  type SweepStart,
+  type WorkflowState,
 } from '../../src/orchestrator/orchestrator.ts';
 
-type Method = Exclude<keyof Orchestrator, 'workflowUrl'>;
+type Method = Exclude<keyof Orchestrator, 'workflowUrl' | 'useDeployment' | 'deployment'>;
 
 /**
  * A recording Orchestrator for HTTP-contract tests: it remembers every call, and a method put in `failing`
@@ -15,15 +17,11 @@ export class FakeOrchestrator implements Orchestrator {
   readonly calls: { method: Method; arg: unknown }[] = [];
   /** Methods that throw until removed again. */
   readonly failing = new Set<Method>();
-  /** What sweepProgress answers. */
-  progress: SweepProgress | undefined = {
-    total: 0,
-    pending: 0,
-    running: 0,
-    succeeded: 0,
-    failed: 0,
-    done: false,
-  };
+  /** What workflowState answers, by workflow id: a start makes one open; tests close them. */
+  readonly workflows = new Map<string, WorkflowState>();
+  /** Workflow ids started again with `restartClosed` while their workflow was closed. */
+  readonly restarted: string[] = [];
+  installationId: string | undefined;
   readonly uiUrl = 'http://temporal-ui.test';
 
   #record(method: Method, arg: unknown): void {
@@ -37,15 +35,29 @@ export class FakeOrchestrator implements Orchestrator {
     return this.calls.filter((c) => c.method === method).map((c) => c.arg as T);
   }
 
-  async startManagedRun(run: ManagedRunRef): Promise<void> {
+  useDeployment(installationId: string): void {
+    this.installationId = installationId;
+  }
+  async deployment(): Promise<Deployment> {
+    return { namespace: 'default', taskQueue: deploymentTaskQueue(this.installationId ?? 'unnamed') };
+  }
+  async startManagedRun(
+    run: ManagedRunRef,
+    _labels?: unknown,
+    opts: { restartClosed?: boolean } = {},
+  ): Promise<void> {
     this.#record('startManagedRun', run);
+    const known = this.workflows.get(run.workflowId);
+    if (known && !known.open && opts.restartClosed) this.restarted.push(run.workflowId);
+    if (!known || (!known.open && opts.restartClosed))
+      this.workflows.set(run.workflowId, { open: true, status: 'RUNNING' });
+  }
+  async workflowState(workflowId: string): Promise<WorkflowState | undefined> {
+    this.#record('workflowState', workflowId);
+    return this.workflows.get(workflowId);
   }
   async startSweep(sweep: SweepStart): Promise<void> {
     this.#record('startSweep', sweep);
-  }
-  async sweepProgress(workflowId: string): Promise<SweepProgress | undefined> {
-    this.#record('sweepProgress', workflowId);
-    return this.progress;
   }
   async cancelSweep(workflowId: string): Promise<void> {
     this.#record('cancelSweep', workflowId);

@@ -148,6 +148,11 @@ describe('web UI in Chromium: sweeps and compare', () => {
     await page.getByRole('button', { name: 'Cancel sweep' }).click();
     await page.getByTestId('sweep-counts').getByText('2 failed').waitFor({ timeout: 120_000 });
     await page.getByTestId('sweep-counts').getByText('done').waitFor();
+    // Failures by reason, from the runs' states: the run never started was abandoned.
+    await page
+      .getByTestId('sweep-failures')
+      .getByText(/abandoned: [12]/)
+      .waitFor();
     assert.equal(await page.getByRole('button', { name: 'Cancel sweep' }).count(), 0);
     await screenshot(page, 'sweep-cancelled');
   });

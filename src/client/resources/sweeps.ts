@@ -2,9 +2,9 @@ import type { Sweep } from '@assay/contract';
 import { path } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export type { SweepProgress, SweepRun } from '@assay/contract';
+export type { SweepRunCounts, SweepRun } from '@assay/contract';
 
-/** A sweep as the service answers it: its runs' states and the workflow's progress (null when unknown). */
+/** A sweep as the service answers it: its runs' states and the progress counted from them. */
 export type SweepData = Sweep;
 
 /** What every sweep takes, whatever its strategy. */

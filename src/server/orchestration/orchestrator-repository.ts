@@ -131,3 +131,13 @@ export async function findWorkflowLabels(
   );
   return rows[0];
 }
+
+/** Live managed runs with a workflow id, a page at a time in id order (the caller keeps the cursor). */
+export async function listLiveManagedRuns(db: Queryable, afterId: string, limit: number): Promise<RunRow[]> {
+  return db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs r
+      WHERE r.managed AND r.state IN ('pending', 'running') AND r.workflow_id IS NOT NULL AND r.id > $1
+      ORDER BY r.id LIMIT $2`,
+    [afterId, limit],
+  );
+}

@@ -6,6 +6,7 @@ import {
   ManagedRun,
   ManagedRunParams,
   NoBody,
+  OrchestratorDeployment,
   RevokedWorkerKeys,
   Run,
   RunAssetList,
@@ -18,6 +19,8 @@ import { withErrors } from '../http/schemas.ts';
 import type { RunEvents } from '../runs/run-events.ts';
 import { toApi } from '../runs/run-service.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
+import { requireOrchestrator } from './orchestrator-calls.ts';
+import { ensureInstallationId } from './deployment-repository.ts';
 import * as service from './orchestrator-service.ts';
 import * as exchanges from './worker-key-exchange-service.ts';
 
@@ -39,6 +42,23 @@ export function orchestratorRoutes(
     const orchestrate = { scope: 'orchestrate' as const };
     const path = '/orchestrator/runs/:run_id';
     const api = (row: Parameters<typeof toApi>[0]) => toApi(row, events);
+
+    app.get(
+      '/orchestrator/deployment',
+      {
+        config: orchestrate,
+        schema: {
+          tags,
+          operationId: 'getOrchestratorDeployment',
+          summary: 'This deployment’s installation id, Temporal namespace and task queue, for `assay worker`',
+          response: withErrors({ 200: OrchestratorDeployment }, 503),
+        },
+      },
+      async () => {
+        const { namespace, taskQueue } = await requireOrchestrator(orchestrator).deployment();
+        return { installation_id: await ensureInstallationId(db), namespace, task_queue: taskQueue };
+      },
+    );
 
     app.get(
       path,

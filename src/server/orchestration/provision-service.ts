@@ -28,6 +28,7 @@ export async function runLabels(
 /**
  * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry
  * after Temporal was unreachable) answers the same workflow; a run that already left pending on its own is refused.
+ * A run still pending whose workflow closed without concluding it gets a new execution of that workflow.
  */
 export async function provisionRun(
   db: Db,
@@ -61,6 +62,9 @@ export async function provisionRun(
     workflowId: row.workflow_id!,
   };
   const labels = await runLabels(db, row);
-  await callOrchestrator(log, `starting workflow ${ref.workflowId}`, () => orch.startManagedRun(ref, labels));
+  const restartClosed = row.state === 'pending';
+  await callOrchestrator(log, `starting workflow ${ref.workflowId}`, () =>
+    orch.startManagedRun(ref, labels, { restartClosed }),
+  );
   return row;
 }

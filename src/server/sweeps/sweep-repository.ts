@@ -1,3 +1,4 @@
+import type { FailureReason, RunState } from '@assay/contract';
 import type { Queryable, Tx } from '../db/database.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
 
@@ -17,7 +18,8 @@ export interface SweepRunRow {
   r: number;
   variation_name: string;
   workflow_id: string;
-  state: string;
+  state: RunState;
+  failure_reason: FailureReason | null;
   recovers_run_id: string | null;
 }
 
@@ -88,7 +90,7 @@ export async function findSameSweep(
 /** The sweep's runs (recovery runs included), in variation order. */
 export async function sweepRuns(db: Queryable, sweepId: string): Promise<SweepRunRow[]> {
   return db.query<SweepRunRow>(
-    `SELECT r.id, r.n, r.r, v.name AS variation_name, r.workflow_id, r.state, r.recovers_run_id
+    `SELECT r.id, r.n, r.r, v.name AS variation_name, r.workflow_id, r.state, r.failure_reason, r.recovers_run_id
        FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
       WHERE r.sweep_id = $1 ORDER BY r.n, r.r`,
     [sweepId],

@@ -8,12 +8,8 @@ import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { AppError, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { callOrchestrator, requireOrchestrator, workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
-import {
-  sweepWorkflowId,
-  type ManagedRunRef,
-  type Orchestrator,
-  type SweepProgress,
-} from '../../orchestrator/orchestrator.ts';
+import { sweepWorkflowId, type ManagedRunRef, type Orchestrator } from '../../orchestrator/orchestrator.ts';
+import { isTerminalRunState, type SweepRunCounts } from '@assay/contract';
 import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
@@ -143,7 +139,7 @@ export async function createSweep(
     labels: { experimentName, owner },
   };
   await callOrchestrator(log, `starting sweep workflow ${sweep.workflow_id}`, () => orch.startSweep(start));
-  return toApi(sweep, runs, orchestrator, null);
+  return toApi(sweep, runs, orchestrator);
 }
 
 async function visibleSweep(db: Db, principal: Principal, experimentId: string, sweepId: string) {
@@ -153,23 +149,15 @@ async function visibleSweep(db: Db, principal: Principal, experimentId: string, 
   throw notFound('sweep');
 }
 
-/** The sweep with its runs' states from the database and the workflow's own progress (null when it cannot be asked). */
+/** The sweep with its runs' states and its progress, both from the database (Temporal is not asked). */
 export async function getSweep(
-  { db, orchestrator, log }: Deps,
+  { db, orchestrator }: Deps,
   principal: Principal,
   experimentId: string,
   sweepId: string,
 ) {
   const sweep = await visibleSweep(db, principal, experimentId, sweepId);
-  let progress: SweepProgress | null = null;
-  if (orchestrator) {
-    try {
-      progress = (await orchestrator.sweepProgress(sweep.workflow_id)) ?? null;
-    } catch (err) {
-      log.debug({ err }, `could not query sweep workflow ${sweep.workflow_id}`);
-    }
-  }
-  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator, progress);
+  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
 }
 
 /** Cancels the sweep workflow, which cancels the runs it started. */
@@ -185,15 +173,34 @@ export async function cancelSweep(
   await callOrchestrator(log, `cancelling sweep workflow ${sweep.workflow_id}`, () =>
     orch.cancelSweep(sweep.workflow_id),
   );
-  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator, null);
+  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
 }
 
-function toApi(
-  sweep: repo.SweepRow,
-  runs: repo.SweepRunRow[],
-  orchestrator: Orchestrator | undefined,
-  progress: SweepProgress | null,
-) {
+/**
+ * Counted from what the runs recorded, never from the workflows: a run whose workflow failed without
+ * concluding it is still pending here (and the run reconciler deals with it), not failed.
+ */
+function countRuns(runs: repo.SweepRunRow[]): SweepRunCounts {
+  const counts: SweepRunCounts = {
+    total: runs.length,
+    pending: 0,
+    running: 0,
+    succeeded: 0,
+    failed: 0,
+    failed_by_reason: {},
+    done: runs.every((r) => isTerminalRunState(r.state)),
+  };
+  for (const run of runs) {
+    counts[run.state] += 1;
+    if (run.state === 'failed') {
+      const reason = run.failure_reason ?? 'unknown';
+      counts.failed_by_reason[reason] = (counts.failed_by_reason[reason] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
+function toApi(sweep: repo.SweepRow, runs: repo.SweepRunRow[], orchestrator: Orchestrator | undefined) {
   return {
     id: sweep.id,
     experiment_id: sweep.experiment_id,
@@ -207,7 +214,8 @@ function toApi(
       variation_name: r.variation_name,
       workflow_id: r.workflow_id,
       state: r.state,
+      failure_reason: r.failure_reason,
     })),
-    progress,
+    progress: countRuns(runs),
   };
 }

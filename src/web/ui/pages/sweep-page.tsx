@@ -1,5 +1,4 @@
-import type { SweepData, SweepProgress } from '@assay/client/browser';
-import { isTerminalRunState } from '@assay/contract';
+import type { SweepRunCounts } from '@assay/client/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
 import { runPath } from '../components/runs-table.tsx';
@@ -7,20 +6,6 @@ import { ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
-
-/** The workflow's count when it answered; otherwise the same figures from the runs' recorded states. */
-function progressOf(sweep: SweepData): SweepProgress {
-  if (sweep.progress) return sweep.progress;
-  const count = (state: string) => sweep.runs.filter((r) => r.state === state).length;
-  return {
-    total: sweep.runs.length,
-    pending: count('pending'),
-    running: count('running'),
-    succeeded: count('succeeded'),
-    failed: count('failed'),
-    done: sweep.runs.every((r) => isTerminalRunState(r.state)),
-  };
-}
 
 /** A sweep: its progress, polled every 2 s until every run has ended, its runs, cancel and compare. */
 export function SweepPage() {
@@ -30,7 +15,7 @@ export function SweepPage() {
   const sweep = useQuery({
     queryKey: queryKeys.sweep(id, sweepId),
     queryFn: () => client.sweeps.get(id, sweepId),
-    refetchInterval: (query) => (query.state.data && progressOf(query.state.data).done ? false : 2_000),
+    refetchInterval: (query) => (query.state.data?.progress.done ? false : 2_000),
   });
   const cancel = useMutation({
     mutationFn: () => client.sweeps.cancel(id, sweepId),
@@ -39,7 +24,8 @@ export function SweepPage() {
   if (sweep.isPending) return <Loading what="the sweep" />;
   if (sweep.isError) return <ErrorState error={sweep.error} title="Could not load the sweep" />;
   const data = sweep.data;
-  const progress = progressOf(data);
+  // Counted by the service from the runs' recorded states, as the table below shows them.
+  const progress = data.progress;
   const experimentPath = `/experiments/${encodeURIComponent(id)}`;
   return (
     <article aria-labelledby="sweep-title">
@@ -92,6 +78,7 @@ export function SweepPage() {
                 <th scope="col">Run</th>
                 <th scope="col">Variation</th>
                 <th scope="col">State</th>
+                <th scope="col">Failure</th>
               </tr>
             </thead>
             <tbody>
@@ -106,6 +93,7 @@ export function SweepPage() {
                   <td>
                     <StateBadge state={run.state} />
                   </td>
+                  <td>{run.failure_reason ?? ''}</td>
                 </tr>
               ))}
             </tbody>
@@ -119,8 +107,9 @@ export function SweepPage() {
 const SEGMENTS = ['succeeded', 'failed', 'running', 'pending'] as const;
 
 /** One bar split by state; the ended share is the progressbar's value, the counts are text beside it. */
-function ProgressBar({ progress }: { progress: SweepProgress }) {
+function ProgressBar({ progress }: { progress: SweepRunCounts }) {
   const ended = progress.succeeded + progress.failed;
+  const reasons = Object.entries(progress.failed_by_reason).map(([reason, n]) => `${reason}: ${n}`);
   const share = (n: number) => (progress.total ? (100 * n) / progress.total : 0);
   return (
     <section aria-labelledby="sweep-progress-title">
@@ -148,6 +137,7 @@ function ProgressBar({ progress }: { progress: SweepProgress }) {
         {SEGMENTS.map((state) => `${progress[state]} ${state}`).join(' · ')} · {progress.total} in all
         {progress.done ? ' · done' : ''}
       </p>
+      {reasons.length > 0 && <p data-testid="sweep-failures">Failed by reason: {reasons.join(' · ')}</p>}
     </section>
   );
 }
