@@ -25,6 +25,9 @@ node --test --test-concurrency="${TEST_CONCURRENCY:-3}" --test-timeout=600000 \
 
 passed=$(grep -E '^# pass ' "$tap" | awk '{print $3}')
 failed=$(grep -E '^# fail ' "$tap" | awk '{print $3}')
+# A test cancelled because its suite's hook failed did not pass either.
+cancelled=$(grep -E '^# cancelled ' "$tap" | awk '{print $3}')
+failed=$(( ${failed:-0} + ${cancelled:-0} ))
 skipped=$(grep -E '^# skipped ' "$tap" | awk '{print $3}')
 echo "${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
 if [[ "${skipped:-0}" != 0 ]]; then

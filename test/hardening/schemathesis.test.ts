@@ -43,7 +43,8 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
     t = await startTestService({
       listen: true,
       orchestrator: new FakeOrchestrator(),
-      env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey },
+      // The seeds' researchers provision launch blocks they wrote themselves.
+      env: { ASSAY_ORCHESTRATOR_KEY: orchestratorKey, ASSAY_LOCAL_COMPUTE_USERS: 'all' },
     });
     const org = await t.as(t.adminKey).post('/organizations', { slug: 'fuzz-lab', name: 'Fuzz lab' });
     assert.equal(org.status, 201, JSON.stringify(org.body));

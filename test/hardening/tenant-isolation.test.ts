@@ -84,7 +84,11 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
   }
 
   before(async () => {
-    t = await startTestService({ orchestrator: new FakeOrchestrator() });
+    // The seeds' researchers provision launch blocks they wrote themselves.
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' },
+    });
     for (let i = 0; i < 4; i++) {
       const u = await t.createUser();
       const agent = await t.as(u.key).post('/api-keys', {

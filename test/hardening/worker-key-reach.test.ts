@@ -25,7 +25,11 @@ describe('worker keys reach their run and its assets, nothing else (every operat
   let ops: Op[];
 
   before(async () => {
-    t = await startTestService({ orchestrator: new FakeOrchestrator() });
+    // The seed's researcher provisions a launch block they wrote themselves.
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' },
+    });
     const owner = await t.createUser();
     const org = await t.as(owner.key).post('/organizations', { slug: `reach-${Date.now()}`, name: 'Reach' });
     assert.equal(org.status, 201, JSON.stringify(org.body));

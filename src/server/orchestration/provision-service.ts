@@ -39,8 +39,8 @@ export async function provisionRun(
   policy: ConfigPolicy,
 ): Promise<RunRow> {
   refuseWorkerKey(principal);
-  await checkProvisionable(db, principal, key, policy);
   const orch = requireOrchestrator(orchestrator);
+  await checkProvisionable(db, principal, key, policy);
   const row = await markManaged(db, principal, key);
   if (!row) {
     const run = await getRun(db, principal, key);
