@@ -157,8 +157,8 @@ export default tseslint.config(
     },
   },
   {
-    // The rules of hooks (and the React Compiler's checks of what a render may do) for the web UI's components
-    // and the custom hooks beside them.
+    // The rules of hooks (and the React Compiler's checks of what a render may do) for the web UI's
+    // components and the custom hooks beside them.
     files: ['src/web/**/*.ts', 'src/web/**/*.tsx'],
     ...reactHooks.configs.flat.recommended,
   },

@@ -51,7 +51,9 @@ export class OrchestratorApi {
     });
   }
 
-  /** Fails the run for a reason the orchestrator found (an instance that never came up, a silent runner, …). */
+  /**
+   * Fails the run for a reason the orchestrator found (an instance that never came up, a silent runner, …).
+   */
   failRun(runId: string, reason: OrchestratorFailureReason, message?: string): Promise<RunData> {
     return this.#t.post(path`/orchestrator/runs/${runId}/fail`, { reason, message });
   }

@@ -25,7 +25,9 @@ async function vmHwm(): Promise<string> {
   return /VmHWM:\s+(.*)/.exec(status)?.[1]?.trim() ?? 'n/a';
 }
 
-/** `size` bytes made on the fly, 1 MiB at a time (a random block stamped with its index), hashed as they go. */
+/**
+ * `size` bytes made on the fly, 1 MiB at a time (a random block stamped with its index), hashed as they go.
+ */
 function generated(): { chunks: AsyncGenerator<Buffer>; digest: () => string } {
   const block = randomBytes(MIB);
   const hash = createHash('sha256');

@@ -1,13 +1,13 @@
-// Managed runs at scale, on the `local` provider and a Temporal dev server, each figure beside a baseline measured
-// in the same run:
-// - a sweep of 200 trivial runs (`true`), concurrency 16: wall time, runs/s, orchestration overhead per run and
-//   history events per run, against workflows of six no-op activities;
+// Managed runs at scale, on the `local` provider and a Temporal dev server, each figure beside a baseline
+// measured in the same run:
+// - a sweep of 200 trivial runs (`true`), concurrency 16: wall time, runs/s, orchestration overhead per run
+//   and history events per run, against workflows of six no-op activities;
 // - a sweep of 8 × `sleep 1`, concurrency 4, create → done, with production saga timings, against its ideal
 //   (two waves of 1 s);
-// - `assay run`'s start-up: instance spawned → run started as the service saw it, and `assay run -- true`'s whole
-//   lifecycle against `node -e 0`.
-// `node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]` (--sweep: the small sweep
-// and the start-up only, printed and not written)
+// - `assay run`'s start-up: instance spawned → run started as the service saw it, and `assay run -- true`'s
+//   whole lifecycle against `node -e 0`.
+// `node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]` (--sweep: the small
+// sweep and the start-up only, printed and not written)
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -60,8 +60,8 @@ function procStat(pid: number | 'self'): string[] | undefined {
 
 /**
  * CPU seconds used so far by this process (the service and the worker), by its children it has reaped (the
- * runners, with the probes and commands they waited for) and by its Temporal dev server (a child still running).
- * PostgreSQL serves other clients too, so its share is left out. Undefined without /proc.
+ * runners, with the probes and commands they waited for) and by its Temporal dev server (a child still
+ * running). PostgreSQL serves other clients too, so its share is left out. Undefined without /proc.
  */
 function cpuNow(): { service: number; runners: number; temporal: number } | undefined {
   const self = procStat('self');
@@ -102,7 +102,9 @@ function cpuPerRun(
   return `${total.toFixed(0)} ms: runner and its programs ${per('runners')}, service and worker ${per('service')}, Temporal ${per('temporal')}`;
 }
 
-/** Instance spawned (the local provider's record) → run started (the service's clock, same machine), per run. */
+/**
+ * Instance spawned (the local provider's record) → run started (the service's clock, same machine), per run.
+ */
 async function runnerStartups(world: Orchestration, started: Map<string, string>): Promise<number[]> {
   const state = JSON.parse(
     await readFile(path.join(world.stateDir, 'local-instances.json'), 'utf8'),
@@ -168,7 +170,9 @@ async function medianWall(argv: string[], env: NodeJS.ProcessEnv, times: number)
   return pct(walls, 50);
 }
 
-/** `assay run -- true` as a researcher runs it (creates a run, config, start, succeed) against `node -e 0`. */
+/**
+ * `assay run -- true` as a researcher runs it (creates a run, config, start, succeed) against `node -e 0`.
+ */
 async function assayRunWall(world: Orchestration) {
   const user = await world.svc.createUser();
   const api = world.svc.as(user.key);
@@ -200,7 +204,8 @@ const lines: string[] = [];
 let world: Orchestration | undefined;
 try {
   if (!sweepOnly) {
-    // Production timings except the poll: 1 s instead of 5 s, as the first measurements of this bench were taken.
+    // Production timings except the poll: 1 s instead of 5 s, as the first measurements of this bench were
+    // taken.
     world = await startOrchestration({
       env,
       saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },

@@ -1,8 +1,9 @@
 // Run metrics: ingest of batched points by N concurrent simulated runners against our service on PostgreSQL,
-// side by side with MLflow's runs/log-batch on the same PostgreSQL server (the runner-traffic harness starts both),
-// and the downsampled read of a 1,000,000-point series against a 1,000-point one in the same run. Prints figures
-// (not a test); every phase is bounded by --seconds; loopback only.
-// Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--pace S] [--read-points 1000000] [--skip-mlflow] [--skip-ingest]
+// side by side with MLflow's runs/log-batch on the same PostgreSQL server (the runner-traffic harness starts
+// both), and the downsampled read of a 1,000,000-point series against a 1,000-point one in the same run.
+// Prints figures (not a test); every phase is bounded by --seconds; loopback only. Run: node bench/metrics.ts
+// [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--pace S] [--read-points 1000000] [--skip-mlflow]
+// [--skip-ingest]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
@@ -77,7 +78,9 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' / ');
 const KEY_NAMES = Array.from({ length: KEYS }, (_, k) => (k === 0 ? 'train/loss' : `metric_${k}`));
-/** The batch a runner sends: `size / KEYS` steps of every key, steps following on from its earlier batches. */
+/**
+ * The batch a runner sends: `size / KEYS` steps of every key, steps following on from its earlier batches.
+ */
 function pointsOf(batchIndex: number, size: number) {
   const steps = size / KEYS;
   const now = Date.now();
@@ -101,7 +104,9 @@ interface IngestResult {
   pointsPerS: number;
   p50: number;
   p99: number;
-  /** This load client's event-loop delay over the window (p99, max): a late client also makes batches late. */
+  /**
+   * This load client's event-loop delay over the window (p99, max): a late client also makes batches late.
+   */
   clientLag: { p99: number; max: number };
   /** What the server's own metrics saw over the window (ours only). */
   server: ServerView | undefined;
@@ -109,9 +114,9 @@ interface IngestResult {
 }
 
 /**
- * Every runner sends batch after batch for `seconds` (closed loop: the next as soon as the last answered). Points/s
- * counts batches answered inside the window; batches still in flight at its end get as long again to answer (their
- * latencies count), and any still open then are reported as unfinished and abandoned.
+ * Every runner sends batch after batch for `seconds` (closed loop: the next as soon as the last answered).
+ * Points/s counts batches answered inside the window; batches still in flight at its end get as long again to
+ * answer (their latencies count), and any still open then are reported as unfinished and abandoned.
  */
 async function ingestPhase(
   target: string,
@@ -156,8 +161,8 @@ async function ingestPhase(
   let open = 0;
   const runnersDone = Promise.all(
     Array.from({ length: runners }, async (_, i) => {
-      // Paced: runner i's batches are due every `pace` s from an offset that spreads the runners over the first
-      // interval. Latency counts from when a batch was due, so a server that falls behind shows in it.
+      // Paced: runner i's batches are due every `pace` s from an offset that spreads the runners over the
+      // first interval. Latency counts from when a batch was due, so a server that falls behind shows in it.
       let due = start + (pace * 1000 * i) / runners;
       while (performance.now() < end && !abort.signal.aborted && !closed) {
         if (pace > 0) {
@@ -363,7 +368,9 @@ async function timeReads(label: string, count: number, read: () => Promise<numbe
   return result;
 }
 
-/** One series of `readPoints` points and one of 1,000, read downsampled through HTTP and, for scale, in SQL. */
+/**
+ * One series of `readPoints` points and one of 1,000, read downsampled through HTTP and, for scale, in SQL.
+ */
 async function readPhase(): Promise<{ results: ReadResult[]; seedS: number }> {
   const db = await freshDatabase('metrics_read');
   const server: AssayServer = await startAssay(databaseUrl(db));

@@ -1,9 +1,9 @@
 // Full-text search over a generated corpus on the real service: ingest rate (every write also files its
-// postings, migration 010's trigger), GIN index build, the cost of migration 007's rank_vector backfill and of
-// migration 010's posting backfill, and p50/p95 of GET /search against the same SQL sent straight to
+// postings, migration 010's trigger), GIN index build, the cost of migration 007's rank_vector backfill and
+// of migration 010's posting backfill, and p50/p95 of GET /search against the same SQL sent straight to
 // PostgreSQL and against the statement before migration 010 (the baseline), in the same run. Prints figures
-// (not a test).
-// Run: node bench/search.ts [--docs 100000] [--api-docs 2000] [--indexed-docs 10000] [--queries 300] [--concurrency 4]
+// (not a test). Run: node bench/search.ts [--docs 100000] [--api-docs 2000] [--indexed-docs 10000] [--queries
+// 300] [--concurrency 4]
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { Agent } from 'undici';
@@ -98,9 +98,9 @@ try {
       `${mismatched} service-indexed rows differ from the bulk load's search_vector expression`,
     );
   // Migrations 007 and 010 as an upgrade from before 007 runs them on a table that already holds these rows:
-  // 010's objects go first (the postings the load filed with them), then 007's backfill (it recomputes the same
-  // rank_vector the load wrote), then all of 010 (its backfill rewrites the same postings), then the VACUUM
-  // that takes the dead row versions away.
+  // 010's objects go first (the postings the load filed with them), then 007's backfill (it recomputes the
+  // same rank_vector the load wrote), then all of 010 (its backfill rewrites the same postings), then the
+  // VACUUM that takes the dead row versions away.
   const migration = async (file: string) =>
     readFile(new URL(`../src/server/db/migrations/${file}`, import.meta.url), 'utf8');
   const filed = await pool.query<{ n: string }>('SELECT count(*) AS n FROM search_postings');

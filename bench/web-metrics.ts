@@ -33,7 +33,8 @@ const keyName = (k: number) => `metric_${String(k).padStart(2, '0')}`;
 
 /**
  * An experiment of 10 variations (lr and warmup differ) and `runs` runs spread over them, each started, given
- * `keys` × `steps` points in batches of 1,000 (the batches of all runs `concurrency` at a time), and succeeded.
+ * `keys` × `steps` points in batches of 1,000 (the batches of all runs `concurrency` at a time), and
+ * succeeded.
  */
 async function seed(api: SeedApi, runs: number): Promise<{ id: string; points: number }> {
   const { id } = await call<{ id: string }>(api, 'POST', '/experiments', {
@@ -121,8 +122,8 @@ try {
   }
   const warmup = await seed(api, WARMUP_RUNS);
   log(`seeding took ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  // Eleven million fresh rows wake autovacuum, which would then share the two cores with the rounds: a comparison
-  // is looked at after its sweep, by which time it has run. Done here, on its own, and timed.
+  // Eleven million fresh rows wake autovacuum, which would then share the two cores with the rounds: a
+  // comparison is looked at after its sweep, by which time it has run. Done here, on its own, and timed.
   const vacuumed = performance.now();
   const client = new pg.Client({ connectionString: service.databaseUrl });
   await client.connect();
@@ -146,8 +147,8 @@ try {
     await uncached.stop();
     await rm(uncachedDir, { recursive: true, force: true });
   });
-  // The service that reads every curve goes first in each round, so in round 0 the first look on the other one
-  // comes from a browser that has already started and compiled the UI once, as a reader's has.
+  // The service that reads every curve goes first in each round, so in round 0 the first look on the other
+  // one comes from a browser that has already started and compiled the UI once, as a reader's has.
   const services = [
     { label: 'read', url: uncached.url },
     { label: 'cached', url: service.url },
@@ -158,9 +159,9 @@ try {
   );
   const first = keyName(0);
   const second = keyName(1);
-  // Round 0 warms the browser and the services; it is not counted in the medians, and its loads on the service that
-  // keeps curves are reported on their own: the first look at each experiment, whose curves that service has not
-  // read before (src/server/metrics/curve-cache.ts).
+  // Round 0 warms the browser and the services; it is not counted in the medians, and its loads on the
+  // service that keeps curves are reported on their own: the first look at each experiment, whose curves that
+  // service has not read before (src/server/metrics/curve-cache.ts).
   const firstDrawn = new Map<string, number>();
   // Each service process and the browser first draw a small comparison of their own, so that a first look is
   // the first read of its curves, not also the process's first request on these routes (V8 still interpreting
@@ -179,9 +180,9 @@ try {
   log(
     `warm-up comparison (${WARMUP_RUNS} runs) drawn in ${[...coldDrawn].map(([k, d]) => `${k} ${ms(d)}`).join(', ')} ms`,
   );
-  // Then each process answers the large experiment's curves of its last key, which no round draws, a few times:
-  // V8 optimises the code that answers a hundred curves only once it has run it, which would otherwise land on
-  // whichever look comes first, not on the reads.
+  // Then each process answers the large experiment's curves of its last key, which no round draws, a few
+  // times: V8 optimises the code that answers a hundred curves only once it has run it, which would otherwise
+  // land on whichever look comes first, not on the reads.
   const warmKey = keyName(o.keys - 1);
   const warmReads = new Map<string, number[]>();
   for (const v of services) {
@@ -245,8 +246,8 @@ try {
     log(`round ${round} done${round === 0 ? ' (warm-up)' : `: drawn (ms) ${drawn}`}`);
   }
 
-  // The page's one read of every curve of the first key (comparePoints: 500 points a curve past 10 runs), on its
-  // own, from this process: what the service spends answering it, without the browser.
+  // The page's one read of every curve of the first key (comparePoints: 500 points a curve past 10 runs), on
+  // its own, from this process: what the service spends answering it, without the browser.
   const curvesMs = new Map<string, number[]>();
   for (const v of services)
     for (const s of seeded) {

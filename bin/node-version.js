@@ -16,11 +16,12 @@ export function nodeVersionProblem(version) {
 }
 
 /**
- * Whether `version` is in `range`, for the part of npm's range syntax an engines field needs: sets joined by
- * `||`, each a list of comparators (`^1.2.3`, `>=1.2.3`, `>1.2.3`, `<=1.2.3`, `<1.2.3`, `=1.2.3`, `1.2.3`). Any
- * other form throws, so a new engines range outside it fails test/cli/node-version.test.ts rather than passing
- * quietly. Nightly and release-candidate builds count as their version. Written here instead of loading semver:
- * every `assay` start checks it, once per managed run, and semver's regular expressions cost ~25 ms of CPU.
+ * Whether `version` is in `range`, for the part of npm's range syntax an engines field needs: sets joined
+ * by `||`, each a list of comparators (`^1.2.3`, `>=1.2.3`, `>1.2.3`, `<=1.2.3`, `<1.2.3`, `=1.2.3`,
+ * `1.2.3`). Any other form throws, so a new engines range outside it fails test/cli/node-version.test.ts
+ * rather than passing quietly. Nightly and release-candidate builds count as their version. Written here
+ * instead of loading semver: every `assay` start checks it, once per managed run, and semver's regular
+ * expressions cost ~25 ms of CPU.
  */
 export function satisfiesRange(version, range) {
   const have = numbers(version.replace(/[-+].*$/, ''), version);

@@ -1,5 +1,5 @@
-// A runner in one screen: config → start → heartbeat loop → outputs uploaded as they appear → succeed or fail.
-// Run it as a managed worker would: SERVICE_SERVER_URL, SERVICE_API_KEY, SERVICE_EXPERIMENT_ID,
+// A runner in one screen: config → start → heartbeat loop → outputs uploaded as they appear → succeed or
+// fail. Run it as a managed worker would: SERVICE_SERVER_URL, SERVICE_API_KEY, SERVICE_EXPERIMENT_ID,
 // SERVICE_VARIATION and SERVICE_RUN in the environment (`assay run -- <cmd>` does the same for any program).
 import { writeFile } from 'node:fs/promises';
 import { Client, environmentSnapshot } from '../src/client/index.ts';

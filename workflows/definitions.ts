@@ -1,17 +1,20 @@
 // The workflows' signal, query and search attributes, defined once: the workflows handle and set them, the
-// service sends and sets them (src/orchestrator/temporal-orchestrator.ts). Nothing here runs activities, so the
-// service may import it.
+// service sends and sets them (src/orchestrator/temporal-orchestrator.ts). Nothing here runs activities, so
+// the service may import it.
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { RunState, SweepProgress } from '@assay/contract';
 import type { ManagedRunRef, WorkflowLabels } from './saga-types.ts';
 
-/** Sent by the service when a run starts, ends or is asked to cancel: a nudge to look now instead of at the next poll. */
+/**
+ * Sent by the service when a run starts, ends or is asked to cancel: a nudge to look now instead of at the
+ * next poll.
+ */
 export const runChangedSignal = defineSignal('runChanged');
 
 /**
- * Sent by a sweep's managed run to the sweep as soon as its run is terminal, before the saga concludes (outputs,
- * instance, key): the sweep starts its next run then, not after the conclusion.
+ * Sent by a sweep's managed run to the sweep as soon as its run is terminal, before the saga concludes
+ * (outputs, instance, key): the sweep starts its next run then, not after the conclusion.
  */
 export const runEndedSignal = defineSignal<[{ runId: string; state: RunState }]>('runEnded');
 
@@ -19,9 +22,9 @@ export const runEndedSignal = defineSignal<[{ runId: string; state: RunState }]>
 export const progressQuery = defineQuery<SweepProgress>('progress');
 
 /**
- * The search attributes of managed-run and sweep workflows, so that "every run of this sweep" is one filter in
- * the Temporal UI (`AssaySweepId = '…'`). The embedded dev server registers them at start; a cluster's operator
- * registers them once (docs/production.md).
+ * The search attributes of managed-run and sweep workflows, so that "every run of this sweep" is one filter
+ * in the Temporal UI (`AssaySweepId = '…'`). The embedded dev server registers them at start; a cluster's
+ * operator registers them once (docs/production.md).
  */
 export const SEARCH_ATTRIBUTES = {
   experimentId: defineSearchAttributeKey('AssayExperimentId', SearchAttributeType.KEYWORD),
@@ -31,7 +34,10 @@ export const SEARCH_ATTRIBUTES = {
   owner: defineSearchAttributeKey('AssayOwner', SearchAttributeType.KEYWORD),
 };
 
-/** `Name=Type` as `temporal server start-dev --search-attribute` and `temporal operator search-attribute create` take them. */
+/**
+ * `Name=Type` as `temporal server start-dev --search-attribute` and `temporal operator search-attribute
+ * create` take them.
+ */
 export const SEARCH_ATTRIBUTE_DEFINITIONS = Object.values(SEARCH_ATTRIBUTES).map(
   (key) => `${key.name}=${key.type === SearchAttributeType.INT ? 'Int' : 'Keyword'}`,
 );

@@ -43,7 +43,9 @@ export interface ManagedRunInput extends ManagedRunRef {
   settings: SagaSettings;
   /** Instance losses this run may still recover from; the settings' maximum when absent. */
   recoveriesLeft?: number;
-  /** Set by a sweep: signal it `runEnded` as soon as the runner has ended the run (workflows/managed-run.ts). */
+  /**
+   * Set by a sweep: signal it `runEnded` as soon as the runner has ended the run (workflows/managed-run.ts).
+   */
   releasesSlot?: boolean;
   /** Set when the workflow continued as new while watching: provisioning and start are behind it. */
   watching?: { slicesDone: number };

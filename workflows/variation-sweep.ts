@@ -23,7 +23,9 @@ const service = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
-/** A recovered run counts as its last recovery's outcome: that is the run that carried the work to the end. */
+/**
+ * A recovered run counts as its last recovery's outcome: that is the run that carried the work to the end.
+ */
 function finalState(result: ManagedRunResult): Slot {
   let last = result;
   while (last.recoveredBy) last = last.recoveredBy;

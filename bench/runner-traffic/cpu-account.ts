@@ -1,4 +1,5 @@
-// Where the CPU went during a phase: the server, its database's PostgreSQL backends, this load client, the rest.
+// Where the CPU went during a phase: the server, its database's PostgreSQL backends, this load client, the
+// rest.
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { databaseUrl } from './postgres.ts';
@@ -41,7 +42,9 @@ async function machineBusyS(): Promise<number> {
   return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / TICKS_PER_S;
 }
 
-/** Takes snapshots for one server (its process group) and its database (backends found via pg_stat_activity). */
+/**
+ * Takes snapshots for one server (its process group) and its database (backends found via pg_stat_activity).
+ */
 export async function cpuAccount(serverPgid: number, database: string) {
   const admin = new pg.Client({ connectionString: databaseUrl('postgres'), connectionTimeoutMillis: 10_000 });
   await admin.connect();
@@ -76,7 +79,8 @@ export type CpuAccount = Awaited<ReturnType<typeof cpuAccount>>;
 export function cpuSplit(before: CpuSnapshot, after: CpuSnapshot, operations: number): CpuSplit {
   const seconds = (after.atMs - before.atMs) / 1000;
   const server = after.server.cpuS - before.server.cpuS;
-  // Backends that started during the phase count whole; ones that ended during it are lost (pools keep theirs).
+  // Backends that started during the phase count whole; ones that ended during it are lost (pools keep
+  // theirs).
   let postgres = 0;
   for (const [pid, s] of after.backends) postgres += s - (before.backends.get(pid) ?? 0);
   const client = after.clientS - before.clientS;

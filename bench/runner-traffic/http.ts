@@ -1,4 +1,5 @@
-// A JSON client over one keep-alive undici Pool per server: the lowest-overhead way Node has to send the load.
+// A JSON client over one keep-alive undici Pool per server: the lowest-overhead way Node has to send the
+// load.
 import { Pool } from 'undici';
 
 export class JsonHttp {
@@ -34,8 +35,8 @@ export class JsonHttp {
   }
 
   /**
-   * `call` for untimed setup and teardown: retried (up to 3 times) when the connection closed before any answer,
-   * as uvicorn does to a keep-alive connection whose idle timer fired while its worker was busy.
+   * `call` for untimed setup and teardown: retried (up to 3 times) when the connection closed before any
+   * answer, as uvicorn does to a keep-alive connection whose idle timer fired while its worker was busy.
    */
   async setupCall<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     for (let attempt = 1; ; attempt++) {

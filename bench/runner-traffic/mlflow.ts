@@ -1,4 +1,5 @@
-// The MLflow tracking server (from .venv/bench) on its own PostgreSQL database, and its nearest runner lifecycle.
+// The MLflow tracking server (from .venv/bench) on its own PostgreSQL database, and its nearest runner
+// lifecycle.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
@@ -16,8 +17,8 @@ export const MLFLOW_BIN = path.join(repoRoot, '.venv/bench/bin/mlflow');
 export const MLFLOW_WORKERS = 4;
 
 /**
- * Installs MLflow into .venv/bench the first time (scripts/setup-bench-tools.sh: a few minutes, then a no-op);
- * answers why it could not, or undefined when MLflow is there.
+ * Installs MLflow into .venv/bench the first time (scripts/setup-bench-tools.sh: a few minutes, then a
+ * no-op); answers why it could not, or undefined when MLflow is there.
  */
 let ensured: { missing: string | undefined } | undefined;
 export function ensureMlflow(): string | undefined {

@@ -16,7 +16,9 @@ const USER = '00000000-0000-4000-8000-00000000000u';
 const EXPERIMENT = '00000000-0000-4000-8000-00000000000e';
 const R = -424242;
 
-/** pgbench's SQL for one parameter: the run number and the ids become pgbench variables, the rest literals. */
+/**
+ * pgbench's SQL for one parameter: the run number and the ids become pgbench variables, the rest literals.
+ */
 function pgbenchValue(value: unknown): string {
   if (value === USER) return ':user';
   if (value === EXPERIMENT) return ':exp';
@@ -28,8 +30,9 @@ function pgbenchValue(value: unknown): string {
 }
 
 /**
- * The statements a lone heartbeat (`heartbeats()` in run-service.ts) sends, captured by calling it on a recording database, so the
- * script follows the service's SQL wherever it goes. Parameters $1…$n become pgbench variables or literals.
+ * The statements a lone heartbeat (`heartbeats()` in run-service.ts) sends, captured by calling it on a
+ * recording database, so the script follows the service's SQL wherever it goes. Parameters $1…$n become
+ * pgbench variables or literals.
  */
 export async function heartbeatScript(variation: number, runs: number): Promise<string> {
   const statements: string[] = [];
@@ -59,7 +62,8 @@ export async function heartbeatScript(variation: number, runs: number): Promise<
   };
   // Alone in its window, as pgbench sends it, a heartbeat takes the service's one-run statement.
   await heartbeats(db)(principal, { experimentId: EXPERIMENT, n: variation, r: R });
-  // pgbench reads one statement per line (or up to the semicolon); its variables are substituted per transaction.
+  // pgbench reads one statement per line (or up to the semicolon); its variables are substituted per
+  // transaction.
   return [`\\set r random(1, ${runs})`, ...statements.map((s) => `${s};`)].join('\n') + '\n';
 }
 
@@ -82,8 +86,9 @@ export interface PgbenchResult extends PhaseResult {
 }
 
 /**
- * `pgbench -c clients -j 2 -T seconds -M prepared` with the heartbeat script on `database`; the per-transaction
- * log gives the same window (warm-up excluded) and percentiles as the HTTP phases. Killed if it overruns.
+ * `pgbench -c clients -j 2 -T seconds -M prepared` with the heartbeat script on `database`; the
+ * per-transaction log gives the same window (warm-up excluded) and percentiles as the HTTP phases. Killed if
+ * it overruns.
  */
 export async function runPgbench(
   pgbench: string,
@@ -144,7 +149,8 @@ export async function runPgbench(
     const started = performance.now();
     const snapshots: CpuSnapshot[] = [];
     const cpu = await cpuAccount(child.pid!, database).catch(() => undefined);
-    // Backends exit with pgbench, taking their CPU times along: the last snapshot before the end is what counts.
+    // Backends exit with pgbench, taking their CPU times along: the last snapshot before the end is what
+    // counts.
     const sampler = setInterval(
       () =>
         void cpu?.snapshot().then(
@@ -180,7 +186,8 @@ export async function runPgbench(
     ends.forEach((end, i) => {
       if (end >= from && end < to) window.add(lats[i]!);
     });
-    // Between the first and the last snapshot, at pgbench's steady rate; the "server" of the split is pgbench itself.
+    // Between the first and the last snapshot, at pgbench's steady rate; the "server" of the split is pgbench
+    // itself.
     const [first, last] = [snapshots[1], snapshots.at(-2)];
     const sampled =
       first && last && last.atMs > first.atMs

@@ -1,4 +1,5 @@
-// Databases of the benchmark: each target gets a fresh one of its own on the shared server, dropped at the end.
+// Databases of the benchmark: each target gets a fresh one of its own on the shared server, dropped at the
+// end.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
@@ -30,7 +31,10 @@ export async function dropDatabase(name: string): Promise<void> {
   await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
 
-/** Connections still free on the server for us: max_connections less the reserved ones, the ones in use and a margin for others. */
+/**
+ * Connections still free on the server for us: max_connections less the reserved ones, the ones in use and a
+ * margin for others.
+ */
 export async function freeConnections(margin = 10): Promise<{ max: number; used: number; free: number }> {
   return withAdmin(async (c) => {
     const { rows } = await c.query<{ max: number; reserved: number; used: number }>(

@@ -43,7 +43,9 @@ const cpu = (p: PhaseResult) =>
   p.cpu ? `${ms(p.cpu.msPerOp.server)} (${p.cpu.cores.server.toFixed(2)} cores)` : 'n/a';
 const cores = (x: number) => x.toFixed(2);
 
-/** One line of the CPU table: who kept the cores busy during a phase, and the CPU each spent per operation. */
+/**
+ * One line of the CPU table: who kept the cores busy during a phase, and the CPU each spent per operation.
+ */
 function cpuLine(label: string, phase: string, p: PhaseResult): string | undefined {
   if (!p.cpu) return undefined;
   const { cores: c, msPerOp: m, serverWaiting } = p.cpu;

@@ -31,7 +31,9 @@ const PAGE = 4096;
 /** USER_HZ: the unit of utime and stime in /proc/<pid>/stat, 100 on every Linux we run on. */
 const TICKS_PER_S = 100;
 
-/** The processes of the process group `pgid` (a full /proc scan: costly on a busy machine, so done rarely). */
+/**
+ * The processes of the process group `pgid` (a full /proc scan: costly on a busy machine, so done rarely).
+ */
 export async function groupPids(pgid: number): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
@@ -96,7 +98,8 @@ export async function groupUsage(pgid: number): Promise<Usage> {
 
 /**
  * Samples a process group's RSS every 250 ms; `peak()` is the highest seen. The group's members are looked up
- * every 5 s only, so the sampler costs the load client (and the cores it shares with the server) next to nothing.
+ * every 5 s only, so the sampler costs the load client (and the cores it shares with the server) next to
+ * nothing.
  */
 export function rssSampler(pgid: number) {
   let peak = 0;

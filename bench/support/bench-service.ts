@@ -26,7 +26,9 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
-/** Starts the service with `env` (orchestrator off, a temp data directory) and returns its URL and admin key. */
+/**
+ * Starts the service with `env` (orchestrator off, a temp data directory) and returns its URL and admin key.
+ */
 export async function startBenchService(
   bench: string,
   env: Record<string, string> = {},

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { procMemory } from './report.ts';
 import type { UploadReport } from './upload-child.ts';
 
-/** One client upload of `files` in a child process (HOME and the upload store in `home`); its report and sampled peak RSS. */
+/**
+ * One client upload of `files` in a child process (HOME and the upload store in `home`); its report and
+ * sampled peak RSS.
+ */
 export async function clientUpload(o: {
   serverUrl: string;
   apiKey: string;

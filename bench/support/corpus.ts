@@ -67,7 +67,9 @@ function cdf(count: number, firstRank: number, exponent: number): Float64Array {
   return out;
 }
 
-/** `contentWords` made-up words of 2–4 syllables (distinct), after the stop words; Zipf exponent `exponent`. */
+/**
+ * `contentWords` made-up words of 2–4 syllables (distinct), after the stop words; Zipf exponent `exponent`.
+ */
 export function vocabulary(seed: number, contentWords: number, exponent = 1): Vocabulary {
   const random = prng(seed);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;

@@ -39,7 +39,9 @@ async function call<T>(
   return json;
 }
 
-/** A second asset with the same components (sizes, checksums and part layout): fresh presigned URLs for curl. */
+/**
+ * A second asset with the same components (sizes, checksums and part layout): fresh presigned URLs for curl.
+ */
 export function presign(
   api: { url: string; key: string },
   name: string,
@@ -60,7 +62,10 @@ export function finalize(api: { url: string; key: string }, assetId: string): Pr
   return call(api, 'PUT', `/assets/${encodeURIComponent(assetId)}/finalize`);
 }
 
-/** Copies `size` bytes at `offset` of `source` into `target` (part files for curl, written before the clock starts). */
+/**
+ * Copies `size` bytes at `offset` of `source` into `target` (part files for curl, written before the clock
+ * starts).
+ */
 async function copyRange(source: string, target: string, offset: number, size: number): Promise<void> {
   const from = await open(source, 'r');
   const to = await open(target, 'w');
@@ -77,7 +82,10 @@ async function copyRange(source: string, target: string, offset: number, size: n
   }
 }
 
-/** The PUTs of an asset's uploads: whole files as they are, multipart components cut into part files in `partDir`. */
+/**
+ * The PUTs of an asset's uploads: whole files as they are, multipart components cut into part files in
+ * `partDir`.
+ */
 export async function curlPuts(
   asset: PresignedAsset,
   files: readonly BenchFile[],
@@ -116,7 +124,10 @@ function curl(put: CurlPut): Promise<void> {
   });
 }
 
-/** Runs every PUT with `parallel` curl processes at a time; answers the seconds from the first start to the last exit. */
+/**
+ * Runs every PUT with `parallel` curl processes at a time; answers the seconds from the first start to the
+ * last exit.
+ */
 export async function runCurl(puts: readonly CurlPut[], parallel: number): Promise<number> {
   let next = 0;
   const started = performance.now();
@@ -129,8 +140,8 @@ export async function runCurl(puts: readonly CurlPut[], parallel: number): Promi
 }
 
 /**
- * The whole curl upload of `files`: presign a new asset, cut part files (untimed), PUT everything with `parallel`
- * curl processes (timed), then finalize (timed apart: the service's size and sha256 checks).
+ * The whole curl upload of `files`: presign a new asset, cut part files (untimed), PUT everything with
+ * `parallel` curl processes (timed), then finalize (timed apart: the service's size and sha256 checks).
  */
 export async function curlUpload(
   api: { url: string; key: string },

@@ -26,8 +26,8 @@ export interface Loaded {
 }
 
 /**
- * Opens `url` in a fresh context (a cold HTTP cache) signed in with `key` (the UI keeps it in sessionStorage),
- * and times it until `ready` holds.
+ * Opens `url` in a fresh context (a cold HTTP cache) signed in with `key` (the UI keeps it in
+ * sessionStorage), and times it until `ready` holds.
  */
 export async function openTimed(browser: Browser, url: string, key: string, ready: string): Promise<Loaded> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

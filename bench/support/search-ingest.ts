@@ -43,7 +43,9 @@ export async function postDocument(
   return body.id;
 }
 
-/** Documents `from`…`to - 1` through the API, `concurrency` at a time; answers the seconds taken and the ids. */
+/**
+ * Documents `from`…`to - 1` through the API, `concurrency` at a time; answers the seconds taken and the ids.
+ */
 export async function postDocuments(
   api: { url: string; key: string; dispatcher: Dispatcher },
   v: Vocabulary,
@@ -114,7 +116,10 @@ export async function insertDocuments(
   return sqlSeconds;
 }
 
-/** Rows the service indexed itself whose vectors differ from SEARCH_VECTOR or RANK_VECTOR (0 when the bulk load matches). */
+/**
+ * Rows the service indexed itself whose vectors differ from SEARCH_VECTOR or RANK_VECTOR (0 when the bulk
+ * load matches).
+ */
 export async function verifySearchVectors(pool: pg.Pool, ids: readonly string[]): Promise<number> {
   const rows = await pool.query<{ n: string }>(
     `SELECT count(*) AS n FROM assets WHERE id = ANY($1::uuid[]) AND (search_vector IS DISTINCT FROM (${SEARCH_VECTOR}) OR rank_vector IS DISTINCT FROM (${RANK_VECTOR}))`,

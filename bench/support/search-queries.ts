@@ -1,4 +1,5 @@
-// Timed searches: GET /search over HTTP, and the very SQL the service runs for it, sent straight to PostgreSQL.
+// Timed searches: GET /search over HTTP, and the very SQL the service runs for it, sent straight to
+// PostgreSQL.
 import type pg from 'pg';
 import { type Dispatcher, request } from 'undici';
 import type { Principal } from '../../src/server/auth/principal.ts';
@@ -76,10 +77,10 @@ export async function sqlSearch(
 }
 
 /**
- * The baseline: the statement of src/server/search/search-repository.ts before migration 010 (commit eb1cc34),
- * which picked the candidates by scoring every match on rank_vector, then ranked the best 200 on search_vector.
- * Personal scope, no kind filter, the same parameters as the recorded statement ($1 user, $2 run, $3 query, $4
- * page size).
+ * The baseline: the statement of src/server/search/search-repository.ts before migration 010 (commit
+ * eb1cc34), which picked the candidates by scoring every match on rank_vector, then ranked the best 200 on
+ * search_vector. Personal scope, no kind filter, the same parameters as the recorded statement ($1 user, $2
+ * run, $3 query, $4 page size).
  */
 export const BASELINE_SQL = `WITH query AS (SELECT websearch_to_tsquery('english', $3) AS q),
      candidates AS (

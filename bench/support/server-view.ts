@@ -1,7 +1,7 @@
-// What our server saw of a benchmark window, from its own /metrics (prom-client): how long it took over one route
-// (its request histogram, from the request's arrival to the answer) and how late its event loop ran. Against the
-// latency the load client measured, this splits a slow batch into time inside the server and time outside it
-// (the client, the kernel, waiting for a core).
+// What our server saw of a benchmark window, from its own /metrics (prom-client): how long it took over one
+// route (its request histogram, from the request's arrival to the answer) and how late its event loop ran.
+// Against the latency the load client measured, this splits a slow batch into time inside the server and time
+// outside it (the client, the kernel, waiting for a core).
 
 /** The cumulative bucket counts of one route's requests, and the event loop's delay since the last scrape. */
 interface Scrape {

@@ -12,8 +12,9 @@ export interface UploadReport {
   /** VmHWM at the end: the process's peak RSS. */
   peakRss: number;
   /**
-   * Seconds from uploadAsync: the create request (POST /assets; files are hashed during the transfer) sent and answered, the finalize
-   * request (PUT …/finalize, after every storage PUT was answered) sent and answered.
+   * Seconds from uploadAsync: the create request (POST /assets; files are hashed during the transfer) sent
+   * and answered, the finalize request (PUT …/finalize, after every storage PUT was answered) sent and
+   * answered.
    */
   createS: number;
   createdS: number;

@@ -1,4 +1,5 @@
-// Data for the web UI's render benchmark, created through the real API with a bounded number of calls in flight.
+// Data for the web UI's render benchmark, created through the real API with a bounded number of calls in
+// flight.
 import { Agent, request } from 'undici';
 
 export interface SeedApi {
@@ -39,8 +40,8 @@ export async function bounded(count: number, concurrency: number, task: (i: numb
 }
 
 /**
- * `experiments` draft experiments in the key's personal scope, then one committed experiment (created last, so
- * newest) with two variations and `runs` pending runs split between them; answers the committed one's id.
+ * `experiments` draft experiments in the key's personal scope, then one committed experiment (created last,
+ * so newest) with two variations and `runs` pending runs split between them; answers the committed one's id.
  */
 export async function seedScope(
   api: SeedApi,

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Entrypoint of the seaweedfs service: SeaweedFS in one process (master, volume, filer and the S3 gateway on
-# :8333) with a single S3 identity whose keys come from the environment (S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY).
-# SeaweedFS reads identities only from a JSON file (-s3.config), so this writes one into the container's /tmp
-# (mode 600, rewritten at every start, never in the image or the repository) and then hands over to the image's
-# own entrypoint, which keeps its defaults for `server` (-dir=/data, -volume.max=0, 1 GiB volumes) and drops
-# root for its `seaweed` user.
+# :8333) with a single S3 identity whose keys come from the environment (S3_ACCESS_KEY_ID,
+# S3_SECRET_ACCESS_KEY). SeaweedFS reads identities only from a JSON file (-s3.config), so this writes one
+# into the container's /tmp (mode 600, rewritten at every start, never in the image or the repository) and
+# then hands over to the image's own entrypoint, which keeps its defaults for `server` (-dir=/data,
+# -volume.max=0, 1 GiB volumes) and drops root for its `seaweed` user.
 set -eu
 : "${S3_ACCESS_KEY_ID:?set S3_ACCESS_KEY_ID}"
 : "${S3_SECRET_ACCESS_KEY:?set S3_SECRET_ACCESS_KEY}"

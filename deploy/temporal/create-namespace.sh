@@ -1,7 +1,7 @@
 #!/bin/sh
-# One-shot (temporal-create-namespace service, temporalio/admin-tools image): waits until the Temporal frontend
-# answers, then creates the namespace unless it exists. The server image (unlike the old auto-setup image)
-# creates no namespace of its own.
+# One-shot (temporal-create-namespace service, temporalio/admin-tools image): waits until the Temporal
+# frontend answers, then creates the namespace unless it exists. The server image (unlike the old auto-setup
+# image) creates no namespace of its own.
 set -eu
 address="${TEMPORAL_ADDRESS:-temporal:7233}"
 namespace="${NAMESPACE:-default}"
@@ -29,8 +29,9 @@ else
   exit 1
 fi
 
-# Assay's search attributes (workflows/definitions.ts), so that the Temporal UI filters workflows by experiment,
-# sweep, variation, run and owner. Creating one that exists fails; what counts is that it is listed afterwards.
+# Assay's search attributes (workflows/definitions.ts), so that the Temporal UI filters workflows by
+# experiment, sweep, variation, run and owner. Creating one that exists fails; what counts is that it is
+# listed afterwards.
 for attribute in AssayExperimentId=Keyword AssaySweepId=Keyword AssayVariation=Int AssayRun=Int AssayOwner=Keyword; do
   name="${attribute%%=*}"
   temporal operator search-attribute create --namespace "$namespace" --name "$name" --type "${attribute#*=}" \

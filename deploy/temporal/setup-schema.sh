@@ -1,6 +1,7 @@
 #!/bin/sh
-# One-shot (temporal-schema service, temporalio/admin-tools image): creates Temporal's two PostgreSQL databases
-# if missing and brings both schemas up to the version this admin-tools image ships. Every step is idempotent:
+# One-shot (temporal-schema service, temporalio/admin-tools image): creates Temporal's two PostgreSQL
+# databases if missing and brings both schemas up to the version this admin-tools image ships. Every step is
+# idempotent:
 # `create` accepts an existing database, `setup-schema -v 0.0` leaves a newer version alone, and
 # `update-schema` applies only the versions not yet recorded. Run it again after changing the image tags to
 # upgrade the schema (docs/production.md).

@@ -26,7 +26,8 @@ ensure_pip_venv() {
   if [[ ! -x "$venv/bin/python" ]]; then
     log "creating venv $venv with $("$python" --version 2>&1)"
     if ! "$python" -m venv "$venv"; then
-      # Debian ships venv without ensurepip unless python3-venv is installed; bootstrap pip with the system pip instead.
+      # Debian ships venv without ensurepip unless python3-venv is installed; bootstrap pip with the system
+      # pip instead.
       log "python3 -m venv failed; retrying without ensurepip and bootstrapping pip from the system pip"
       rm -rf "$venv"
       "$python" -m venv --without-pip "$venv"

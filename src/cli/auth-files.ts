@@ -1,4 +1,5 @@
-// What `assay auth login` writes: config.yaml merged in place (comments and other keys kept), credentials.yaml replaced.
+// What `assay auth login` writes: config.yaml merged in place (comments and other keys kept),
+// credentials.yaml replaced.
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument, stringify } from 'yaml';

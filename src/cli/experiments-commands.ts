@@ -1,4 +1,5 @@
-// `assay experiments …`: list, show, create (from flags or a YAML file), and the state moves a researcher makes by hand.
+// `assay experiments …`: list, show, create (from flags or a YAML file), and the state moves a researcher
+// makes by hand.
 import { parseDocument } from 'yaml';
 import type { ExperimentData, ExperimentState } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
@@ -130,7 +131,9 @@ export async function retract(id: string, values: RetractOptions): Promise<numbe
   return 0;
 }
 
-/** The experiment YAML: a mapping of known keys only, so a typo is caught here rather than silently dropped. */
+/**
+ * The experiment YAML: a mapping of known keys only, so a typo is caught here rather than silently dropped.
+ */
 export function parseExperimentFile(file: string, source: string) {
   const doc = parseDocument(source);
   if (doc.errors.length > 0)

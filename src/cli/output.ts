@@ -53,7 +53,10 @@ function clip(value: string): string {
   return flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
 }
 
-/** Prints an error the way every command does and answers the exit code: 1 operation failed, 2 usage or config, 130 interrupted. */
+/**
+ * Prints an error the way every command does and answers the exit code: 1 operation failed, 2 usage or
+ * config, 130 interrupted.
+ */
 export function reportError(error: unknown): number {
   if (error instanceof Interrupted) {
     process.stderr.write('\ninterrupted\n');

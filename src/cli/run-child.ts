@@ -1,4 +1,5 @@
-// The command `assay run` supervises: its own process group, signals forwarded to the group, TERM then KILL to stop.
+// The command `assay run` supervises: its own process group, signals forwarded to the group, TERM then KILL
+// to stop.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 
@@ -20,11 +21,12 @@ export interface Child {
 
 /**
  * Starts the command in a process group of its own, so a stop reaches the programs it started too (a shell
- * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us, not twice.
+ * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us, not
+ * twice.
  */
 export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): Child {
-  // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for good;
-  // an empty stdin fails fast instead. Piped stdin is passed on.
+  // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for
+  // good; an empty stdin fails fast instead. Piped stdin is passed on.
   const stdin = process.stdin.isTTY ? 'ignore' : 'inherit';
   const child = spawn(command[0]!, command.slice(1), {
     stdio: [stdin, 'inherit', 'inherit'],

@@ -10,7 +10,9 @@ export interface HeartbeatEvents {
   onError(error: unknown): void;
 }
 
-/** One heartbeat every interval, never two at once: a slow answer delays the next beat instead of piling up. */
+/**
+ * One heartbeat every interval, never two at once: a slow answer delays the next beat instead of piling up.
+ */
 export class Heartbeat {
   readonly #run: Run;
   readonly #intervalMs: number;
@@ -29,7 +31,9 @@ export class Heartbeat {
     this.#schedule();
   }
 
-  /** No further beats; resolves once the one in flight is answered, so no beat reaches a run already ended. */
+  /**
+   * No further beats; resolves once the one in flight is answered, so no beat reaches a run already ended.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);

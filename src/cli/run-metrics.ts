@@ -15,8 +15,8 @@ export interface MetricsTailEvents {
 }
 
 /**
- * Reads the file from where it left off every POLL_MS: complete lines are parsed and logged on the run, a last
- * line without its newline waits for the rest (or for finish(), when the command has exited).
+ * Reads the file from where it left off every POLL_MS: complete lines are parsed and logged on the run, a
+ * last line without its newline waits for the rest (or for finish(), when the command has exited).
  */
 export class MetricsFileTail {
   readonly #file: string;
@@ -50,7 +50,10 @@ export class MetricsFileTail {
     void (this.#reading ?? Promise.resolve()).then(() => handle?.close()).catch(() => undefined);
   }
 
-  /** After the command exited: reads what is left, the last line even without a newline, and stores every point. */
+  /**
+   * After the command exited: reads what is left, the last line even without a newline, and stores every
+   * point.
+   */
   async finish(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
@@ -128,10 +131,10 @@ export interface MetricsRecord {
 const NON_FINITE = new Set<string>(NON_FINITE_METRIC_VALUES);
 
 /**
- * One line of the metrics file: a JSON object with an optional `step` (a whole number) and `timestamp` (ISO 8601
- * text, or Unix seconds as Python's time.time() gives them), every other member a metric whose value is a
- * number or "NaN", "Infinity", "-Infinity". Python's json.dumps writes those three bare (`NaN`), which JSON does
- * not allow, so they are accepted bare too. Answers the record, or why the line is not one.
+ * One line of the metrics file: a JSON object with an optional `step` (a whole number) and `timestamp` (ISO
+ * 8601 text, or Unix seconds as Python's time.time() gives them), every other member a metric whose value is
+ * a number or "NaN", "Infinity", "-Infinity". Python's json.dumps writes those three bare (`NaN`), which JSON
+ * does not allow, so they are accepted bare too. Answers the record, or why the line is not one.
  */
 export function parseMetricsLine(text: string): MetricsRecord | string {
   let parsed: unknown;

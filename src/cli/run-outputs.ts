@@ -3,7 +3,10 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { AssetData, UploadHandle, UploadProgress } from '../client/index.ts';
 
-/** Starts the upload of one file (the crash-safe uploader's uploadAsync, once loaded); may reject when the file vanished. */
+/**
+ * Starts the upload of one file (the crash-safe uploader's uploadAsync, once loaded); may reject when the
+ * file vanished.
+ */
 export type StartUpload = (file: string, relativePath: string) => Promise<UploadHandle>;
 
 export interface OutputsOptions {
@@ -30,9 +33,10 @@ export interface OutputsSummary {
 }
 
 /**
- * Polls rather than using fs.watch: polling sees files in any subdirectory on every platform, and a file must be
- * quiet for `stableMs` anyway. Dot files and symlinks are skipped (write `.x.tmp`, then rename it to `x`).
- * A file is uploaded once while the command runs; one that changed after its upload is uploaded again at the end.
+ * Polls rather than using fs.watch: polling sees files in any subdirectory on every platform, and a file must
+ * be quiet for `stableMs` anyway. Dot files and symlinks are skipped (write `.x.tmp`, then rename it to `x`).
+ * A file is uploaded once while the command runs; one that changed after its upload is uploaded again at the
+ * end.
  */
 export class OutputsWatcher {
   readonly #dir: string;
@@ -54,8 +58,8 @@ export class OutputsWatcher {
   }
 
   /**
-   * Takes the files already in the directory as they are: a previous run's outputs are not this run's. They are
-   * uploaded only if the command changes them. Answers how many there were.
+   * Takes the files already in the directory as they are: a previous run's outputs are not this run's. They
+   * are uploaded only if the command changes them. Answers how many there were.
    */
   async baseline(): Promise<number> {
     const files = await listFiles(this.#dir);
@@ -92,7 +96,10 @@ export class OutputsWatcher {
     };
   }
 
-  /** Stops watching, uploads every file not yet uploaded (complete or not: the command is gone), waits for all. */
+  /**
+   * Stops watching, uploads every file not yet uploaded (complete or not: the command is gone), waits for
+   * all.
+   */
   async finish(): Promise<OutputsSummary> {
     this.#stopped = true;
     clearTimeout(this.#timer);

@@ -18,10 +18,10 @@ import type { UploadHandle, Uploader, UploadParams } from './uploads/uploader.ts
 // The uploader (undici, node:sqlite) is about half of what `assay run` would load before its run starts, and
 // most clients never upload: it is loaded on the first upload, or before it by prepareUploads. prepareUploads
 // imports it by a literal path, which a bundler follows (the runner's bundle, scripts/build-runner.ts) and
-// tsc rewrites to .js for the built package. Without it, the first upload loads it synchronously (require of an
-// ES module), so uploadAsync still registers the files in the recovery store before it returns; that path is
-// beside this file's own kind (the sources under type stripping, the built .js) and is absent from a bundle,
-// whose callers prepare first (src/cli/run-supervisor.ts does).
+// tsc rewrites to .js for the built package. Without it, the first upload loads it synchronously (require of
+// an ES module), so uploadAsync still registers the files in the recovery store before it returns; that path
+// is beside this file's own kind (the sources under type stripping, the built .js) and is absent from a
+// bundle, whose callers prepare first (src/cli/run-supervisor.ts does).
 type UploaderModule = typeof import('./uploads/uploader.ts');
 const requireHere = createRequire(import.meta.url);
 const uploaderModule = `./uploads/uploader${path.extname(import.meta.filename)}`;
@@ -87,7 +87,8 @@ export class Client extends ApiClient {
 
   /**
    * Registers every file in the local recovery store, then uploads in the background with
-   * `maxUploadWorkers` workers and finalizes; returns at once. A restarted process continues with resumeUploads().
+   * `maxUploadWorkers` workers and finalizes; returns at once. A restarted process continues with
+   * resumeUploads().
    */
   uploadAsync(params: UploadParams): UploadHandle {
     return this.#uploads().uploadAsync(params);

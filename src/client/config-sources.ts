@@ -45,7 +45,10 @@ export type Layer = Partial<Record<SettingName, Entry>>;
 
 const NAMES = Object.keys(YAML_KEYS) as SettingName[];
 
-/** Names a value's source in an error message: `SERVICE_TIMEOUT`, `timeout in /x/config.yaml`, `option timeout`. */
+/**
+ * Names a value's source in an error message: `SERVICE_TIMEOUT`, `timeout in /x/config.yaml`, `option
+ * timeout`.
+ */
 export function where(name: SettingName, source: SettingSource): string {
   if (source.kind === 'env') return source.variable;
   if (source.kind === 'file') return `${YAML_KEYS[name]} in ${source.path}`;
@@ -85,9 +88,9 @@ export function envLayer(env: Readonly<Record<string, string | undefined>>): Lay
 }
 
 /**
- * One YAML file's layer; an optional file that does not exist gives an empty layer. Every known key is accepted
- * in every file (files may hold any subset); unknown keys are ignored with a warning, so a config.yaml
- * written by a newer client does not break an older one.
+ * One YAML file's layer; an optional file that does not exist gives an empty layer. Every known key is
+ * accepted in every file (files may hold any subset); unknown keys are ignored with a warning, so a
+ * config.yaml written by a newer client does not break an older one.
  */
 export function fileLayer(file: string, required: boolean, warnings: string[]): Layer {
   const mapping = readYamlMapping(file, required) ?? {};

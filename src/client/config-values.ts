@@ -5,8 +5,8 @@ export const DEFAULT_SERVER_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_MAX_UPLOAD_WORKERS = 2;
 /**
- * Files larger than this go in parts of this size (grown past 10,000 parts), each part hashed for the store to
- * verify on upload. Small enough for a resume to lose little, large enough for S3's 5 MiB minimum.
+ * Files larger than this go in parts of this size (grown past 10,000 parts), each part hashed for the store
+ * to verify on upload. Small enough for a resume to lose little, large enough for S3's 5 MiB minimum.
  */
 export const DEFAULT_UPLOAD_PART_BYTES = 64 * 1024 * 1024;
 

@@ -74,8 +74,8 @@ export function resolveSettings(
 }
 
 /**
- * Like resolveSettings, but a missing API key is not an error: for `assay auth status` and `assay auth login`,
- * which must work before any key exists. Invalid values still throw ConfigError.
+ * Like resolveSettings, but a missing API key is not an error: for `assay auth status` and `assay auth
+ * login`, which must work before any key exists. Invalid values still throw ConfigError.
  */
 export function inspectSettings(
   options: SettingsOptions = {},
@@ -117,7 +117,9 @@ export function resolveSettingsFromFile(
   return requireApiKey(resolveLayers(layers, warnings), hint);
 }
 
-/** Masks a key for display: keeps a `sk_<kind>_` prefix and the last 4 characters, e.g. `sk_user_****wxyz`. */
+/**
+ * Masks a key for display: keeps a `sk_<kind>_` prefix and the last 4 characters, e.g. `sk_user_****wxyz`.
+ */
 export function maskKey(key: string): string {
   const prefix = /^sk_[a-z]+_/.exec(key)?.[0] ?? '';
   const rest = key.slice(prefix.length);
@@ -125,7 +127,9 @@ export function maskKey(key: string): string {
   return rest.length >= 12 ? `${prefix}****${rest.slice(-4)}` : `${prefix}****`;
 }
 
-/** One-line description of a source, e.g. `env SERVICE_API_KEY` or `file /home/me/.assay/credentials.yaml`. */
+/**
+ * One-line description of a source, e.g. `env SERVICE_API_KEY` or `file /home/me/.assay/credentials.yaml`.
+ */
 export function describeSource(source: SettingSource): string {
   switch (source.kind) {
     case 'option':
@@ -174,7 +178,8 @@ function resolveLayers(layers: Layer[], warnings: string[]): ResolvedSettings<Pa
   });
 }
 
-// The first layer that has the setting decides it; only its value is checked, lower layers are never consulted.
+// The first layer that has the setting decides it; only its value is checked, lower layers are never
+// consulted.
 function take<T>(
   layers: Layer[],
   name: SettingName,

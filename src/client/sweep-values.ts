@@ -2,11 +2,12 @@
 // CLI's `--set PATH=…` and the web UI's sweep form.
 
 /**
- * The values of one grid axis from comma-separated text. Each value is trimmed and read as JSON when it parses
- * (numbers, booleans, null, quoted strings, arrays, objects), else taken as the text itself. A comma splits
- * only outside `[…]`, `{…}` and double-quoted strings; inside a double-quoted string a backslash escapes the
- * next character as in JSON (`"a\"b"` is `a"b`), elsewhere it is an ordinary character, and so is a closing
- * bracket with no opening one. Throws an Error starting `empty value` when a value is empty (`1,,2`, `1,`).
+ * The values of one grid axis from comma-separated text. Each value is trimmed and read as JSON when it
+ * parses (numbers, booleans, null, quoted strings, arrays, objects), else taken as the text itself. A comma
+ * splits only outside `[…]`, `{…}` and double-quoted strings; inside a double-quoted string a backslash
+ * escapes the next character as in JSON (`"a\"b"` is `a"b`), elsewhere it is an ordinary character, and so is
+ * a closing bracket with no opening one. Throws an Error starting `empty value` when a value is empty
+ * (`1,,2`, `1,`).
  *
  * @example parseSweepValues('0.1, adam, "a, b", [1, 2]') // [0.1, 'adam', 'a, b', [1, 2]]
  */

@@ -57,7 +57,9 @@ export class LaunchConfigError extends Error {
   override name = 'LaunchConfigError';
 }
 
-/** The operator's policy refuses this launch (a provider, an image, a subnet…): retrying will not help either. */
+/**
+ * The operator's policy refuses this launch (a provider, an image, a subnet…): retrying will not help either.
+ */
 export class ProvisionRefusedError extends LaunchConfigError {
   override name = 'ProvisionRefusedError';
 }
@@ -71,7 +73,10 @@ export function commandArgv(command: string | string[]): string[] {
   return [...argv];
 }
 
-/** The command's environment: launch_config.env below the injected variables, so a run cannot be pointed elsewhere. */
+/**
+ * The command's environment: launch_config.env below the injected variables, so a run cannot be pointed
+ * elsewhere.
+ */
 export function launchEnv(req: ProvisionRequest): Record<string, string> {
   return { ...req.launch.env, ...req.env };
 }

@@ -1,4 +1,5 @@
-// The EC2 provider's settings, read once from the environment; launch_config may override the machine fields per variation.
+// The EC2 provider's settings, read once from the environment; launch_config may override the machine fields
+// per variation.
 import { LAUNCH_PATTERNS } from '@assay/contract';
 import { ConfigError } from '../settings/config-error.ts';
 import type { Env } from '../settings/env-values.ts';
@@ -39,7 +40,8 @@ export function ec2Config(env: Env): Ec2Config {
     subnetId,
     securityGroupIds: Object.freeze(securityGroupIds),
     iamInstanceProfile,
-    // Unset, a list allows only the operator's own default: a user cannot pick another image, network or role.
+    // Unset, a list allows only the operator's own default: a user cannot pick another image, network or
+    // role.
     allowed: Object.freeze({
       image: allowlist(env, 'EC2_ALLOWED_IMAGES', [ami]),
       instance_type: allowlist(env, 'EC2_ALLOWED_INSTANCE_TYPES', [instanceType]),

@@ -1,5 +1,5 @@
-// Which machine fields a variation's launch block may ask EC2 for: the operator's allowlists, checked when the
-// variation is created and again when its run is provisioned.
+// Which machine fields a variation's launch block may ask EC2 for: the operator's allowlists, checked when
+// the variation is created and again when its run is provisioned.
 import type { Ec2Config } from './ec2-config.ts';
 
 /** Allowed values of one launch field; `any` only when the operator wrote `*`. */
@@ -24,7 +24,10 @@ const SETTING: Record<keyof Ec2LaunchAllowlists, string> = {
   iam_instance_profile: 'EC2_ALLOWED_IAM_INSTANCE_PROFILES',
 };
 
-/** The first machine field of a launch block (as stored: any JSON) that the allowlists refuse; undefined: all allowed. */
+/**
+ * The first machine field of a launch block (as stored: any JSON) that the allowlists refuse; undefined: all
+ * allowed.
+ */
 export function ec2LaunchRefusal(
   config: Ec2Config,
   launch: Record<string, unknown>,

@@ -1,4 +1,5 @@
-// Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent by ClientToken.
+// Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent by
+// ClientToken.
 import type { LaunchConfig, RunnableLaunchConfig } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import {
@@ -61,8 +62,8 @@ export class Ec2Provider implements ComputeProvider {
   }
 
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
-    // ClientToken makes a retried call safe on EC2; the tag lookup also covers endpoints that ignore tokens, and
-    // returns a terminated instance too, so a finished run is never started again.
+    // ClientToken makes a retried call safe on EC2; the tag lookup also covers endpoints that ignore tokens,
+    // and returns a terminated instance too, so a finished run is never started again.
     const existing = await this.#find(req.idempotencyKey, false);
     if (existing) return info(existing);
     this.checkLaunch(req.launch);
@@ -89,7 +90,8 @@ export class Ec2Provider implements ComputeProvider {
               ? { Arn: profile }
               : { Name: profile },
         UserData: Buffer.from(userData, 'utf8').toString('base64'),
-        // IMDSv2 only, one hop: the run's code cannot reach the instance role's credentials through a proxy or container.
+        // IMDSv2 only, one hop: the run's code cannot reach the instance role's credentials through a proxy
+        // or container.
         MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1, HttpEndpoint: 'enabled' },
         TagSpecifications: [{ ResourceType: 'instance', Tags: runTags(req) }],
       }),

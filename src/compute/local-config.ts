@@ -1,4 +1,5 @@
-// The local provider's settings: it runs users' commands as the service's own OS user, so who may use it is the operator's call.
+// The local provider's settings: it runs users' commands as the service's own OS user, so who may use it is
+// the operator's call.
 import type { LaunchAuthor } from '@assay/contract';
 import type { Env } from '../settings/env-values.ts';
 import { readSetting } from '../settings/read-setting.ts';

@@ -27,7 +27,10 @@ export type LocalProviderOptions = {
    * bundle when it is fresh, else from bin/assay.js (src/compute/runner-bundle.ts).
    */
   runnerArgv?: string[];
-  /** Working directory of the instances (the runner writes ./outputs there). Default: a directory per key under stateDir. */
+  /**
+   * Working directory of the instances (the runner writes ./outputs there). Default: a directory per key
+   * under stateDir.
+   */
   cwd?: string;
   /** Where PATH, HOME, the locale and TZ come from (nothing else of it passes). Default: this process's. */
   baseEnv?: NodeJS.ProcessEnv;
@@ -107,10 +110,14 @@ export class LocalProvider implements ComputeProvider {
   }
 }
 
-// The service's environment holds its secrets (DATABASE_URL, S3_*, AWS_*, ASSAY_*): an instance sees only what a shell needs.
+// The service's environment holds its secrets (DATABASE_URL, S3_*, AWS_*, ASSAY_*): an instance sees only
+// what a shell needs.
 const INHERITED = /^(PATH|HOME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+)$/;
 
-/** The instance's environment: the inheritable basics of `base`, then launch_config.env, then the injected SERVICE_* variables. */
+/**
+ * The instance's environment: the inheritable basics of `base`, then launch_config.env, then the injected
+ * SERVICE_* variables.
+ */
 export function instanceEnv(base: NodeJS.ProcessEnv, req: ProvisionRequest): Record<string, string> {
   const inherited = Object.entries(base).filter(
     (entry): entry is [string, string] => INHERITED.test(entry[0]) && entry[1] !== undefined,

@@ -1,4 +1,5 @@
-// The local provider's memory of key → process group, on disk so a restarted worker can still terminate what it started.
+// The local provider's memory of key → process group, on disk so a restarted worker can still terminate what
+// it started.
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -27,9 +28,10 @@ export class LocalStateFile {
   }
 
   /**
-   * Runs `fn` with the current state and saves what it returns. Calls in this process run one at a time, and a
-   * lock file serialises them with other workers sharing the directory: without it, two workers' read-modify-
-   * writes lose each other's records, and a retried provision no longer finds its instance and starts another.
+   * Runs `fn` with the current state and saves what it returns. Calls in this process run one at a time, and
+   * a lock file serialises them with other workers sharing the directory: without it, two workers'
+   * read-modify- writes lose each other's records, and a retried provision no longer finds its instance and
+   * starts another.
    */
   update<T>(fn: (state: State) => Promise<[State, T]>): Promise<T> {
     const next = this.#queue.then(async () => {

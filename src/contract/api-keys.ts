@@ -2,7 +2,9 @@ import { Type, type Static } from 'typebox';
 import { ItemList, Nullable, NullableTimestamp, OneOf, Timestamp, Uuid } from './common.ts';
 import { RunAddress } from './runs.ts';
 
-/** What a key may do. A key never holds a scope its owner lacks, and a minted key never exceeds its minter. */
+/**
+ * What a key may do. A key never holds a scope its owner lacks, and a minted key never exceeds its minter.
+ */
 export const SCOPES = [
   'experiments:read',
   'experiments:write',

@@ -18,7 +18,9 @@ export const ASSET_STATES = ['pending', 'ready'] as const;
 export type AssetState = (typeof ASSET_STATES)[number];
 export const AssetStateSchema = OneOf(ASSET_STATES);
 
-/** Kinds with a meaning to the service (documents and papers are indexed for search); others are free-form. */
+/**
+ * Kinds with a meaning to the service (documents and papers are indexed for search); others are free-form.
+ */
 export const ASSET_KINDS = ['report', 'environment', 'paper', 'document', 'output', 'checkpoint'] as const;
 /** The kinds whose text the service extracts and indexes for full-text search. */
 export const SEARCHABLE_ASSET_KINDS = ['report', 'document', 'paper'] as const;

@@ -1,5 +1,5 @@
-// The wire contract shared by the service, the client, the CLI, the workflows and the web UI: every request and
-// response schema (TypeBox, so the service validates with it and /openapi.json is generated from it), the
+// The wire contract shared by the service, the client, the CLI, the workflows and the web UI: every request
+// and response schema (TypeBox, so the service validates with it and /openapi.json is generated from it), the
 // enums and the state-move tables. It imports nothing but typebox, so it runs in a browser and in a workflow.
 export * from './common.ts';
 export * from './errors.ts';

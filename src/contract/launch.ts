@@ -2,8 +2,8 @@ import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.ts';
 
 /**
- * Shapes of the cloud identifiers a launch block may name, as EC2 spells them. The EC2 provider checks its own
- * settings (EC2_INSTANCE_TYPE, …) against the same patterns.
+ * Shapes of the cloud identifiers a launch block may name, as EC2 spells them. The EC2 provider checks its
+ * own settings (EC2_INSTANCE_TYPE, …) against the same patterns.
  */
 export const LAUNCH_PATTERNS = {
   image: '^ami-[0-9a-f]{8,17}$',

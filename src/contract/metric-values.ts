@@ -22,7 +22,9 @@ export const MAX_METRIC_PAGE = 10_000;
  */
 export const NON_FINITE_METRIC_VALUES = ['NaN', 'Infinity', '-Infinity'] as const;
 export type NonFiniteMetricValue = (typeof NON_FINITE_METRIC_VALUES)[number];
-/** A value as it travels: a JSON number or one of the three strings (the `MetricValue` schema of metrics.ts). */
+/**
+ * A value as it travels: a JSON number or one of the three strings (the `MetricValue` schema of metrics.ts).
+ */
 export type MetricValue = number | NonFiniteMetricValue;
 
 /** A JS number as it travels on the wire. */

@@ -17,8 +17,8 @@ import {
 export * from './metric-values.ts';
 
 /**
- * Scalar metrics of a run: time series of (key, step, value). `(run, key, step)` is unique, so a repeated point
- * overwrites the earlier one and a client may resend a batch without making duplicates.
+ * Scalar metrics of a run: time series of (key, step, value). `(run, key, step)` is unique, so a repeated
+ * point overwrites the earlier one and a client may resend a batch without making duplicates.
  */
 
 export const MetricKey = Type.String({
@@ -61,7 +61,10 @@ export type LogMetricsResult = Static<typeof LogMetricsResult>;
 export const MetricPoint = Type.Object({ step: MetricStep, value: MetricValue, timestamp: Timestamp });
 export type MetricPoint = Static<typeof MetricPoint>;
 
-/** A key's last point (by step) and its extremes; NaN is ignored by min and max (they are null when all are NaN). */
+/**
+ * A key's last point (by step) and its extremes; NaN is ignored by min and max (they are null when all are
+ * NaN).
+ */
 export const MetricSummary = Type.Object({
   key: MetricKey,
   count: Type.Integer(),
@@ -73,7 +76,8 @@ export type MetricSummary = Static<typeof MetricSummary>;
 
 /**
  * `GET …/runs/{r}/metrics`: pages of the run's keys. The default page holds as many keys as a run may log by
- * default (ASSAY_METRIC_KEYS_PER_RUN), so a reader that does not follow `next_cursor` still sees them all there.
+ * default (ASSAY_METRIC_KEYS_PER_RUN), so a reader that does not follow `next_cursor` still sees them all
+ * there.
  */
 export const RunMetricListQuery = Type.Object(
   {
@@ -125,7 +129,8 @@ export type MetricSeriesQuery = Static<typeof MetricSeriesQuery>;
 
 /**
  * One key's series in step order. With `max_points` the whole step range in one answer, downsampled when it
- * holds more points than that (`downsampled: true`, `next_cursor` null); without, every point, paged by `limit`.
+ * holds more points than that (`downsampled: true`, `next_cursor` null); without, every point, paged by
+ * `limit`.
  */
 export const MetricSeries = Type.Object(
   {
@@ -164,8 +169,8 @@ export type RunMetricFigures = Static<typeof RunMetricFigures>;
 const ComparedRun = { run_id: Uuid, n: Type.Integer(), r: Type.Integer(), state: RunStateSchema };
 
 /**
- * `GET /experiments/{id}/metrics?keys=`: every run of the experiment that logged at least one of the keys, with
- * those keys' figures (a key the run never logged is absent from its `metrics`).
+ * `GET /experiments/{id}/metrics?keys=`: every run of the experiment that logged at least one of the keys,
+ * with those keys' figures (a key the run never logged is absent from its `metrics`).
  */
 export const ExperimentMetrics = Type.Object(
   {
@@ -200,7 +205,10 @@ export type ExperimentMetricKeys = Static<typeof ExperimentMetricKeys>;
 
 export const ExperimentMetricParams = Type.Object({ id: Uuid, key: MetricKey });
 
-/** Runs per page of `GET /experiments/{id}/metrics/{key}`: with `max_points` at most 10,000, an answer is bounded. */
+/**
+ * Runs per page of `GET /experiments/{id}/metrics/{key}`: with `max_points` at most 10,000, an answer is
+ * bounded.
+ */
 export const MAX_SERIES_RUNS_PER_PAGE = 100;
 
 export const ExperimentSeriesQuery = Type.Object(

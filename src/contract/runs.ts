@@ -22,7 +22,9 @@ export const isTerminalRunState = (state: string): boolean =>
 
 /** Reasons a runner may give when it fails its own run. */
 export const RUNNER_FAILURE_REASONS = ['abandoned', 'crash'] as const;
-/** Reasons the orchestrator may give when it fails a managed run: the runner's and the two only it detects. */
+/**
+ * Reasons the orchestrator may give when it fails a managed run: the runner's and the two only it detects.
+ */
 export const ORCHESTRATOR_FAILURE_REASONS = [
   'provision_failed',
   'heartbeat_timeout',
@@ -51,12 +53,14 @@ export const RUN_MOVES: Readonly<Record<RunMove, { from: readonly RunState[]; to
   heartbeat: { from: ['running'], to: 'running' },
   succeed: { from: ['running'], to: 'succeeded' },
   fail: { from: ['running'], to: 'failed' },
-  // A cancel before the runner started ends the run at once; a running one is asked to stop via its heartbeat.
+  // A cancel before the runner started ends the run at once; a running one is asked to stop via its
+  // heartbeat.
   cancel_pending: { from: ['pending'], to: 'failed' },
   request_cancel: { from: ['running'], to: 'running' },
   // The watchdog's move, never a caller's.
   time_out: { from: ['running'], to: 'failed' },
-  // The orchestrator's: an instance that never came up, a lost one, a runner gone silent; before or after start.
+  // The orchestrator's: an instance that never came up, a lost one, a runner gone silent; before or after
+  // start.
   conclude_failed: { from: ['pending', 'running'], to: 'failed' },
 };
 

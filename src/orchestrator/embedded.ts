@@ -88,7 +88,8 @@ export async function prepareOrchestration(
         env: deps.env,
         local: { stateDir: path.join(deps.dataDir, 'instances') },
       });
-      // Loaded here, not at the top: the service must not load the worker (and through it the client) unless it runs one.
+      // Loaded here, not at the top: the service must not load the worker (and through it the client) unless
+      // it runs one.
       const { startWorker } = await import('../worker.ts');
       // The deployment's queue: the service named it (useDeployment) before it listened.
       const { taskQueue } = await orchestrator.deployment();

@@ -6,7 +6,9 @@ import type { ManagedRunRef, WorkflowLabels } from '../../workflows/saga-types.t
 // One definition of the run a workflow carries: the workflows' own input shape.
 export type { ManagedRunRef };
 
-/** What the Temporal UI shows of a workflow's experiment; the orchestrator knows whether it can index them. */
+/**
+ * What the Temporal UI shows of a workflow's experiment; the orchestrator knows whether it can index them.
+ */
 export type RunLabels = Omit<WorkflowLabels, 'indexed'>;
 
 export interface SweepStart {
@@ -49,7 +51,9 @@ export interface Orchestrator {
   startSweep(sweep: SweepStart): Promise<void>;
   /** Cancels the sweep workflow, which cancels its runs; an unknown or finished workflow is success. */
   cancelSweep(workflowId: string): Promise<void>;
-  /** Tells a run's workflow its run changed (started, ended, cancel requested) so it need not wait for a poll. */
+  /**
+   * Tells a run's workflow its run changed (started, ended, cancel requested) so it need not wait for a poll.
+   */
   notifyRunChanged(workflowId: string): Promise<void>;
   /** Where an operator sees the workflow in the Temporal UI; undefined when no UI is known. */
   workflowUrl(workflowId: string): string | undefined;

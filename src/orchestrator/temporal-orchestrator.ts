@@ -28,7 +28,10 @@ export interface TemporalOrchestratorOptions {
   log?: { warn(obj: object, msg: string): void };
 }
 
-/** One workflow start: its input and its labels, built for a namespace with or without Assay's search attributes. */
+/**
+ * One workflow start: its input and its labels, built for a namespace with or without Assay's search
+ * attributes.
+ */
 type StartOf = (indexed: boolean) => {
   args: unknown[];
   typedSearchAttributes: SearchAttributePair[];

@@ -52,8 +52,8 @@ export interface AppDeps {
 const KEY_IN_PATH = /sk_(user|agent|worker|exchange)_[^/]*/g;
 
 /**
- * The service's pino options: credentials redacted, query strings and database parameters dropped. Exported so
- * tests that check what the service logs can capture exactly these, with a stream of their own.
+ * The service's pino options: credentials redacted, query strings and database parameters dropped. Exported
+ * so tests that check what the service logs can capture exactly these, with a stream of their own.
  */
 export function loggerOptions(level: string) {
   return {
@@ -78,7 +78,10 @@ export function loggerOptions(level: string) {
   };
 }
 
-/** Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to serve it. */
+/**
+ * Builds the whole HTTP API as a Fastify instance that never listens: `server.ts` and tests decide how to
+ * serve it.
+ */
 export async function buildApp({
   config,
   db,
@@ -111,13 +114,15 @@ export async function buildApp({
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
-  // An empty body sent as JSON (curl -X POST -H 'content-type: application/json') means "no fields", not malformed JSON.
+  // An empty body sent as JSON (curl -X POST -H 'content-type: application/json') means "no fields", not
+  // malformed JSON.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
     else void parseJson(request, body as string, done);
   });
-  // A POST without a body validates as an empty object: routes with nothing to send accept it, others say what is missing.
+  // A POST without a body validates as an empty object: routes with nothing to send accept it, others say
+  // what is missing.
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE')
       request.body = {};

@@ -27,7 +27,9 @@ export interface ServiceConfig {
   readonly apiKeyTtlDays: number;
   /** PostgreSQL only: where the LISTEN session connects, when not to `databaseUrl`. */
   readonly databaseListenUrl: string | undefined;
-  /** How long a verified token stays cached; revocations are broadcast, so this bounds no revocation's delay. */
+  /**
+   * How long a verified token stays cached; revocations are broadcast, so this bounds no revocation's delay.
+   */
   readonly authCacheTtlMs: number;
   /** How often cached keys are re-read for revocation: the staleness bound should a notice go unheard. */
   readonly authRecheckMs: number;
@@ -38,7 +40,10 @@ export interface ServiceConfig {
   readonly metricsScope: Scope | undefined;
   readonly watchdogTimeoutMs: number;
   readonly watchdogIntervalMs: number;
-  /** How often managed runs left pending without a workflow get it started, and how long until they fail instead. */
+  /**
+   * How often managed runs left pending without a workflow get it started, and how long until they fail
+   * instead.
+   */
   readonly reconcileIntervalMs: number;
   readonly reconcileGiveUpMs: number;
   /** Worker keys stop working this long after their run ended (time to finish output uploads). */
@@ -60,9 +65,15 @@ export interface ServiceConfig {
   /** Largest inline asset (reports, environment snapshots); larger content goes through presigned uploads. */
   readonly inlineMaxBytes: number;
   readonly storage: StorageConfig;
-  /** A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user; never logged. */
+  /**
+   * A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user; never
+   * logged.
+   */
   readonly orchestratorKey: string | undefined;
-  /** The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against their allowlists. */
+  /**
+   * The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against their
+   * allowlists.
+   */
   readonly ec2: Ec2Config | undefined;
   /** ASSAY_COMPUTE: launch blocks tagged for another provider are refused when written. */
   readonly compute: ComputeKind;
@@ -93,7 +104,10 @@ function jwtConfig(env: Env): JwtConfig | undefined {
   return Object.freeze({ issuer, audience, jwksUrl, jwksFile });
 }
 
-/** Keys fetched over plain http could be swapped on the way, and with them every login: only loopback may skip TLS. */
+/**
+ * Keys fetched over plain http could be swapped on the way, and with them every login: only loopback may skip
+ * TLS.
+ */
 function checkJwksUrl(jwksUrl: string): void {
   let url: URL;
   try {
@@ -118,7 +132,10 @@ function metricsScope(env: Env): Scope | undefined {
   return scope;
 }
 
-/** The pre-shared orchestrator key, which must be one of our agent keys (the service stores its hash at start). */
+/**
+ * The pre-shared orchestrator key, which must be one of our agent keys (the service stores its hash at
+ * start).
+ */
 function orchestratorKey(env: Env): string | undefined {
   const key = readSetting(env, 'ASSAY_ORCHESTRATOR_KEY');
   if (key === undefined) return undefined;

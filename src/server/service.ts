@@ -39,9 +39,10 @@ export interface Service {
 }
 
 /**
- * Everything a running service needs, without listening: open and migrate the database, bootstrap the
- * first admin, store the pre-shared orchestrator key (revoking every other), build the app, start the watchdog. `server.ts` listens;
- * tests use `app.inject` or listen too. The orchestrator, when given, stays the caller's to close.
+ * Everything a running service needs, without listening: open and migrate the database, bootstrap the first
+ * admin, store the pre-shared orchestrator key (revoking every other), build the app, start the watchdog.
+ * `server.ts` listens; tests use `app.inject` or listen too. The orchestrator, when given, stays the caller's
+ * to close.
  */
 export async function createService(
   config: ServiceConfig,
@@ -104,7 +105,8 @@ export async function createService(
   });
   probeLog.log = app.log;
   await repairDataDirModes(config, app.log);
-  // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling schemas.
+  // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling
+  // schemas.
   await app.ready();
   const watchdog = startWatchdog(
     db,

@@ -1,4 +1,6 @@
-/** A setting is missing or invalid; the message names the variable. Raised at start, before anything listens. */
+/**
+ * A setting is missing or invalid; the message names the variable. Raised at start, before anything listens.
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

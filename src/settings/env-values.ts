@@ -26,7 +26,9 @@ export function integer(
   return value;
 }
 
-/** Seconds in the environment, milliseconds in the config; fractions allowed so tests can use short timeouts. */
+/**
+ * Seconds in the environment, milliseconds in the config; fractions allowed so tests can use short timeouts.
+ */
 export function seconds(env: Env, name: string, fallbackSeconds: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallbackSeconds * 1000;

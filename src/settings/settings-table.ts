@@ -40,7 +40,10 @@ export function renderTable(table: SettingsTable): string {
   return [line(TABLE_HEADER), line(TABLE_HEADER.map(() => '---')), ...tableRows(table).map(line)].join('\n');
 }
 
-/** The rows of a Markdown table between a section's markers, cells trimmed; undefined when the markers are missing. */
+/**
+ * The rows of a Markdown table between a section's markers, cells trimmed; undefined when the markers are
+ * missing.
+ */
 export function documentedRows(markdown: string, table: SettingsTable): string[][] | undefined {
   const { start, end } = sectionMarkers(table);
   const from = markdown.indexOf(start);

@@ -1,4 +1,5 @@
-// The runner's environment snapshot: the git commit and dirtiness, Python, and which programs it starts for them.
+// The runner's environment snapshot: the git commit and dirtiness, Python, and which programs it starts for
+// them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,7 +23,9 @@ describe('environmentSnapshot', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** A fake program on PATH that logs its call and prints `output` (nothing when null, failing when 'fail'). */
+  /**
+   * A fake program on PATH that logs its call and prints `output` (nothing when null, failing when 'fail').
+   */
   async function fake(name: string, output: string | null) {
     const file = path.join(bin, name);
     const body = output === 'fail' ? 'exit 127' : output === null ? 'exit 0' : `echo '${output}'`;

@@ -1,5 +1,5 @@
-// The runner's fetch over node:http (src/client/core/node-fetch.ts) behaves as the global fetch does under the
-// client's Transport: JSON in and out, typed errors with the request id, timeouts, refused connections.
+// The runner's fetch over node:http (src/client/core/node-fetch.ts) behaves as the global fetch does under
+// the client's Transport: JSON in and out, typed errors with the request id, timeouts, refused connections.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import http from 'node:http';

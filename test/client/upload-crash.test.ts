@@ -13,7 +13,8 @@ import { downloadedDigests, randomFile } from '../support/upload-files.ts';
 
 const KIB = 1024;
 const THRESHOLD = 128 * KIB;
-const PART = 32 * KIB; // many small parts: each one a request and a durable store write, so the kill lands mid-way
+// many small parts: each one a request and a durable store write, so the kill lands mid-way
+const PART = 32 * KIB;
 const CHILD = path.join(import.meta.dirname, 'fixtures', 'upload-child.ts');
 
 interface Child {

@@ -1,8 +1,8 @@
-// Verified keys are cached for minutes on every replica; whatever stops a key from working must still reach all
-// of them: revocations (with the keys minted from the revoked one) through LISTEN/NOTIFY, an orchestrator key
-// rotated out by another replica's start, expiry and a worker key's grace by the entry's own lifetime, and a lost
-// LISTEN session by emptying the cache. Two `assay server` processes on one PostgreSQL, as scale-out.test.ts runs
-// them; each bound below is the rule under test, not a timing measurement.
+// Verified keys are cached for minutes on every replica; whatever stops a key from working must still reach
+// all of them: revocations (with the keys minted from the revoked one) through LISTEN/NOTIFY, an orchestrator
+// key rotated out by another replica's start, expiry and a worker key's grace by the entry's own lifetime,
+// and a lost LISTEN session by emptying the cache. Two `assay server` processes on one PostgreSQL, as
+// scale-out.test.ts runs them; each bound below is the rule under test, not a timing measurement.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,8 +31,9 @@ async function answers401Within(api: Api, key: string, ms: number, what: string)
 }
 
 /**
- * Uses the key on a replica until a use is answered from its cache (reads no key from the database). Not always
- * the second use: a check that overlapped a notice about its key (its creation's or a change's) caches nothing.
+ * Uses the key on a replica until a use is answered from its cache (reads no key from the database). Not
+ * always the second use: a check that overlapped a notice about its key (its creation's or a change's) caches
+ * nothing.
  */
 async function cacheOn(api: Api, key: string, expected = 200): Promise<void> {
   assert.equal(await status(api, key), expected);
@@ -85,7 +86,8 @@ describe('auth cache across two replicas on one PostgreSQL', () => {
       ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
       ASSAY_LOG_LEVEL: 'warn',
       ASSAY_WORKER_KEY_GRACE_S: String(GRACE_S),
-      // No periodic re-check within a test: what ends a cached key here is the notice or the entry's lifetime.
+      // No periodic re-check within a test: what ends a cached key here is the notice or the entry's
+      // lifetime.
       ASSAY_AUTH_RECHECK_S: '3600',
     };
     const first = await startAssayServer(serverEnv);
@@ -133,7 +135,8 @@ describe('auth cache across two replicas on one PostgreSQL', () => {
   it('a cached key answers 401 once it expires', async () => {
     const owner = await userKey();
     const k = await mint(a, owner);
-    // Minted lifetimes are whole days: a key about to expire is made by setting its expiry, before any cache has it.
+    // Minted lifetimes are whole days: a key about to expire is made by setting its expiry, before any cache
+    // has it.
     await sql.query(`UPDATE api_keys SET expires_at = now() + interval '5 seconds' WHERE id = $1`, [k.id]);
     await cacheOn(b, k.key);
     await answers401Within(b, k.key, 10_000, 'the expired key is refused although nothing announced it');

@@ -9,8 +9,8 @@ import { startAssayServer, type AssayServer } from '../support/assay-server.ts';
 
 // The data directory holds the embedded database (emails, metrics, key hashes in its WAL), the storage
 // secret, the bootstrap key and Temporal's state: no other OS user may read or write any of it. A real
-// `assay server` (PGlite, local storage, embedded Temporal) is started on a data directory that does not exist
-// yet, then again on the same directory after its modes were opened up, as an older version left them.
+// `assay server` (PGlite, local storage, embedded Temporal) is started on a data directory that does not
+// exist yet, then again on the same directory after its modes were opened up, as an older version left them.
 
 /** Every entry under `dir` (itself included) whose mode lets group or others in, as `path mode`. */
 async function openToOthers(dir: string): Promise<string[]> {

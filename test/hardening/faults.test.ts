@@ -1,4 +1,5 @@
-// `assay server` under faults: killed -9 under load and restarted, and its PostgreSQL killed for a few seconds.
+// `assay server` under faults: killed -9 under load and restarted, and its PostgreSQL killed for a few
+// seconds.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -134,7 +135,8 @@ describe('kill -9 of the service under load, then a restart', () => {
           assert.ok(row, `${report.path} is in the database`);
           const expected = i < KEEP_GOING ? ['succeeded', null] : ['failed', 'heartbeat_timeout'];
           assert.deepEqual([row.state, row.failure_reason], expected, report.path);
-          // The newest acknowledged heartbeat (or start) is in the database, even when acknowledged just before the kill.
+          // The newest acknowledged heartbeat (or start) is in the database, even when acknowledged just
+          // before the kill.
           assert.ok(
             row.last_heartbeat_at.getTime() >= Date.parse(report.lastAckedHeartbeatAt!),
             `${report.path}: last heartbeat ${row.last_heartbeat_at.toISOString()} < acknowledged ${report.lastAckedHeartbeatAt}`,
@@ -242,7 +244,8 @@ describe('PostgreSQL killed for a few seconds', () => {
           15_000,
           '/readyz answering 200 again',
         );
-        // Two watchdog intervals, well inside its timeout: the run whose heartbeats got 503s is still running.
+        // Two watchdog intervals, well inside its timeout: the run whose heartbeats got 503s is still
+        // running.
         await sleep(1_000);
         const after = await Promise.all(calls());
         assert.deepEqual(

@@ -15,12 +15,16 @@ const SECONDS = Number(process.env.ASSAY_LOAD_SECONDS ?? 120);
 // Warm-up: every runner started and a quarter of the run behind us (JIT, pools, caches filled).
 const WARM_SECONDS = Math.min(30, SECONDS / 4);
 // Flat: the end may exceed the warm figure by 15% plus 40 MiB, never more. "Warm" is the highest RSS of the
-// warm-up window (the level the service settles at), not one sample that may fall just after a major collection.
-// V8 grows its heap reserve in a sawtooth under steady load (measured: up to ~65 MiB above warm before a major GC
-// gives it back), which the 40 MiB absorbs; a leak of ~1 KiB per heartbeat (~90 MiB after warm-up) still fails.
+// warm-up window (the level the service settles at), not one sample that may fall just after a major
+// collection. V8 grows its heap reserve in a sawtooth under steady load (measured: up to ~65 MiB above warm
+// before a major GC gives it back), which the 40 MiB absorbs; a leak of ~1 KiB per heartbeat (~90 MiB after
+// warm-up) still fails.
 const flatLimit = (warm: number) => warm * 1.15 + 40 * 1024 * 1024;
 
-/** V8 heap in use, from the service's own /metrics (context for the RSS figures, which include the heap's reserve). */
+/**
+ * V8 heap in use, from the service's own /metrics (context for the RSS figures, which include the heap's
+ * reserve).
+ */
 async function heapUsed(url: string): Promise<number> {
   const metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
   return Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1]);
@@ -95,7 +99,8 @@ test(
         RUNNERS,
         'every runner got its succeed acknowledged',
       );
-      // A floor, not a target: the machine is shared, so the rate is reported above and only a collapse fails here.
+      // A floor, not a target: the machine is shared, so the rate is reported above and only a collapse fails
+      // here.
       assert.ok(
         heartbeats >= RUNNERS * SECONDS * 0.5,
         `at least one heartbeat per runner every 2 s on average (${heartbeats})`,

@@ -28,9 +28,9 @@ import { exchange, mintExchangeToken } from '../support/worker-key-exchange.ts';
 
 // "Logs never contain a key or a presigned URL's signature": flows that handle every kind of secret, with the
 // service logging at trace through production's logger options, then every captured line is scanned for the
-// secrets the test saw (full keys, their secret parts, access tokens, URL signatures, configured credentials) and
-// for anything shaped like one. A real `assay server` (embedded Temporal, a managed run, S3 on SeaweedFS) is
-// scanned the same way, every line of it: the bootstrap key goes to a file, not to the output.
+// secrets the test saw (full keys, their secret parts, access tokens, URL signatures, configured credentials)
+// and for anything shaped like one. A real `assay server` (embedded Temporal, a managed run, S3 on SeaweedFS)
+// is scanned the same way, every line of it: the bootstrap key goes to a file, not to the output.
 
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'assay-api';
@@ -154,7 +154,8 @@ describe('logs never contain a key or a presigned URL signature', () => {
         secrets.addToken(bad, 'a bad key');
         expect(await call('GET', '/v1/me', { key: bad }), 401, 'bad key');
       }
-      // Keys where they do not belong: in a query string, and pasted as the id of the key to revoke (the path is logged).
+      // Keys where they do not belong: in a query string, and pasted as the id of the key to revoke (the path
+      // is logged).
       expect(await call('GET', `/experiments?api_key=${user}`, { key: user }), 400, 'a key in the query');
       expect(await call('DELETE', `/api-keys/${user}`, { key: user }), 400, 'a key pasted as an id');
       expect(
@@ -386,7 +387,8 @@ describe('logs never contain a key or a presigned URL signature', () => {
         ASSAY_LOG_LEVEL: 'trace',
         ...s3StorageEnv(store),
         ASSAY_RUN_POLL_S: '1',
-        // The managed run below is a researcher's, not an admin's: the in-process worker must start it locally.
+        // The managed run below is a researcher's, not an admin's: the in-process worker must start it
+        // locally.
         ASSAY_LOCAL_COMPUTE_USERS: 'all',
       };
       server = await startLoggedAssayServer(serverEnv, dataDir);

@@ -170,7 +170,8 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
       : {};
     for (const key of Object.keys(state))
       assert.equal(await provider.describe(key), undefined, `instance ${key} is gone`);
-    // Both workers wrote one state file: a record lost between them would let a retried provision start twice.
+    // Both workers wrote one state file: a record lost between them would let a retried provision start
+    // twice.
     assert.equal(Object.keys(state).length, expected, 'one instance record per run, none lost');
   }
 
@@ -203,8 +204,8 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
     const faultLog = path.join(dataDir, 'faulted-runs.log');
     const faultStarted = Date.now();
     const faulted = await startSweep(replicas[1].url, faultLog);
-    // Kill replica A and worker 1 once runs are in flight: by the sweep workflow's own count (children started),
-    // as the API's progress counted before it was taken from the runs' states.
+    // Kill replica A and worker 1 once runs are in flight: by the sweep workflow's own count (children
+    // started), as the API's progress counted before it was taken from the runs' states.
     for (let i = 0; ; i++) {
       const progress = await env.client.workflow
         .getHandle(faulted.sweep.workflow_id)

@@ -6,21 +6,23 @@ import { discardRun, runSchemathesis, tomlString, type SchemathesisRun } from '.
 import { seedObjects, type SeededObjects } from '../support/seed-objects.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
-// Fuzzes the API from its own /openapi.json with schemathesis 4 (phases examples, coverage, fuzzing, stateful),
-// authenticated: any 5xx, any answer that breaks the schema documented for its status, and any status the
-// operation does not document fails the test. response_schema_conformance alone skips answers whose status is
-// not documented, hence status_code_conformance too. Seeded ids (dictionaries bound to path and query parameters)
-// make about half the requests name real objects. Bounded: a fixed seed (SCHEMATHESIS_SEED) and
-// SCHEMATHESIS_MAX_EXAMPLES per operation keep it under a minute on 2 idle cores, a few minutes under load, and
-// SCHEMATHESIS_TIMEOUT_S stops it; all three can be raised to explore. One worker: hypothesis describes its
-// filters by parsing source with `ast`, and CPython 3.11.7's parser fails under threads ("AST constructor
-// recursion depth mismatch"), which schemathesis then reports as an error of the run.
+// Fuzzes the API from its own /openapi.json with schemathesis 4 (phases examples, coverage, fuzzing,
+// stateful), authenticated: any 5xx, any answer that breaks the schema documented for its status, and any
+// status the operation does not document fails the test. response_schema_conformance alone skips answers
+// whose status is not documented, hence status_code_conformance too. Seeded ids (dictionaries bound to path
+// and query parameters) make about half the requests name real objects. Bounded: a fixed seed
+// (SCHEMATHESIS_SEED) and SCHEMATHESIS_MAX_EXAMPLES per operation keep it under a minute on 2 idle cores, a
+// few minutes under load, and SCHEMATHESIS_TIMEOUT_S stops it; all three can be raised to explore. One
+// worker: hypothesis describes its filters by parsing source with `ast`, and CPython 3.11.7's parser fails
+// under threads ("AST constructor recursion depth mismatch"), which schemathesis then reports as an error of
+// the run.
 //
-// Exclusion: DELETE /api-keys/{id} is left out of the main run. The ids the fuzzer reuses from earlier answers
-// include the key it fuzzes with (GET /api-keys lists it, GET /v1/me names it): revoking that key would turn
-// every later answer into a documented 401 and the run would pass having tested nothing. It gets a run of its
-// own, without the stateful phase, whose ids are random or name spare keys; both keys are checked alive after.
-// The /orchestrator/* operations are fuzzed with the orchestrator's key (the admin's lacks the orchestrate scope).
+// Exclusion: DELETE /api-keys/{id} is left out of the main run. The ids the fuzzer reuses from earlier
+// answers include the key it fuzzes with (GET /api-keys lists it, GET /v1/me names it): revoking that key
+// would turn every later answer into a documented 401 and the run would pass having tested nothing. It gets a
+// run of its own, without the stateful phase, whose ids are random or name spare keys; both keys are checked
+// alive after. The /orchestrator/* operations are fuzzed with the orchestrator's key (the admin's lacks the
+// orchestrate scope).
 
 const SEED = Number(process.env.SCHEMATHESIS_SEED ?? 20251123);
 const MAX_EXAMPLES = Number(process.env.SCHEMATHESIS_MAX_EXAMPLES ?? 30);
@@ -164,7 +166,8 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
           [0, 0, 0],
           say,
         );
-        // Both keys reached their operations (a run of 401s and 403s would pass every check and test nothing).
+        // Both keys reached their operations (a run of 401s and 403s would pass every check and test
+        // nothing).
         assert.deepEqual(run.report.warnings.missing_auth, [], say);
       }
       // Neither key was revoked along the way.
@@ -176,7 +179,10 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
     },
   );
 
-  /** Dictionaries of seeded ids, bound to the parameters that take them: about half the requests name real objects. */
+  /**
+   * Dictionaries of seeded ids, bound to the parameters that take them: about half the requests name real
+   * objects.
+   */
   function configToml(): string {
     const list = (values: (string | number)[]) =>
       `[${values.map((v) => (typeof v === 'string' ? tomlString(v) : v)).join(', ')}]`;

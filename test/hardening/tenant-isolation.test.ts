@@ -6,11 +6,12 @@ import { prng, seedFrom } from '../support/prng.ts';
 import { seedObjects, type SeededObjects } from '../support/seed-objects.ts';
 import { startTestService, type Reply, type TestService } from '../support/service.ts';
 
-// Property: whatever GET a caller sends, objects of an organization it is not a member of, and of another user's
-// personal scope, never come back: a direct get answers exactly as for an id that names nothing (404), and no
-// answer (list, search, detail, lineage, …) contains their ids. The GET operations come from /openapi.json, so a
-// new endpoint is covered the day it lands (or fails here until the test knows what its path parameters name).
-// The world (users, organizations, memberships, defaults, which ids go where) is drawn from a seeded PRNG.
+// Property: whatever GET a caller sends, objects of an organization it is not a member of, and of another
+// user's personal scope, never come back: a direct get answers exactly as for an id that names nothing (404),
+// and no answer (list, search, detail, lineage, …) contains their ids. The GET operations come from
+// /openapi.json, so a new endpoint is covered the day it lands (or fails here until the test knows what its
+// path parameters name). The world (users, organizations, memberships, defaults, which ids go where) is drawn
+// from a seeded PRNG.
 
 const SEED = seedFrom('TENANT_SEED');
 const rng = prng(SEED);
@@ -99,7 +100,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
       assert.equal(agent.status, 201, JSON.stringify(agent.body));
       users.push({ id: u.id, keys: [u.key, agent.body.key] });
     }
-    // a shares org 0 with b only; c owns org 1 (with b or d); d owns org 2 with some of b and c: a and d share nothing.
+    // a shares org 0 with b only; c owns org 1 (with b or d); d owns org 2 with some of b and c: a and d
+    // share nothing.
     const [a, b, c, d] = rng.shuffle(users);
     const plan: [User, User[]][] = [
       [a!, [b!]],
@@ -187,7 +189,10 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
   });
   after(() => t?.close());
 
-  /** What a path parameter of `path` names in seed `s`: the canonical object when `own`, any fitting one otherwise. */
+  /**
+   * What a path parameter of `path` names in seed `s`: the canonical object when `own`, any fitting one
+   * otherwise.
+   */
   function valueOf(path: string, name: string, s: Seed, own: boolean): string | undefined | null {
     if (path.startsWith('/experiments/')) {
       const sweep = path.includes('{sweep_id}');
@@ -236,7 +241,10 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
     }
     return params;
   }
-  /** The /orchestrator/* reads answer the orchestrator's key only, /admin/* an admin's: every user key gets 403. */
+  /**
+   * The /orchestrator/* reads answer the orchestrator's key only, /admin/* an admin's: every user key gets
+   * 403.
+   */
   const scopeDenied = (op: GetOp) => op.path.startsWith('/orchestrator/') || op.path.startsWith('/admin/');
 
   function assertNoLeak(userId: string, label: string, res: Reply) {
@@ -267,7 +275,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
             assertNoLeak(user.id, `GET ${urlOf(op.path, own, op)}`, res);
           }
           if (mine) continue;
-          // The whole tuple from the other tenant, then each id alone inside a tuple of the caller's own objects.
+          // The whole tuple from the other tenant, then each id alone inside a tuple of the caller's own
+          // objects.
           const cases: [Params, Params][] = [];
           const theirs = paramsOf(op, s, false);
           if (theirs)
@@ -372,7 +381,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
           `GET ${op.path} never answered 2xx to ${user.id}: the test does not reach it (${REPLAY})`,
         );
       }
-      // Every experiment the user can list, read through every GET that takes only its id: no parent or child of another tenant shows.
+      // Every experiment the user can list, read through every GET that takes only its id: no parent or child
+      // of another tenant shows.
       const reachable = allExperiments.filter((id) => !forbidden.has(id));
       for (const op of ops.filter((o) => o.path.startsWith('/experiments/') && o.params.join() === 'id')) {
         for (const id of reachable)

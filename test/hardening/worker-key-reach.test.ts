@@ -5,9 +5,9 @@ import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { seedObjects, type SeededObjects, type SeededRun } from '../support/seed-objects.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
-// A worker key travels in an instance's user data, so whoever reads that must reach the key's run and the run's
-// assets and nothing else: not the owner's organizations, profile or other experiments. The operations come from
-// /openapi.json, so an endpoint added later is covered the day it lands.
+// A worker key travels in an instance's user data, so whoever reads that must reach the key's run and the
+// run's assets and nothing else: not the owner's organizations, profile or other experiments. The operations
+// come from /openapi.json, so an endpoint added later is covered the day it lands.
 
 /** Where a worker key may go at all; everything else must refuse it. */
 const RUN_OR_ASSET = /^\/(experiments\/\{id\}\/variations\/\{n\}\/runs(\/|$)|assets(\/|$))/;

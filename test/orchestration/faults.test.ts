@@ -145,7 +145,8 @@ describe('managed runs under faults', () => {
         return { status: res.status, body: (await res.json()) as any };
       };
       const experiment = await call('POST', '/experiments', { name: 'outage', organization_id: 'personal' });
-      // The command ends only once the test says the service is back: its output upload and its succeed must not race the outage.
+      // The command ends only once the test says the service is back: its output upload and its succeed must
+      // not race the outage.
       const backFlag = path.join(dataDir, 'service-is-back');
       await call('POST', `/experiments/${experiment.body.id}/variations`, {
         config_yaml: stringify({
@@ -196,7 +197,8 @@ describe('managed runs under faults', () => {
     });
 
     test('an instance lost mid-run: the run fails crash and a new run of the variation resumes from its checkpoint', async () => {
-      // Step 1 writes a checkpoint and waits to be killed; a run that finds a checkpoint resumes and finishes.
+      // Step 1 writes a checkpoint and waits to be killed; a run that finds a checkpoint resumes and
+      // finishes.
       const script = [
         'set -e',
         'mkdir -p outputs/checkpoints',

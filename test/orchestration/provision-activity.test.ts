@@ -1,5 +1,5 @@
-// The provisioning activity retried, or run twice at once, for the same workflow id: the live instance keeps its
-// worker key, and an instance the first attempt started but could not record is recorded by the retry.
+// The provisioning activity retried, or run twice at once, for the same workflow id: the live instance keeps
+// its worker key, and an instance the first attempt started but could not record is recorded by the retry.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,7 +69,9 @@ describe('provisionInstance retried or overlapping for one workflow id', () => {
     return (await t.as(t.adminKey).get(runPath)).body;
   }
 
-  /** The run's worker keys as its owner lists them (the instance's runner bought one with its exchange token). */
+  /**
+   * The run's worker keys as its owner lists them (the instance's runner bought one with its exchange token).
+   */
   async function workerKeys(runId: string) {
     return (await t.as(t.adminKey).get('/api-keys')).body.items.filter((k: any) => k.run_id === runId);
   }
@@ -124,8 +126,8 @@ describe('provisionInstance retried or overlapping for one workflow id', () => {
 
   it('two attempts at once: each mints a token, one instance starts, and its key survives the other', async () => {
     const { ref, runPath } = await managedRun('sleep 30');
-    // Attempt A mints its token and waits until B has minted too, then starts the instance with its own token;
-    // B finds that instance. Minting B's token must leave whatever A's instance does alone.
+    // Attempt A mints its token and waits until B has minted too, then starts the instance with its own
+    // token; B finds that instance. Minting B's token must leave whatever A's instance does alone.
     const bMinted = Promise.withResolvers<void>();
     const apiA = orchestratorApi();
     const mintA = apiA.mintExchangeToken.bind(apiA);

@@ -1,4 +1,5 @@
-// Sweeps on a real Temporal dev server: variations from a grid, managed runs as children, bounded concurrency.
+// Sweeps on a real Temporal dev server: variations from a grid, managed runs as children, bounded
+// concurrency.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
@@ -9,9 +10,9 @@ import { isTerminalRunState } from '@assay/contract';
 import { managedRunWorld } from '../support/managed-runs.ts';
 
 /**
- * Polls how many instances are alive at once while their runs are not over, until stopped; returns the largest
- * count seen. A sweep starts its next run once a run has ended (workflows/variation-sweep.ts), while the ended
- * run's runner may still be exiting: `over` says which instance's run has ended.
+ * Polls how many instances are alive at once while their runs are not over, until stopped; returns the
+ * largest count seen. A sweep starts its next run once a run has ended (workflows/variation-sweep.ts), while
+ * the ended run's runner may still be exiting: `over` says which instance's run has ended.
  */
 function watchConcurrency(world: Orchestration, over: (workflowId: string) => Promise<boolean>) {
   let max = 0;

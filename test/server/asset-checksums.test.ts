@@ -1,6 +1,6 @@
-// A wrong byte never becomes ready, whether the store verifies the signed checksums on upload (SeaweedFS), finalize
-// reads the bytes back (ASSAY_S3_CHECKSUMS=off, a store that ignores checksums), or the local backend compares
-// the digest it took while writing.
+// A wrong byte never becomes ready, whether the store verifies the signed checksums on upload (SeaweedFS),
+// finalize reads the bytes back (ASSAY_S3_CHECKSUMS=off, a store that ignores checksums), or the local
+// backend compares the digest it took while writing.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -51,7 +51,8 @@ for (const backend of backends) {
     let t: TestService;
     let key: string;
     before(async () => {
-      // Components over one S3 part go in parts of one S3 part when the client names no layout (deferred ones).
+      // Components over one S3 part go in parts of one S3 part when the client names no layout (deferred
+      // ones).
       t = await startTestService({
         storage: backend.storage,
         env: {

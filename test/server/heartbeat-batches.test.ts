@@ -1,5 +1,5 @@
-// Heartbeats that arrive together share one statement (src/server/runs/run-service.ts `heartbeats`); each request
-// must still get its own run's answer and the refusals a lone heartbeat gets. Run on both drivers.
+// Heartbeats that arrive together share one statement (src/server/runs/run-service.ts `heartbeats`); each
+// request must still get its own run's answer and the refusals a lone heartbeat gets. Run on both drivers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { addVariation, committedExperiment, createExperiment, runningRun } from '../support/fixtures.ts';
@@ -16,7 +16,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
         pglite: driver === 'pglite',
         env: { ASSAY_WATCHDOG_TIMEOUT_S: String(TIMEOUT_S) },
       });
-      // The short timeout is for the race below, which sweeps by hand; no pass may fail runs while tests set up.
+      // The short timeout is for the race below, which sweeps by hand; no pass may fail runs while tests set
+      // up.
       await t.service.watchdog.stop();
       key = (await t.createUser()).key;
     });
@@ -120,8 +121,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
     });
 
     it('never lets the watchdog fail a run after a heartbeat it acknowledged', async () => {
-      // Runs beat at gaps around the timeout while the watchdog sweeps all the time, so batches and sweeps race.
-      // Whatever the machine's pace, a run failed for silence must have been silent, after its last
+      // Runs beat at gaps around the timeout while the watchdog sweeps all the time, so batches and sweeps
+      // race. Whatever the machine's pace, a run failed for silence must have been silent, after its last
       // acknowledged beat, for the whole timeout; and no beat may be acknowledged once it failed.
       const e = await committedExperiment(t, key);
       const runs = await running(16, e.id);

@@ -1,4 +1,5 @@
-// A server whose managed runs go to EC2 refuses launch blocks outside the operator's allowlists when the variation is made.
+// A server whose managed runs go to EC2 refuses launch blocks outside the operator's allowlists when the
+// variation is made.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';

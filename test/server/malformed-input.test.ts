@@ -10,8 +10,8 @@ import { headerCases, methodCases, pathCases, queryCases } from '../support/malf
 import { nestingCases, storageCases, yamlCases } from '../support/malformed/stored-text-cases.ts';
 import { startTestService, type Reply, type TestService } from '../support/service.ts';
 
-// "No endpoint answers 500 to any malformed input": every operation /openapi.json lists, against real PostgreSQL.
-// WRITE_MALFORMED_DOC=1 rewrites docs/malformed-inputs.md from the answers this run got.
+// "No endpoint answers 500 to any malformed input": every operation /openapi.json lists, against real
+// PostgreSQL. WRITE_MALFORMED_DOC=1 rewrites docs/malformed-inputs.md from the answers this run got.
 
 const SNAKE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;

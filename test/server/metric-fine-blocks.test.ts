@@ -5,8 +5,8 @@ import { migrationUpgrade } from '../support/migration-upgrade.ts';
 import type { TestService } from '../support/service.ts';
 
 // Migration 011_metric_fine_blocks.sql adds the 16-step blocks to a database that already holds points. Its
-// backfill must leave exactly the rows the write path would have kept, or downsampled reads of old series would
-// differ from new ones.
+// backfill must leave exactly the rows the write path would have kept, or downsampled reads of old series
+// would differ from new ones.
 
 const UNDO_MIGRATION_011 = `DROP TABLE metric_fine_blocks;
   DELETE FROM schema_migrations WHERE version = '011_metric_fine_blocks.sql'`;
@@ -24,8 +24,8 @@ describe('migration 011 on a database with metric points', () => {
       assert.equal(res.status, 200, JSON.stringify(res.body));
     };
     const wave = (s: number) => Math.sin(s / 7) + (s % 5) / 10;
-    // Appends in step order, a stretch of NaN alone (blocks with no extremes), NaN mixed with numbers, ±Infinity,
-    // sparse steps, and overwrites that remove a block's extremes.
+    // Appends in step order, a stretch of NaN alone (blocks with no extremes), NaN mixed with numbers,
+    // ±Infinity, sparse steps, and overwrites that remove a block's extremes.
     for (let from = 0; from < 2000; from += 500)
       await log(
         Array.from({ length: 500 }, (_, i) => {

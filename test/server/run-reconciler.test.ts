@@ -1,5 +1,5 @@
-// A managed run whose workflow could not be started (Temporal down after the `managed` flag committed), or whose
-// workflow closed without concluding it, is not left pending.
+// A managed run whose workflow could not be started (Temporal down after the `managed` flag committed), or
+// whose workflow closed without concluding it, is not left pending.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';

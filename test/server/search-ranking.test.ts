@@ -121,7 +121,8 @@ describe('migration 007 on a database with documents', () => {
       t.as(key).post('/assets', { kind: 'report', name, content, metadata: { tags: ['notes'] } });
     await post('Dropout sweep', `${filler(100, 1)}. Dropout of 0.1 was best.`);
     await post('Long training diary', `${filler(400, 2)}. We also tried dropout once.`);
-    // Back to the schema before 007 (so before 010 too), with these rows in it, then a service start migrates it again.
+    // Back to the schema before 007 (so before 010 too), with these rows in it, then a service start migrates
+    // it again.
     const rows = db.rows;
     const upgraded = await db.reapply(
       `${UNDO_MIGRATION_010}

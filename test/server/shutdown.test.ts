@@ -1,5 +1,6 @@
-// SIGTERM on a real `assay server`: requests in flight finish (up to ASSAY_SHUTDOWN_TIMEOUT_S), and one hung past
-// that deadline does not keep the process alive. The slow request is a presigned upload whose body trickles in.
+// SIGTERM on a real `assay server`: requests in flight finish (up to ASSAY_SHUTDOWN_TIMEOUT_S), and one hung
+// past that deadline does not keep the process alive. The slow request is a presigned upload whose body
+// trickles in.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest } from 'node:http';

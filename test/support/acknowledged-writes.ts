@@ -2,7 +2,9 @@ import type { RunState } from '@assay/contract';
 import type pg from 'pg';
 import { NetworkError, sleep, type LoadClient } from './load-client.ts';
 
-/** One write the service acknowledged with a 2xx, with what it wrote: the database must hold it afterwards. */
+/**
+ * One write the service acknowledged with a 2xx, with what it wrote: the database must hold it afterwards.
+ */
 export type Ack =
   | { kind: 'experiment'; id: string; name: string }
   | { kind: 'variation'; experimentId: string; n: number; configYaml: string }
@@ -91,7 +93,10 @@ export async function runWriter(
 
 const RANK: Record<RunState, number> = { pending: 0, running: 1, succeeded: 2, failed: 2 };
 
-/** Checks every acknowledged write against the database; returns what was checked and what is missing or wrong. */
+/**
+ * Checks every acknowledged write against the database; returns what was checked and what is missing or
+ * wrong.
+ */
 export async function checkAcknowledged(
   db: pg.Client,
   acks: readonly Ack[],

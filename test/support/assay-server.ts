@@ -10,7 +10,9 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 export interface AssayServer {
   url: string;
   process: ProcessGroup;
-  /** The key `assay admin bootstrap-key` takes from the data directory, if this start bootstrapped an admin. */
+  /**
+   * The key `assay admin bootstrap-key` takes from the data directory, if this start bootstrapped an admin.
+   */
   bootstrapKey: string | undefined;
   stop(): Promise<void>;
 }

@@ -16,7 +16,10 @@ export class NetworkError extends Error {
   }
 }
 
-/** The HTTP side of a load generator: one pooled undici Agent, bearer auth, JSON in and out, every request bounded. */
+/**
+ * The HTTP side of a load generator: one pooled undici Agent, bearer auth, JSON in and out, every request
+ * bounded.
+ */
 export class LoadClient {
   readonly agent: Agent;
   private readonly baseUrl: string;
@@ -39,7 +42,9 @@ export class LoadClient {
     });
   }
 
-  /** Any HTTP answer resolves (whatever its status); no answer within the timeout rejects with a NetworkError. */
+  /**
+   * Any HTTP answer resolves (whatever its status); no answer within the timeout rejects with a NetworkError.
+   */
   async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<Answer> {
     const sentAt = Date.now();
     const started = performance.now();

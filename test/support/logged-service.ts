@@ -43,8 +43,8 @@ export interface LoggedService {
 
 /**
  * Starts the service on a real port with production's logger options (`loggerOptions` of app.ts: redaction,
- * path-only requests, database parameters dropped) at `level`, capturing every line. startTestService's logger
- * is plain pino at info, so it cannot show what production would log.
+ * path-only requests, database parameters dropped) at `level`, capturing every line. startTestService's
+ * logger is plain pino at info, so it cannot show what production would log.
  */
 export async function startLoggedService(opts: {
   level: string;

@@ -32,7 +32,10 @@ export function managedRunWorld(world: Orchestration) {
     /** The scenario's researcher (created on first use). */
     user: ensureUser,
 
-    /** A committed experiment with one variation whose launch command is `command` (none when undefined), and a pending run. */
+    /**
+     * A committed experiment with one variation whose launch command is `command` (none when undefined), and
+     * a pending run.
+     */
     async pendingRun(
       command: string | string[] | undefined,
       env?: Record<string, string>,

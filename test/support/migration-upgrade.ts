@@ -3,9 +3,10 @@ import pg from 'pg';
 import { startTestService, type TestService } from './service.ts';
 
 /**
- * For a suite that checks a migration's backfill: a service on a fresh PostgreSQL database (`primary`), SQL on
- * that database (`rows`), and `reapply(undo)`, which runs `undo` to take the migration back out (with the rows the
- * test wrote left in) and starts a replica, whose start applies the migration again. Closed after the suite.
+ * For a suite that checks a migration's backfill: a service on a fresh PostgreSQL database (`primary`), SQL
+ * on that database (`rows`), and `reapply(undo)`, which runs `undo` to take the migration back out (with the
+ * rows the test wrote left in) and starts a replica, whose start applies the migration again. Closed after
+ * the suite.
  */
 export function migrationUpgrade() {
   let primary: TestService | undefined;

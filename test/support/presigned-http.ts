@@ -35,7 +35,10 @@ export function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Replaces one character in the middle of a query parameter's value, leaving the rest of the URL byte for byte. */
+/**
+ * Replaces one character in the middle of a query parameter's value, leaving the rest of the URL byte for
+ * byte.
+ */
 export function tamperParam(url: string, name: string): string {
   const match = new RegExp(`[?&]${name}=([^&]+)`).exec(url);
   if (!match) throw new Error(`no ${name} in ${url}`);

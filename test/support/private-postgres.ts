@@ -42,7 +42,10 @@ function binDir(): string {
   return path.join(root, newest, 'bin');
 }
 
-/** initdb and postgres refuse to run as root: as root, run them as the `postgres` OS user (setpriv execs, so pids stay). */
+/**
+ * initdb and postgres refuse to run as root: as root, run them as the `postgres` OS user (setpriv execs, so
+ * pids stay).
+ */
 function asPostgresUser(): { prefix: string[]; uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());

@@ -32,8 +32,8 @@ export interface SchemathesisRun {
 }
 
 /**
- * Runs `schemathesis --config-file <toml> run <args> --report json,junit` in a scratch directory (its hypothesis
- * database and cache land there, not in the repository) and stops it after `timeoutMs`.
+ * Runs `schemathesis --config-file <toml> run <args> --report json,junit` in a scratch directory (its
+ * hypothesis database and cache land there, not in the repository) and stops it after `timeoutMs`.
  */
 export async function runSchemathesis(
   configToml: string,

@@ -23,8 +23,9 @@ const host = '127.0.0.1';
 const region = 'us-east-1';
 
 /**
- * Starts a private SeaweedFS (master, volume, filer, S3 gateway) with one credentialed identity and one bucket.
- * It holds up to `volumes` × `volumeSizeMb` MB: 512 MB is ample for tests; benchmarks moving GiBs ask for more.
+ * Starts a private SeaweedFS (master, volume, filer, S3 gateway) with one credentialed identity and one
+ * bucket. It holds up to `volumes` × `volumeSizeMb` MB: 512 MB is ample for tests; benchmarks moving GiBs ask
+ * for more.
  */
 export async function startSeaweedFs({
   bucket = 'assay-test',

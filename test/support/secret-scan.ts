@@ -1,6 +1,6 @@
 /**
- * Collects the secrets a test handles (API keys and their secret parts, access tokens, presigned URLs and their
- * signatures, configured credentials) and finds them, or anything shaped like them, in log lines.
+ * Collects the secrets a test handles (API keys and their secret parts, access tokens, presigned URLs and
+ * their signatures, configured credentials) and finds them, or anything shaped like them, in log lines.
  */
 
 const API_KEY = /sk_(?:user|agent|worker|exchange)_[0-9a-f]{32}[A-Za-z0-9_-]{43}/;
@@ -24,7 +24,10 @@ export class SecretRegistry {
     if (value.length >= 12 && !this.#known.has(value)) this.#known.set(value, what);
   }
 
-  /** A bearer token: the whole of it, and the part that is secret on its own (an API key's secret, a JWT's signature). */
+  /**
+   * A bearer token: the whole of it, and the part that is secret on its own (an API key's secret, a JWT's
+   * signature).
+   */
   addToken(token: string, what: string): void {
     this.add(token, what);
     if (token.startsWith('sk_')) this.add(token.slice(-43), `the secret part of ${what}`);
@@ -64,7 +67,10 @@ export class SecretRegistry {
     return this.#known.size;
   }
 
-  /** Every line that holds a known secret or a secret's shape, as `source:line: what` (the values themselves left out). */
+  /**
+   * Every line that holds a known secret or a secret's shape, as `source:line: what` (the values themselves
+   * left out).
+   */
   scan(lines: string[], source: string): string[] {
     const findings: string[] = [];
     lines.forEach((line, i) => {

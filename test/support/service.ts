@@ -53,8 +53,9 @@ let userCounter = 0;
  * Starts the real service for a test file: a fresh PostgreSQL database (or PGlite in a temp directory with
  * `{ pglite: true }`), migrations, the bootstrap admin, and the Fastify app driven with `inject`.
  * `{ replicaOf }` starts a second service instance on the same PostgreSQL database (its own app and auth
- * cache, the primary's admin key); closing a replica leaves the database to the primary. `{ orchestrator }` is
- * handed to the service (a FakeOrchestrator, or a real one on a Temporal dev server); the caller closes it.
+ * cache, the primary's admin key); closing a replica leaves the database to the primary. `{ orchestrator }`
+ * is handed to the service (a FakeOrchestrator, or a real one on a Temporal dev server); the caller closes
+ * it.
  */
 export async function startTestService(
   opts: {
@@ -71,7 +72,8 @@ export async function startTestService(
     throw new Error('a replica needs a primary on PostgreSQL');
   const database = opts.pglite || opts.replicaOf ? undefined : await createTestDatabase();
   const databaseUrl = opts.replicaOf?.databaseUrl ?? database?.url;
-  // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a real port.
+  // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a real
+  // port.
   const seaweed: SeaweedFs | undefined = opts.storage === 's3' ? await startSeaweedFs() : undefined;
   const port = opts.listen || opts.storage ? await freePort() : undefined;
   const env: Record<string, string> = { ASSAY_DATA_DIR: dataDir, ASSAY_LOG_LEVEL: 'info' };

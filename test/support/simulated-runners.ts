@@ -43,7 +43,10 @@ export interface RunnerOptions {
 export interface RunnerReport {
   path: string;
   heartbeats: number;
-  /** `last_heartbeat_at` of the newest acknowledged heartbeat (or start): the database must hold at least this. */
+  /**
+   * `last_heartbeat_at` of the newest acknowledged heartbeat (or start): the database must hold at least
+   * this.
+   */
   lastAckedHeartbeatAt: string | undefined;
   /** How the runner ended: its succeed acknowledged, silent on purpose, or a call that failed for good. */
   end: 'succeeded' | 'vanished' | 'failed';
@@ -53,7 +56,10 @@ export interface RunnerReport {
   errors: string[];
 }
 
-/** One simulated runner: reads its config, starts, heartbeats (jittered) while told to, then succeeds or vanishes. */
+/**
+ * One simulated runner: reads its config, starts, heartbeats (jittered) while told to, then succeeds or
+ * vanishes.
+ */
 export async function simulateRunner(
   client: LoadClient,
   path: string,

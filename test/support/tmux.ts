@@ -9,7 +9,8 @@ export const shellQuote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`
 
 /**
  * A tmux server of the test's own (its own socket, `-L`), so the developer's sessions are never touched: one
- * detached 200×50 session runs a command in a real terminal, keys are typed into it, and the screen is read back.
+ * detached 200×50 session runs a command in a real terminal, keys are typed into it, and the screen is read
+ * back.
  */
 export class TmuxSession {
   readonly #socket: string;
@@ -19,7 +20,9 @@ export class TmuxSession {
     this.#socket = socket;
   }
 
-  /** Starts `command` (a shell command line); the pane stays after it ends, so its last screen can be read. */
+  /**
+   * Starts `command` (a shell command line); the pane stays after it ends, so its last screen can be read.
+   */
   static async start(socket: string, command: string): Promise<TmuxSession> {
     const session = new TmuxSession(socket);
     await session.#tmux(

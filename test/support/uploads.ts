@@ -1,4 +1,6 @@
-/** Uploads bytes to the targets POST /assets answered, the way any HTTP client would (single PUT or parts). */
+/**
+ * Uploads bytes to the targets POST /assets answered, the way any HTTP client would (single PUT or parts).
+ */
 export async function uploadComponents(
   uploads: Record<string, any>,
   files: Record<string, Buffer>,

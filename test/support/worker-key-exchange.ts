@@ -1,5 +1,5 @@
-// How a managed instance gets its worker key: the orchestrator mints a one-time exchange token for the run, the
-// instance's runner trades it at POST /worker-keys/exchange.
+// How a managed instance gets its worker key: the orchestrator mints a one-time exchange token for the run,
+// the instance's runner trades it at POST /worker-keys/exchange.
 import assert from 'node:assert/strict';
 import type { Api } from './service.ts';
 

@@ -1,5 +1,5 @@
-// The production deployment files (docker-compose.yml, Dockerfile, .dockerignore, deploy/) checked without Docker:
-// their structure, their pins, and that every setting they pass is one the code reads.
+// The production deployment files (docker-compose.yml, Dockerfile, .dockerignore, deploy/) checked without
+// Docker: their structure, their pins, and that every setting they pass is one the code reads.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';

@@ -9,9 +9,9 @@ import { startAssayServer, type AssayServer } from '../support/assay-server.ts';
 import { launchChromium, screenshot } from '../support/browser.ts';
 import { api, newSession, signIn } from './support.ts';
 
-// The assets page in a real browser (Debian's Chromium) against a real `assay server` on the embedded default:
-// uploads go straight to the local store on presigned URLs, with a multipart threshold of 1 MiB so a larger
-// file goes up in parts.
+// The assets page in a real browser (Debian's Chromium) against a real `assay server` on the embedded
+// default: uploads go straight to the local store on presigned URLs, with a multipart threshold of 1 MiB so a
+// larger file goes up in parts.
 
 const MIB = 1024 * 1024;
 
@@ -97,7 +97,8 @@ describe('web UI in Chromium: assets', () => {
     await page.getByText('assay assets upload --kind document FILE').waitFor();
     await watchProgress(page);
 
-    // A name the service would refuse as a component: it is kept as the asset name, cleaned for the component.
+    // A name the service would refuse as a component: it is kept as the asset name, cleaned for the
+    // component.
     const bytes = randomBytes(Math.round(2.5 * MIB));
     await page.getByLabel('Kind of the new assets').selectOption('output');
     await page.getByLabel('choose files').setInputFiles({

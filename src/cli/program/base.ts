@@ -1,11 +1,15 @@
-// The root `assay` command's settings, shared by the whole program (program.ts) and `assay run`'s own (main.ts).
+// The root `assay` command's settings, shared by the whole program (program.ts) and `assay run`'s own
+// (main.ts).
 import { Command } from 'commander';
 
 const EPILOGUE = `
 Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration, 130 a prompt interrupted;
 \`assay run\` exits with its command's code. Every command takes --help. See docs/cli.md.`;
 
-/** The root command without subcommands; errors and help go through `exitOverride`, so main.ts decides the exit code. */
+/**
+ * The root command without subcommands; errors and help go through `exitOverride`, so main.ts decides the
+ * exit code.
+ */
 export function baseProgram(): Command {
   const program = new Command('assay')
     .description('Assay from the command line: experiments, variations, runs, assets, search')

@@ -20,7 +20,9 @@ export interface JsonOptions {
   json?: boolean;
 }
 
-/** An action from a handler answering the exit code; a negative answer (a server) leaves the process running. */
+/**
+ * An action from a handler answering the exit code; a negative answer (a server) leaves the process running.
+ */
 export function exitWith<A extends unknown[]>(
   handler: (...args: A) => Promise<number>,
 ): (...args: A) => Promise<void> {

@@ -8,7 +8,9 @@ import type { Variations } from '../resources/variations.ts';
 import type { MetricsOptions } from '../handles/metric-buffer.ts';
 import type { Transport } from './transport.ts';
 
-/** What handles need from their client: the namespaces, the transport for run moves, and the upload tracker. */
+/**
+ * What handles need from their client: the namespaces, the transport for run moves, and the upload tracker.
+ */
 export interface ClientCore {
   readonly transport: Transport;
   readonly experiments: Experiments;

@@ -4,7 +4,10 @@ import type { Transport } from './transport.ts';
 /** Passed as organizationId on a call, forces personal scope (sent as `organization_id: "personal"`). */
 export const PERSONAL = 'personal';
 
-/** `organization_id` to send on a call: an explicit choice, else the client's default, else none (server default). */
+/**
+ * `organization_id` to send on a call: an explicit choice, else the client's default, else none (server
+ * default).
+ */
 export type OrganizationChoice = string | undefined;
 
 /** Resolves the client's default organization once: an id as given, or a slug through /v1/me/scopes. */

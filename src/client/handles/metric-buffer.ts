@@ -58,8 +58,8 @@ function isoTime(time: MetricTime): string {
  * Points wait until a batch is full or `flushInterval` has passed since the oldest, then go in one request;
  * while a request is in flight the next points wait for it, so requests never overlap. A batch that meets a
  * connection error or a 5xx is sent again after a backoff (the service keeps one point per key and step, so a
- * repeat makes no duplicates); any other answer drops it. A dropped batch becomes a MetricsError that the next
- * call throws.
+ * repeat makes no duplicates); any other answer drops it. A dropped batch becomes a MetricsError that the
+ * next call throws.
  */
 export class MetricBuffer {
   readonly #send: (points: MetricPointInput[]) => Promise<unknown>;

@@ -4,7 +4,9 @@ import type { MetricSeries, MetricSummary, RunHeartbeat, RunnerFailureReason } f
 import type { Checkpoint, MetricSeriesParams, RunConfig, RunData } from '../resources/runs.ts';
 import { MetricBuffer, type MetricTime } from './metric-buffer.ts';
 
-/** Where a `logMetrics` call's points sit: their step (see `Run.logMetrics`) and, optionally, their own time. */
+/**
+ * Where a `logMetrics` call's points sit: their step (see `Run.logMetrics`) and, optionally, their own time.
+ */
 export interface LogMetricsOptions {
   step?: number;
   /** Defaults to the moment of the call. */
@@ -64,7 +66,10 @@ export class Run {
     return this.#move('start', { environment });
   }
 
-  /** Tells the server the run is alive; answers whether a cancel was requested (then stop and fail 'abandoned'). */
+  /**
+   * Tells the server the run is alive; answers whether a cancel was requested (then stop and fail
+   * 'abandoned').
+   */
   async heartbeat(): Promise<RunHeartbeat> {
     this.#data = undefined;
     return this.#core.transport.post(`${this.#path}/heartbeat`);
@@ -92,11 +97,11 @@ export class Run {
   /**
    * Records scalar metrics of a running run, e.g. `run.logMetrics({ loss: 0.31, acc: 0.9 }, { step: 10 })`.
    * Returns at once: points are buffered and sent in batches (see MetricsOptions), and stored by the time
-   * flushMetrics(), succeed() or fail() resolves. Values may be NaN or ±Infinity. Without `step`, a call takes
-   * the step after this handle's previous call (0 for its first), so a loop that passes no steps numbers its
-   * calls 0, 1, 2…; a given step moves that counter to step + 1. A point logged again at the same key and step
-   * replaces the earlier one. Throws RangeError or TypeError for a bad key, step or value (nothing of the call
-   * is kept then), and MetricsError when points of earlier calls could not be stored.
+   * flushMetrics(), succeed() or fail() resolves. Values may be NaN or ±Infinity. Without `step`, a call
+   * takes the step after this handle's previous call (0 for its first), so a loop that passes no steps
+   * numbers its calls 0, 1, 2…; a given step moves that counter to step + 1. A point logged again at the same
+   * key and step replaces the earlier one. Throws RangeError or TypeError for a bad key, step or value
+   * (nothing of the call is kept then), and MetricsError when points of earlier calls could not be stored.
    */
   logMetrics(values: Record<string, number>, options: LogMetricsOptions = {}): void {
     const step = options.step ?? this.#nextStep;
@@ -110,7 +115,9 @@ export class Run {
     this.#metrics.add(points);
   }
 
-  /** Resolves when every point logged through this handle is stored; throws MetricsError for points dropped. */
+  /**
+   * Resolves when every point logged through this handle is stored; throws MetricsError for points dropped.
+   */
   async flushMetrics(): Promise<void> {
     await this.#metrics?.flush();
   }

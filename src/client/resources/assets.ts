@@ -130,7 +130,9 @@ export class Assets {
     return this.#t.post(path`/assets/${id}/presign`, { components });
   }
 
-  /** Step 3: the server checks every component is stored as declared; the asset becomes ready and immutable. */
+  /**
+   * Step 3: the server checks every component is stored as declared; the asset becomes ready and immutable.
+   */
   finalize(id: string): Promise<AssetData> {
     return this.#t.request('PUT', path`/assets/${id}/finalize`);
   }

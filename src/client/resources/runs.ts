@@ -118,7 +118,9 @@ export class Runs {
     });
   }
 
-  /** Every metric key of the run with its count, last point and extremes, by key (every page of metricKeys). */
+  /**
+   * Every metric key of the run with its count, last point and extremes, by key (every page of metricKeys).
+   */
   async metrics(experimentId: string, n: number, r: number): Promise<MetricSummary[]> {
     const items: MetricSummary[] = [];
     let cursor: string | undefined;

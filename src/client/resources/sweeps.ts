@@ -9,7 +9,9 @@ export type SweepData = Sweep;
 
 /** What every sweep takes, whatever its strategy. */
 interface SweepBase {
-  /** The base variation config, YAML as a variation takes it (top-level `launch:` and `accelerate:` included). */
+  /**
+   * The base variation config, YAML as a variation takes it (top-level `launch:` and `accelerate:` included).
+   */
   baseYaml: string;
   /** How many of the sweep's runs may be in flight at once; the server's default when left out. */
   concurrency?: number;

@@ -15,7 +15,9 @@ export class Variations {
     this.#t = transport;
   }
 
-  /** Creates a variation from YAML (draft experiments only); `accelerate:` and `launch:` blocks are split out. */
+  /**
+   * Creates a variation from YAML (draft experiments only); `accelerate:` and `launch:` blocks are split out.
+   */
   create(experimentId: string, params: { configYaml: string; name?: string }): Promise<VariationData> {
     return this.#t.post(path`/experiments/${experimentId}/variations`, {
       config_yaml: params.configYaml,

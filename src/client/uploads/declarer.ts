@@ -6,7 +6,9 @@ export interface Deferred<T> {
   reject(reason: unknown): void;
 }
 
-/** A promise settled from outside; a rejection nobody waits for (a piece that never started) is not unhandled. */
+/**
+ * A promise settled from outside; a rejection nobody waits for (a piece that never started) is not unhandled.
+ */
 export function deferred<T>(): Deferred<T> {
   const d = Promise.withResolvers<T>();
   d.promise.catch(() => undefined);

@@ -1,12 +1,13 @@
 import { Worker } from 'node:worker_threads';
 
-// Plain JavaScript, run by `eval` in the thread: no file to find next to this one, whether the client runs from
-// its TypeScript sources or from the built package.
+// Plain JavaScript, run by `eval` in the thread: no file to find next to this one, whether the client runs
+// from its TypeScript sources or from the built package.
 const SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const { open } = require('node:fs/promises');
-// One buffer, reused: a file is read at memory speed, and fresh chunks would pile up faster than they are collected.
+// One buffer, reused: a file is read at memory speed, and fresh chunks would pile up faster than they are
+// collected.
 const buffer = Buffer.allocUnsafe(1024 * 1024);
 async function hash({ id, path, partSize }) {
   const file = await open(path, 'r');
@@ -63,7 +64,10 @@ let thread: Worker | undefined;
 let nextId = 0;
 const jobs = new Map<number, Job>();
 
-/** The one hashing thread of the process, started at the first file to hash; it never keeps the process alive idle. */
+/**
+ * The one hashing thread of the process, started at the first file to hash; it never keeps the process alive
+ * idle.
+ */
 function hashingThread(): Worker {
   if (thread) return thread;
   const worker = new Worker(SOURCE, { eval: true });
@@ -101,9 +105,9 @@ function finish(id: number): void {
 }
 
 /**
- * SHA-256 (hex) of a file and of each part of `partSize` bytes, in one read, on a thread of its own: the event
- * loop keeps feeding the PUTs in flight while the next file is hashed. `onPart` hears each part's digest as soon
- * as it is read.
+ * SHA-256 (hex) of a file and of each part of `partSize` bytes, in one read, on a thread of its own: the
+ * event loop keeps feeding the PUTs in flight while the next file is hashed. `onPart` hears each part's
+ * digest as soon as it is read.
  */
 export function hashInThread(
   path: string,

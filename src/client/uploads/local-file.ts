@@ -2,7 +2,9 @@ import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { hashInThread } from './hash-thread.ts';
 
-/** What a file was when it was registered: any later difference means its bytes are no longer the hashed ones. */
+/**
+ * What a file was when it was registered: any later difference means its bytes are no longer the hashed ones.
+ */
 export interface FileIdentity {
   path: string;
   size: number;
@@ -38,8 +40,8 @@ const MAX_PARTS = 10_000;
 const MIB = 1024 * 1024;
 
 /**
- * The part size this client cuts a file in (it declares the layout with the part checksums): `partBytes`, grown
- * in whole MiB when the file would otherwise need more than 10,000 parts. Null for a file of one part.
+ * The part size this client cuts a file in (it declares the layout with the part checksums): `partBytes`,
+ * grown in whole MiB when the file would otherwise need more than 10,000 parts. Null for a file of one part.
  */
 export function partLayout(size: number, partBytes: number): number | null {
   if (size <= partBytes) return null;

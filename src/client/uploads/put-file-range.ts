@@ -11,8 +11,8 @@ export interface FileRange {
 }
 
 async function* counted(range: FileRange, onBytes: (n: number) => void): AsyncIterable<Buffer> {
-  // Chunks of 256 KiB rather than the default 64: four times fewer trips through the stream and the socket, CPU
-  // the storage on the same machine (or the hashing thread) can use instead.
+  // Chunks of 256 KiB rather than the default 64: four times fewer trips through the stream and the socket,
+  // CPU the storage on the same machine (or the hashing thread) can use instead.
   for await (const chunk of createReadStream(range.path, {
     start: range.offset,
     end: range.offset + range.size - 1,

@@ -1,12 +1,15 @@
 import type { DatabaseSync } from 'node:sqlite';
 
-/** Phases of one upload; a failure records `error` without leaving its phase, so a resume knows where to go on. */
+/**
+ * Phases of one upload; a failure records `error` without leaving its phase, so a resume knows where to go
+ * on.
+ */
 export type UploadState = 'new' | 'uploading' | 'finalizing' | 'done';
 
 /**
  * The allowed moves, as data: new (registered locally, asset not created yet) → uploading (asset created,
- * bytes moving) → finalizing (every byte stored; finalize called or about to be) → done. uploading → done is a
- * resume that finds the asset already ready.
+ * bytes moving) → finalizing (every byte stored; finalize called or about to be) → done. uploading → done is
+ * a resume that finds the asset already ready.
  */
 export const MOVES: Readonly<Record<UploadState, readonly UploadState[]>> = {
   new: ['uploading'],

@@ -77,17 +77,18 @@ export class UploadJob {
   }
 
   /**
-   * Creates the asset with every component's size and part layout but no digest (`deferredChecksums`): the files
-   * are hashed during the transfer, each just ahead of its PUT, and each digest is declared to the service, which
-   * answers that piece's URL with the digest signed in. A store that verifies checksums refuses other bytes;
-   * finalize checks the rest.
+   * Creates the asset with every component's size and part layout but no digest (`deferredChecksums`): the
+   * files are hashed during the transfer, each just ahead of its PUT, and each digest is declared to the
+   * service, which answers that piece's URL with the digest signed in. A store that verifies checksums
+   * refuses other bytes; finalize checks the rest.
    */
   async #create(upload: StoredUpload): Promise<void> {
     const components = upload.components.map((c) => {
       const partSize = partLayout(c.size, DEFAULT_UPLOAD_PART_BYTES);
       return { name: c.name, size: c.size, contentType: c.contentType, ...(partSize ? { partSize } : {}) };
     });
-    // A kill between this answer and the write below leaves a pending asset on the server that nobody finalizes.
+    // A kill between this answer and the write below leaves a pending asset on the server that nobody
+    // finalizes.
     const asset = await this.#ctx.assets.createPresigned({
       ...upload.links,
       components,
@@ -120,7 +121,8 @@ export class UploadJob {
     await Promise.allSettled(
       pieces.map((piece) =>
         this.#ctx.pool.run(async () => {
-          if (failure || this.#ctx.signal.aborted) return; // fail fast: queued pieces of a failed upload never start
+          // fail fast: queued pieces of a failed upload never start
+          if (failure || this.#ctx.signal.aborted) return;
           try {
             const target = await waiting.get(pieceKey(piece))!.promise;
             if (failure || this.#ctx.signal.aborted) return;
@@ -148,8 +150,8 @@ export class UploadJob {
 
   /**
    * Hashes each component in one read (whole and per part), declaring a single component's sha256 when it is
-   * known, and a part's as soon as that part is read (the whole file's with the last one); digests recorded in the
-   * store by an earlier process are declared without reading the file again.
+   * known, and a part's as soon as that part is read (the whole file's with the last one); digests recorded
+   * in the store by an earlier process are declared without reading the file again.
    */
   async #hashAll(
     components: StoredComponent[],
@@ -203,7 +205,8 @@ export class UploadJob {
   async #put(piece: Piece, target: PresignedRequest, declarer: Declarer): Promise<void> {
     const { component: c } = piece;
     await assertUnchanged(c);
-    // A URL about to expire (the hashing ran far ahead) is asked for again: declaring the same digest is allowed.
+    // A URL about to expire (the hashing ran far ahead) is asked for again: declaring the same digest is
+    // allowed.
     if (Date.parse(target.expires_at) - Date.now() < EXPIRY_MARGIN_MS) {
       target = await (piece.part === null
         ? declarer.single(c.name, c.sha256!)

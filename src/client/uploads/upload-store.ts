@@ -127,7 +127,9 @@ export class UploadStore {
     return rows.map((r) => r.id as string);
   }
 
-  /** Takes an upload over when nobody live holds it; atomic across processes (compare-and-set on the holder). */
+  /**
+   * Takes an upload over when nobody live holds it; atomic across processes (compare-and-set on the holder).
+   */
   claim(id: string, owner: Owner, now = Date.now()): boolean {
     return this.#transaction(() => {
       const row = this.#db
@@ -159,7 +161,10 @@ export class UploadStore {
       .run(Date.now(), owner.token);
   }
 
-  /** Lets go of an upload (finished, failed or closing), recording the failure if any; it stays resumable unless done. */
+  /**
+   * Lets go of an upload (finished, failed or closing), recording the failure if any; it stays resumable
+   * unless done.
+   */
   release(id: string, owner: Owner, error?: string): void {
     this.#db
       .prepare(
@@ -174,7 +179,10 @@ export class UploadStore {
       .run(sha256, partSha256 && JSON.stringify(partSha256), id, component);
   }
 
-  /** The asset exists on the server: remember its id and the multipart uploads it started, and start moving bytes. */
+  /**
+   * The asset exists on the server: remember its id and the multipart uploads it started, and start moving
+   * bytes.
+   */
   created(
     id: string,
     assetId: string,
@@ -187,7 +195,10 @@ export class UploadStore {
     });
   }
 
-  /** Records a component's multipart upload; a different upload id than before voids the parts done under the old one. */
+  /**
+   * Records a component's multipart upload; a different upload id than before voids the parts done under the
+   * old one.
+   */
   setMultipart(id: string, component: string, uploadId: string, partSize: number): void {
     this.#transaction(() => {
       const row = this.#db

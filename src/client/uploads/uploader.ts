@@ -92,7 +92,8 @@ export function createUploader(options: UploaderOptions): Uploader {
         throw new UploadError([{ uploadId: id, assetId: job.assetId ?? undefined, cause }]);
       },
     );
-    done.catch(() => undefined); // a caller that never awaits `done` must not crash the process; waitForRun reports it
+    // a caller that never awaits `done` must not crash the process; waitForRun reports it
+    done.catch(() => undefined);
     const handle: UploadHandle = { id, done, progress: () => job.progress() };
     const entry: Tracked = { handle, run, settled: false };
     tracked.set(id, entry);

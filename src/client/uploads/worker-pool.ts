@@ -12,7 +12,8 @@ export class WorkerPool {
 
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#active < this.size) this.#active++;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve)); // the finishing task hands its slot over
+    // the finishing task hands its slot over
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
     try {
       return await task();
     } finally {

@@ -18,9 +18,9 @@ const COLUMNS =
   'id, user_id, kind, description, scopes, run_id, created_at, expires_at, last_used_at, revoked_at';
 
 /**
- * Mints and stores a key; the clear token is returned to the caller once and never stored. `ttlDays: null`: no
- * expiry. A minted key never outlives its minter (LEAST ignores a NULL side), and a key minted by one revoked in
- * the meantime (a replica's cache can still let its minter in for a moment) is born revoked.
+ * Mints and stores a key; the clear token is returned to the caller once and never stored. `ttlDays: null`:
+ * no expiry. A minted key never outlives its minter (LEAST ignores a NULL side), and a key minted by one
+ * revoked in the meantime (a replica's cache can still let its minter in for a moment) is born revoked.
  */
 export async function insertKey(
   db: Queryable,
@@ -114,8 +114,8 @@ export async function revokeKeyLineage(
 }
 
 /**
- * Revokes every unrevoked key of the user but one (`keepId` null: all); answers the ids it revoked. The keys they
- * minted stay: rotating the orchestrator key must not cut off the worker keys of runs in flight.
+ * Revokes every unrevoked key of the user but one (`keepId` null: all); answers the ids it revoked. The keys
+ * they minted stay: rotating the orchestrator key must not cut off the worker keys of runs in flight.
  */
 export async function revokeUserKeysExcept(
   db: Queryable,
@@ -151,7 +151,9 @@ export async function insertPresharedKey(
   );
 }
 
-/** The stored key with this id: its owner, kind, and whether its hash is this one (compared in the database). */
+/**
+ * The stored key with this id: its owner, kind, and whether its hash is this one (compared in the database).
+ */
 export async function findKeyWithHash(
   db: Queryable,
   id: string,

@@ -21,7 +21,9 @@ export function toApi(row: repo.ApiKeyRow) {
   };
 }
 
-/** What a caller asks for when minting (the contract's CreateApiKeyBody), scopes checked here, not by type. */
+/**
+ * What a caller asks for when minting (the contract's CreateApiKeyBody), scopes checked here, not by type.
+ */
 export type MintRequest = Omit<CreateApiKeyBody, 'scopes'> & { scopes: string[] };
 
 /** Mints a key for the caller's own user; it never holds a scope the caller lacks (least privilege). */
@@ -80,7 +82,10 @@ async function assertMayRevoke(db: Db, principal: Principal, id: string): Promis
     );
 }
 
-/** Revokes the caller's key and every key minted from it; `revokedIds` lets the caller drop them all from the auth cache. */
+/**
+ * Revokes the caller's key and every key minted from it; `revokedIds` lets the caller drop them all from the
+ * auth cache.
+ */
 export async function revoke(db: Db, principal: Principal, id: string) {
   await assertMayRevoke(db, principal, id);
   const [root, ...descendants] = await repo.revokeKeyLineage(db, principal.userId, id);

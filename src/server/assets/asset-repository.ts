@@ -41,7 +41,9 @@ const COLUMNS = `a.id, a.organization_id, a.owner_user_id, a.experiment_id, a.ru
       'part_sha256', c.part_sha256) ORDER BY c.name)
     FROM asset_components c WHERE c.asset_id = a.id), '[]'::json) AS components`;
 
-/** Assets the caller may see: the tenancy rule of experiments, and for a worker key only its own run's assets. */
+/**
+ * Assets the caller may see: the tenancy rule of experiments, and for a worker key only its own run's assets.
+ */
 export function assetVisible(alias: string, userParam: string, runParam: string): string {
   return `${experimentVisible(alias, userParam)} AND (${runParam}::uuid IS NULL OR ${alias}.run_id = ${runParam}::uuid)`;
 }
@@ -66,8 +68,8 @@ export async function insertAsset(
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [a.id, a.organizationId, a.ownerUserId, a.experimentId, a.runId, a.kind, a.name, a.metadata, a.inline],
   );
-  // One statement for every component: an asset of 256 files cost 256 round trips, seconds on a busy database,
-  // before its first byte could move.
+  // One statement for every component: an asset of 256 files cost 256 round trips, seconds on a busy
+  // database, before its first byte could move.
   await tx.query(
     `INSERT INTO asset_components (asset_id, name, size, content_type, sha256, storage_key, part_size, part_sha256)
      SELECT $1, c.name, c.size, c.content_type, c.sha256, c.storage_key, c.part_size, c.part_sha256
@@ -93,7 +95,9 @@ export async function setUploadId(
   );
 }
 
-/** The state of an asset the caller may see (undefined when it may not, or there is none): no components read. */
+/**
+ * The state of an asset the caller may see (undefined when it may not, or there is none): no components read.
+ */
 export async function findVisibleAssetState(
   db: Queryable,
   principal: Principal,
@@ -152,13 +156,19 @@ export async function findAsset(
   return rows[0];
 }
 
-/** The state of an asset whatever its tenant, for the storage routes' signed writes (the signature already authorised them). */
+/**
+ * The state of an asset whatever its tenant, for the storage routes' signed writes (the signature already
+ * authorised them).
+ */
 export async function findAssetState(db: Queryable, id: string): Promise<string | undefined> {
   const rows = await db.query<{ state: string }>('SELECT state FROM assets WHERE id = $1', [id]);
   return rows[0]?.state;
 }
 
-/** Marks a pending asset ready, indexing it for search when searchable; false when another finalize got there first. */
+/**
+ * Marks a pending asset ready, indexing it for search when searchable; false when another finalize got there
+ * first.
+ */
 export async function markReady(
   db: Queryable,
   id: string,

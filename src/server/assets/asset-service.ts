@@ -41,7 +41,8 @@ const storageKey = (assetId: string, component: string) => `assets/${assetId}/${
 
 /**
  * Where presigned URLs write a component: apart from `storage_key`, which only finalize (by moving the upload
- * there) and inline creation write. An upload URL still alive after finalize thus cannot change a ready asset.
+ * there) and inline creation write. An upload URL still alive after finalize thus cannot change a ready
+ * asset.
  */
 export const uploadKey = (storageKey: string) => `uploads/${storageKey}`;
 const UPLOAD_KEY = /^uploads\/assets\/([0-9a-f-]{36})\//;
@@ -92,7 +93,9 @@ async function placement(deps: AssetDeps, principal: Principal, input: CreateAss
   };
 }
 
-/** POST /assets: either presigned uploads for declared components, or small inline content finalized at once. */
+/**
+ * POST /assets: either presigned uploads for declared components, or small inline content finalized at once.
+ */
 export async function createAsset(deps: AssetDeps, principal: Principal, input: CreateAssetBody) {
   const hasInline = input.content !== undefined || input.content_json !== undefined;
   if (input.presign === true) {
@@ -164,10 +167,10 @@ async function createPresigned(
 }
 
 /**
- * Whether a component goes in parts, and which. A client that declares part checksums chose its layout, and the
- * store can verify each part on upload only in that layout: it is taken whenever it makes at least two parts
- * (a store that cannot keep it drops the checksums at start). Otherwise components above the threshold go in
- * the configured part size.
+ * Whether a component goes in parts, and which. A client that declares part checksums chose its layout, and
+ * the store can verify each part on upload only in that layout: it is taken whenever it makes at least two
+ * parts (a store that cannot keep it drops the checksums at start). Otherwise components above the threshold
+ * go in the configured part size.
  */
 function partLayout(deps: AssetDeps, c: ComponentDeclaration) {
   const { multipartThresholdBytes, multipartPartBytes } = deps.config.storage;
@@ -205,7 +208,9 @@ function deferredLayout(deps: AssetDeps, c: ComponentDeclaration) {
   };
 }
 
-/** Upload URLs keyed by component name; multipart components start (or, on re-presign, continue) their upload. */
+/**
+ * Upload URLs keyed by component name; multipart components start (or, on re-presign, continue) their upload.
+ */
 async function presignUploads(
   deps: AssetDeps,
   assetId: string,
@@ -300,7 +305,9 @@ export async function getAsset(deps: AssetDeps, principal: Principal, id: string
   return row;
 }
 
-/** Fresh upload URLs for a pending asset (a resumed client whose URLs expired); a ready asset is immutable. */
+/**
+ * Fresh upload URLs for a pending asset (a resumed client whose URLs expired); a ready asset is immutable.
+ */
 export async function representAsset(
   deps: AssetDeps,
   principal: Principal,
@@ -370,7 +377,9 @@ export async function declareChecksums(
   return { uploads };
 }
 
-/** The one PUT of a component uploaded whole, its sha256 signed in when it is known and the store verifies it. */
+/**
+ * The one PUT of a component uploaded whole, its sha256 signed in when it is known and the store verifies it.
+ */
 function presignSinglePut(
   deps: AssetDeps,
   c: Pick<repo.ComponentRow, 'size' | 'content_type' | 'sha256' | 'storage_key'>,
@@ -384,7 +393,10 @@ function presignSinglePut(
   });
 }
 
-/** A component's digests with a declaration merged in; a digest already declared may only be declared again as is. */
+/**
+ * A component's digests with a declaration merged in; a digest already declared may only be declared again as
+ * is.
+ */
 function mergeChecksums(
   row: repo.ComponentRow,
   d: { sha256?: string; parts?: Array<{ part_number: number; sha256: string }> },
@@ -441,7 +453,8 @@ export async function finalizeAsset(
   const asset = await getAsset(deps, principal, id);
   if (asset.state === 'ready') return toApi(asset);
   for (const c of asset.components) {
-    // A deferred-checksums component must have every digest declared: the store verified its parts against them.
+    // A deferred-checksums component must have every digest declared: the store verified its parts against
+    // them.
     const undeclared = c.part_sha256?.findIndex((h) => h === null) ?? -1;
     if (c.part_sha256 && (undeclared >= 0 || c.sha256 === null))
       throw conflict(
@@ -462,7 +475,8 @@ export async function finalizeAsset(
         { component: c.name, declared: c.size, stored: stored.size },
       );
     }
-    // The store vouches when it verified the declared checksums on upload; otherwise every byte is read again.
+    // The store vouches when it verified the declared checksums on upload; otherwise every byte is read
+    // again.
     if (
       c.sha256 &&
       !(await deps.storage.vouches(c.storage_key, {
@@ -504,8 +518,8 @@ export async function finalizeAsset(
 }
 
 /**
- * Moves a component's upload to its storage key, where the checks below and every download read it. Nothing to
- * move is fine: an earlier finalize that stopped at another component moved this one already.
+ * Moves a component's upload to its storage key, where the checks below and every download read it. Nothing
+ * to move is fine: an earlier finalize that stopped at another component moved this one already.
  */
 async function moveUpload(deps: AssetDeps, c: repo.ComponentRow): Promise<void> {
   const from = uploadKey(c.storage_key);

@@ -2,7 +2,10 @@ import { SEARCHABLE_ASSET_KINDS } from '@assay/contract';
 import type { Readable } from 'node:stream';
 import { pdfTextInWorker, type PdfTextLimits } from './pdf-text.ts';
 
-/** tsvector refuses documents over 1 MB; the head of a long paper carries its abstract and introduction anyway. */
+/**
+ * tsvector refuses documents over 1 MB; the head of a long paper carries its abstract and introduction
+ * anyway.
+ */
 export const MAX_INDEXED_CHARS = 400_000;
 const MAX_PDF_BYTES = 100 * 1024 * 1024;
 const MAX_TEXT_BYTES = 2 * 1024 * 1024;
@@ -22,9 +25,9 @@ async function readCapped(stream: NodeJS.ReadableStream, cap: number): Promise<B
 }
 
 /**
- * Text of one component for the search index: PDF through `unpdf` (Mozilla's pdf.js built for servers),
- * plain text and JSON as they are. Undefined for other types and oversized files; rejects with PdfTextError for
- * an unreadable PDF or one over the limits. Search then still finds the asset by its name and metadata.
+ * Text of one component for the search index: PDF through `unpdf` (Mozilla's pdf.js built for servers), plain
+ * text and JSON as they are. Undefined for other types and oversized files; rejects with PdfTextError for an
+ * unreadable PDF or one over the limits. Search then still finds the asset by its name and metadata.
  */
 export async function extractText(
   contentType: string,

@@ -3,12 +3,17 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 
 export type KeyKind = ApiKeyKind;
 
-/** Keys, plus the one-time exchange tokens a managed instance trades for its worker key (never an API key). */
+/**
+ * Keys, plus the one-time exchange tokens a managed instance trades for its worker key (never an API key).
+ */
 export type TokenKind = KeyKind | 'exchange';
 
 const TOKEN = /^sk_(user|agent|worker|exchange)_([0-9a-f]{32})([A-Za-z0-9_-]{43})$/;
 
-/** A fresh token: `sk_<kind>_<id as 32 hex><secret, 32 random bytes base64url>`; only the secret's hash is stored. */
+/**
+ * A fresh token: `sk_<kind>_<id as 32 hex><secret, 32 random bytes base64url>`; only the secret's hash is
+ * stored.
+ */
 export function mintToken(kind: TokenKind): { id: string; token: string; secretHash: Buffer } {
   const id = randomUUID();
   const secret = randomBytes(32).toString('base64url');

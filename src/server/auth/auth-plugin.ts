@@ -11,14 +11,20 @@ declare module 'fastify' {
     public?: boolean;
     /** The scope a caller's key must hold; with a list, every one of them. */
     scope?: Scope | readonly Scope[];
-    /** Routes a worker key may call at all: its run's and its assets' (their services keep it to that run). */
+    /**
+     * Routes a worker key may call at all: its run's and its assets' (their services keep it to that run).
+     */
     workerKeys?: boolean;
-    /** The one route that takes a one-time exchange token (`sk_exchange_…`) as its bearer, and nothing else. */
+    /**
+     * The one route that takes a one-time exchange token (`sk_exchange_…`) as its bearer, and nothing else.
+     */
     exchangeToken?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
-    /** The bearer of an `exchangeToken` route, verified and spent by the route itself (a single-use write). */
+    /**
+     * The bearer of an `exchangeToken` route, verified and spent by the route itself (a single-use write).
+     */
     exchangeToken: string;
   }
 }
@@ -65,11 +71,13 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
         `this call needs the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}, which the key does not hold`,
       );
     }
-    // Worker keys travel in instance user data: whatever leaks one must reach no more than its run and assets.
+    // Worker keys travel in instance user data: whatever leaks one must reach no more than its run and
+    // assets.
     if (request.principal.via === 'worker' && !config.workerKeys) {
       throw forbidden('worker_key_restricted', "a worker key reaches only its run's endpoints and assets");
     }
-    // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such as /v1/me.
+    // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such as
+    // /v1/me.
     if (request.principal.scopes.has('orchestrate') && !needed.includes('orchestrate')) {
       throw forbidden(
         'orchestrator_key_restricted',

@@ -32,19 +32,22 @@ export interface Authenticator {
   close(): Promise<void>;
 }
 
-/** Refusals are cached this long at most: a pre-shared key one replica stores may reach another replica first. */
+/**
+ * Refusals are cached this long at most: a pre-shared key one replica stores may reach another replica first.
+ */
 const REFUSAL_TTL_MS = 30_000;
 
 /**
- * Resolves bearer tokens to principals. Verified tokens are cached (LRU) for minutes, so the hot paths (a runner's
- * heartbeat every 30 s) skip the database. That is safe because nothing that stops a key from working goes
- * unheard: a database trigger announces every revocation, expiry change, deletion or admin-flag change on a
- * LISTEN/NOTIFY channel when it commits, and each replica drops the entries it names. An entry never outlives its
- * key's expiry, nor a worker key's grace after its run ended. While the LISTEN session is down nothing is cached
- * (every request reads its key), and the cache is emptied when it comes back, since notices sent in between are
- * lost. Every ASSAY_AUTH_RECHECK_S the cached keys are re-read in one query, bounding how long an entry could
- * outlive its key should a notice go missing without the session noticing. Refused API keys are cached briefly,
- * so a client retrying a bad key costs one database read, not one per attempt.
+ * Resolves bearer tokens to principals. Verified tokens are cached (LRU) for minutes, so the hot paths (a
+ * runner's heartbeat every 30 s) skip the database. That is safe because nothing that stops a key from
+ * working goes unheard: a database trigger announces every revocation, expiry change, deletion or admin-flag
+ * change on a LISTEN/NOTIFY channel when it commits, and each replica drops the entries it names. An entry
+ * never outlives its key's expiry, nor a worker key's grace after its run ended. While the LISTEN session is
+ * down nothing is cached (every request reads its key), and the cache is emptied when it comes back, since
+ * notices sent in between are lost. Every ASSAY_AUTH_RECHECK_S the cached keys are re-read in one query,
+ * bounding how long an entry could outlive its key should a notice go missing without the session noticing.
+ * Refused API keys are cached briefly, so a client retrying a bad key costs one database read, not one per
+ * attempt.
  */
 export function createAuthenticator(
   config: ServiceConfig,
@@ -63,11 +66,12 @@ export function createAuthenticator(
       if (principal.keyId && entryOfKey.get(principal.keyId) === cacheKey) entryOfKey.delete(principal.keyId);
     },
   });
-  // Keyed by the whole token's hash, so an entry only ever refuses that exact string: a newly minted key carries
-  // a fresh 256-bit secret no one can have presented before, and so is never refused by an entry made earlier.
+  // Keyed by the whole token's hash, so an entry only ever refuses that exact string: a newly minted key
+  // carries a fresh 256-bit secret no one can have presented before, and so is never refused by an entry made
+  // earlier.
   const refused = new LRUCache<string, AppError>({ max, ttl: Math.min(ttl, REFUSAL_TTL_MS) });
-  // Every key change and cache flush gets the next number; a check that began before the change to its key (or a
-  // flush) read the key before it, so it answers but caches nothing.
+  // Every key change and cache flush gets the next number; a check that began before the change to its key
+  // (or a flush) read the key before it, so it answers but caches nothing.
   let changes = 0;
   let flushedAt = 0;
   const changedAt = new LRUCache<string, number>({ max });
@@ -257,7 +261,8 @@ export function createAuthenticator(
   return {
     async authenticate(token, address) {
       const cacheKey = createHash('sha256').update(token).digest('base64url');
-      // A token verified moments ago passes even from a limited address: behind a proxy many clients share one.
+      // A token verified moments ago passes even from a limited address: behind a proxy many clients share
+      // one.
       const cached = cache.get(cacheKey);
       if (cached) return cached;
       return guarded(address, () => verify(token, cacheKey));

@@ -20,12 +20,17 @@ export interface StoredKey {
   run_ended_long_ago: boolean;
   /** Milliseconds the key has left before it expires (null: no expiry), by the database's clock. */
   expires_in_ms: number | null;
-  /** Worker keys of an ended run: milliseconds left of the grace after the run's end (null: the run goes on). */
+  /**
+   * Worker keys of an ended run: milliseconds left of the grace after the run's end (null: the run goes on).
+   */
   grace_left_ms: number | null;
   is_admin: boolean;
 }
 
-/** One indexed read per cache miss: the key, its owner's admin flag and, for worker keys, whether the run is long over. */
+/**
+ * One indexed read per cache miss: the key, its owner's admin flag and, for worker keys, whether the run is
+ * long over.
+ */
 export async function findKeyForAuth(
   db: Queryable,
   id: string,

@@ -1,6 +1,9 @@
 import type { Scope } from '@assay/contract';
 
-/** Who is calling, resolved from the bearer token; every query is scoped by `userId` (and `runId` for workers). */
+/**
+ * Who is calling, resolved from the bearer token; every query is scoped by `userId` (and `runId` for
+ * workers).
+ */
 export interface Principal {
   readonly userId: string;
   readonly via: 'jwt' | 'user' | 'agent' | 'worker';

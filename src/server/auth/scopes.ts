@@ -1,7 +1,9 @@
 import { SCOPES, type Scope } from '@assay/contract';
 import { ORCHESTRATOR_USER_ID } from './orchestrator-user.ts';
 
-/** Every scope but `admin` and `orchestrate`: what an ordinary user (and their identity-provider token) holds. */
+/**
+ * Every scope but `admin` and `orchestrate`: what an ordinary user (and their identity-provider token) holds.
+ */
 export const USER_SCOPES: readonly Scope[] = SCOPES.filter((s) => s !== 'admin' && s !== 'orchestrate');
 
 /** An admin holds everything but `orchestrate`, which belongs to the orchestrator user alone. */

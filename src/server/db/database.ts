@@ -9,7 +9,9 @@ export async function openDatabase(opts: {
   dataDir: string;
   statementTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
-  /** PostgreSQL only: where LISTEN sessions connect, when not to `databaseUrl` (a pooler in transaction mode). */
+  /**
+   * PostgreSQL only: where LISTEN sessions connect, when not to `databaseUrl` (a pooler in transaction mode).
+   */
   listenUrl?: string | undefined;
 }): Promise<Db> {
   if (opts.databaseUrl) {

@@ -17,7 +17,9 @@ export interface Tx extends Queryable {
 export interface NoticeHandlers {
   /** A NOTIFY on the channel, with its payload. */
   onNotify(payload: string): void;
-  /** Listening (again): every notice committed from now on arrives; any committed before may have been missed. */
+  /**
+   * Listening (again): every notice committed from now on arrives; any committed before may have been missed.
+   */
   onListening(): void;
   /** Not listening (the session ended, or could not be opened); notices go unheard until `onListening`. */
   onLost(error: Error): void;
@@ -36,7 +38,10 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 const hasLoneSurrogate = (v: unknown): boolean =>
   typeof v === 'string' ? LONE_SURROGATE.test(v) : Array.isArray(v) && v.some(hasLoneSurrogate);
 
-/** Refuses text parameters that cannot be stored as given, with the SQLSTATE Postgres uses for text that is not UTF-8. */
+/**
+ * Refuses text parameters that cannot be stored as given, with the SQLSTATE Postgres uses for text that is
+ * not UTF-8.
+ */
 export function storableParams(params: readonly unknown[] | undefined): unknown[] | undefined {
   if (params?.some(hasLoneSurrogate)) {
     const error = new Error('text contains a lone UTF-16 surrogate, which has no UTF-8 form');

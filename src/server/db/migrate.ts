@@ -5,9 +5,9 @@ const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const MIGRATION_LOCK = 7260411;
 
 /**
- * Applies the ordered SQL files of `migrations/` that are not yet recorded, each whole in its own transaction.
- * Every step, creating the bookkeeping table included, runs under one advisory lock, so replicas starting
- * together on an empty database apply each file exactly once instead of colliding.
+ * Applies the ordered SQL files of `migrations/` that are not yet recorded, each whole in its own
+ * transaction. Every step, creating the bookkeeping table included, runs under one advisory lock, so replicas
+ * starting together on an empty database apply each file exactly once instead of colliding.
  */
 export async function migrate(db: Db): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();

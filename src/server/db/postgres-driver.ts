@@ -60,7 +60,8 @@ export function openPostgres(connectionString: string, o: PostgresOptions): Db {
     async transaction(fn) {
       const client = await pool.connect();
       // The server may end a session mid-transaction (idle_in_transaction_session_timeout, a restart); the
-      // client then emits 'error', which must not go unheard (that crashes the process), and must not be reused.
+      // client then emits 'error', which must not go unheard (that crashes the process), and must not be
+      // reused.
       let broken: Error | undefined;
       const onError = (error: Error) => {
         broken = error;
@@ -100,9 +101,9 @@ const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
 
 /**
- * One dedicated connection (outside the pool, which would hand it to other queries) that LISTENs and nothing else.
- * When it is lost (server restart, failover, pg_terminate_backend) it reconnects with backoff; notices sent in the
- * gap are gone, which is why the handlers hear `onLost` and `onListening`.
+ * One dedicated connection (outside the pool, which would hand it to other queries) that LISTENs and nothing
+ * else. When it is lost (server restart, failover, pg_terminate_backend) it reconnects with backoff; notices
+ * sent in the gap are gone, which is why the handlers hear `onLost` and `onListening`.
  */
 function listenSession(url: string, channel: string, handlers: NoticeHandlers): { close(): Promise<void> } {
   let closed = false;

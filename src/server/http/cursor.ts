@@ -2,7 +2,8 @@ import { badRequest } from './errors.ts';
 
 /**
  * Keyset pagination cursor: the id of the last item served, opaque to callers. The query compares against
- * that row's own (created_at, id), which keeps the database's microsecond precision that a JS Date would lose.
+ * that row's own (created_at, id), which keeps the database's microsecond precision that a JS Date would
+ * lose.
  */
 export function encodeCursor(lastId: string): string {
   return Buffer.from(`v1:${lastId}`).toString('base64url');
@@ -17,7 +18,9 @@ export function decodeCursor(cursor: string | undefined): string | undefined {
   return m[1];
 }
 
-/** A cursor over a series ordered by an integer (a metric's steps): the last one served, opaque to callers. */
+/**
+ * A cursor over a series ordered by an integer (a metric's steps): the last one served, opaque to callers.
+ */
 export function encodeStepCursor(lastStep: number): string {
   return Buffer.from(`v1s:${lastStep}`).toString('base64url');
 }

@@ -2,7 +2,8 @@ import type { ErrorResponse } from '@assay/contract';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.ts';
 
-// Postgres SQLSTATEs that mean the input could not be stored as given (NUL bytes, bad encodings, out of range).
+// Postgres SQLSTATEs that mean the input could not be stored as given (NUL bytes, bad encodings, out of
+// range).
 const BAD_INPUT_SQLSTATES: Record<string, string> = {
   '22P05': 'text contains a character the database cannot store (such as \\u0000)',
   '22021': 'text contains a byte sequence that is not valid UTF-8',
@@ -126,7 +127,10 @@ function snake(code: string): string {
   return code.replace(/^FST_ERR_/, '').toLowerCase();
 }
 
-/** Fastify's `frameworkErrors` option: bad URL encodings and over-long path parameters get the same body and request id. */
+/**
+ * Fastify's `frameworkErrors` option: bad URL encodings and over-long path parameters get the same body and
+ * request id.
+ */
 export function handleFrameworkError(
   error: FastifyError,
   request: FastifyRequest,
@@ -136,7 +140,9 @@ export function handleFrameworkError(
   void reply.header('x-request-id', request.id).status(status).send(body);
 }
 
-/** Installs the single error handler and the 404 handler; 5xx internals go to the log, never to the caller. */
+/**
+ * Installs the single error handler and the 404 handler; 5xx internals go to the log, never to the caller.
+ */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const { status, body, internal } = toErrorResponse(error);

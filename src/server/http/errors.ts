@@ -1,6 +1,8 @@
 import type { ErrorCode } from '@assay/contract';
 
-/** The one error type of the service: an HTTP status and a stable snake_case code the client can branch on. */
+/**
+ * The one error type of the service: an HTTP status and a stable snake_case code the client can branch on.
+ */
 export class AppError extends Error {
   override name = 'AppError';
   readonly statusCode: number;

@@ -4,8 +4,9 @@ import type { Scope } from '@assay/contract';
 
 /**
  * Prometheus metrics at /metrics: process metrics and a request histogram labelled by route pattern (never
- * the raw URL, which would carry ids and explode the label space). One registry per app, so tests can build many.
- * With `scope`, reading them needs a bearer token holding it; without, they are open to whoever reaches the port.
+ * the raw URL, which would carry ids and explode the label space). One registry per app, so tests can build
+ * many. With `scope`, reading them needs a bearer token holding it; without, they are open to whoever reaches
+ * the port.
  */
 export function installMetrics(app: FastifyInstance, scope: Scope | undefined): Registry {
   const registry = new Registry();

@@ -16,7 +16,10 @@ export function withErrors(
 // a media type no parser reads (415).
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** An onRoute hook: every documented route that reads a body also documents the 413 and 415 Fastify may answer. */
+/**
+ * An onRoute hook: every documented route that reads a body also documents the 413 and 415 Fastify may
+ * answer.
+ */
 export function documentBodyErrors(route: RouteOptions): void {
   const response = route.schema?.response as Record<number, unknown> | undefined;
   const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -25,7 +28,10 @@ export function documentBodyErrors(route: RouteOptions): void {
   response[415] ??= ErrorResponse;
 }
 
-/** An onRoute hook: a route that may answer 401 may also answer 429 once the caller's address failed too often. */
+/**
+ * An onRoute hook: a route that may answer 401 may also answer 429 once the caller's address failed too
+ * often.
+ */
 export function documentAuthLimit(route: RouteOptions): void {
   const response = route.schema?.response as Record<number, unknown> | undefined;
   if (response?.[401]) response[429] ??= ErrorResponse;

@@ -1,10 +1,10 @@
 import type { Queryable, Tx } from '../db/database.ts';
 
 /**
- * The blocks of a series: its steps cut into blocks of `steps` (block = step / steps), each with its point count
- * and its lowest and highest point, so a downsampled read reads one row per block instead of up to `steps`
- * points. Two levels: 256-step blocks (006_metrics.sql) for series of up to millions of points, 16-step blocks
- * (011_metric_fine_blocks.sql) for those of tens of thousands. Every write keeps both.
+ * The blocks of a series: its steps cut into blocks of `steps` (block = step / steps), each with its point
+ * count and its lowest and highest point, so a downsampled read reads one row per block instead of up to
+ * `steps` points. Two levels: 256-step blocks (006_metrics.sql) for series of up to millions of points,
+ * 16-step blocks (011_metric_fine_blocks.sql) for those of tens of thousands. Every write keeps both.
  */
 export interface BlockLevel {
   table: 'metric_blocks' | 'metric_fine_blocks';
@@ -16,7 +16,10 @@ export const FINE_BLOCKS: BlockLevel = { table: 'metric_fine_blocks', steps: 16 
 const LEVELS = [COARSE_BLOCKS, FINE_BLOCKS];
 const BLOCK_STEPS = COARSE_BLOCKS.steps;
 
-/** One point to store: `value` as PostgreSQL reads float8 text ('NaN', 'Infinity' included), `ts` null for now(). */
+/**
+ * One point to store: `value` as PostgreSQL reads float8 text ('NaN', 'Infinity' included), `ts` null for
+ * now().
+ */
 export interface PointRow {
   key: string;
   step: number;
@@ -42,7 +45,8 @@ export interface StoredPoint {
   ts: Date | null;
 }
 
-// Reading no time spares the driver a date parse per point, which on a 100-run comparison was most of the read.
+// Reading no time spares the driver a date parse per point, which on a 100-run comparison was most of the
+// read.
 const tsOf = (withTime: boolean, table: string) => (withTime ? `${table}.ts` : 'NULL::timestamptz AS ts');
 
 // float8 keeps every integer step exactly up to 2^53 (MAX_METRIC_STEP), and both drivers read it as a number.
@@ -69,28 +73,28 @@ export interface StoredSeries {
   overwrote: boolean;
 }
 
-// storePoints' gate for `onlyNew`: every key of the batch has a series, and every step is past its series' last
-// one (an append, the common batch; any other goes the transaction path). It reads only the series rows the
-// statement reads anyway. A concurrent batch may still store one of these steps between this snapshot and the
-// insert: ON CONFLICT then overwrites, and the answer says so.
+// storePoints' gate for `onlyNew`: every key of the batch has a series, and every step is past its series'
+// last one (an append, the common batch; any other goes the transaction path). It reads only the series rows
+// the statement reads anyway. A concurrent batch may still store one of these steps between this snapshot and
+// the insert: ON CONFLICT then overwrites, and the answer says so.
 const ONLY_NEW = `
         WHERE (SELECT count(*) FROM series) = (SELECT count(DISTINCT key) FROM input)
           AND NOT EXISTS (SELECT 1 FROM input i2 JOIN series s2 ON s2.key = i2.key WHERE i2.step <= s2.last_step)`;
 
 /**
  * Stores the points of keys whose series exist, in one statement: the points (a repeated (series, step)
- * overwrites), their blocks' counts and extremes at both levels, and their series' summaries. Answers one row per series
- * written, with whether any of its points overwrote an earlier one (the summary's min and max, and the
- * touched blocks', are then recomputed by `recomputeExtremes`, since an overwritten extreme may be gone).
+ * overwrites), their blocks' counts and extremes at both levels, and their series' summaries. Answers one row
+ * per series written, with whether any of its points overwrote an earlier one (the summary's min and max, and
+ * the touched blocks', are then recomputed by `recomputeExtremes`, since an overwritten extreme may be gone).
  * Keys without a series are left out of the answer: the caller creates them and stores their points again.
  *
- * `xmax <> 0` on a row that ON CONFLICT DO UPDATE returns tells an overwrite from an insert (the update leaves
- * its row locked by the writing transaction). The summary UPDATE locks the series row, so concurrent batches of
- * one series add up; the last point is the one with the highest step (on a tie, the newest write).
+ * `xmax <> 0` on a row that ON CONFLICT DO UPDATE returns tells an overwrite from an insert (the update
+ * leaves its row locked by the writing transaction). The summary UPDATE locks the series row, so concurrent
+ * batches of one series add up; the last point is the one with the highest step (on a tie, the newest write).
  *
  * `onlyNew` stores the batch only when every key has its series and every step comes after its series' last
- * one, and otherwise stores nothing and answers no row: the common batch then needs no transaction (one statement is
- * atomic by itself), and the caller takes the transaction path for the rest.
+ * one, and otherwise stores nothing and answers no row: the common batch then needs no transaction (one
+ * statement is atomic by itself), and the caller takes the transaction path for the rest.
  */
 export async function storePoints(
   db: Queryable,
@@ -159,9 +163,9 @@ export async function unknownKeys(db: Queryable, runId: string, keys: string[]):
 
 /**
  * Locks the run's row until the transaction ends, then counts the run's series and which of `keys` it lacks:
- * batches bringing new keys to one run take their turn here, so their counts cannot both pass a limit. The lock
- * (NO KEY UPDATE) leaves the series' foreign-key checks and other runs alone; it is taken before any series row
- * is, so it cannot deadlock with the batches that write points of known keys only.
+ * batches bringing new keys to one run take their turn here, so their counts cannot both pass a limit. The
+ * lock (NO KEY UPDATE) leaves the series' foreign-key checks and other runs alone; it is taken before any
+ * series row is, so it cannot deadlock with the batches that write points of known keys only.
  */
 export async function lockKeyCount(
   tx: Tx,
@@ -186,10 +190,10 @@ export async function createSeries(tx: Tx, runId: string, keys: string[]): Promi
 }
 
 /**
- * After overwrites at these (series, step) points: the blocks holding them, at both levels, get their counts and
- * extremes recomputed from their points (at most 256 per block), then the series' min and max from their 256-step
- * blocks. Exact, and it reads no more than those blocks. Two statements: one statement's parts all read the
- * snapshot it started with, so the summaries could not read the blocks it rewrites.
+ * After overwrites at these (series, step) points: the blocks holding them, at both levels, get their counts
+ * and extremes recomputed from their points (at most 256 per block), then the series' min and max from their
+ * 256-step blocks. Exact, and it reads no more than those blocks. Two statements: one statement's parts all
+ * read the snapshot it started with, so the summaries could not read the blocks it rewrites.
  */
 export async function recomputeExtremes(
   db: Queryable,
@@ -295,10 +299,11 @@ export async function pagePoints(
 }
 
 /**
- * Which candidates a downsampled read of `count` points spanning `span` steps into `buckets` buckets takes (see
- * `downsample`): past `pointLimit` points, the 256-step blocks, so no read sorts more than that many points or two
- * per block; else the 16-step blocks where they are no wider than a bucket and hold four points or more on
- * average (fewer, and they would be about as many rows as the points); else the points themselves.
+ * Which candidates a downsampled read of `count` points spanning `span` steps into `buckets` buckets takes
+ * (see
+ * `downsample`): past `pointLimit` points, the 256-step blocks, so no read sorts more than that many points
+ * or two per block; else the 16-step blocks where they are no wider than a bucket and hold four points or
+ * more on average (fewer, and they would be about as many rows as the points); else the points themselves.
  */
 export function blocksFor(
   count: number,
@@ -315,11 +320,11 @@ export function blocksFor(
 /**
  * The series in [lo, hi] cut into `buckets` equal step ranges, keeping each bucket's lowest and highest point
  * (NaN only where a bucket holds nothing else), in step order: at most 2 × buckets points. The candidates are
- * every point (no `blocks`), or the extremes of each block of that level wholly inside the range plus every point
- * of the blocks its ends cut (and the first of a block holding only NaN): a bucket keeps the lowest of the
- * blocks' lows and those points in it, and the highest of their highs, so a spike, being its block's extreme,
- * survives just the same. The buckets cut the range from its first to its last point, so `lo` and `hi` may be
- * wider than the points (0 and MAX_METRIC_STEP for a whole series) without changing the answer.
+ * every point (no `blocks`), or the extremes of each block of that level wholly inside the range plus every
+ * point of the blocks its ends cut (and the first of a block holding only NaN): a bucket keeps the lowest of
+ * the blocks' lows and those points in it, and the highest of their highs, so a spike, being its block's
+ * extreme, survives just the same. The buckets cut the range from its first to its last point, so `lo` and
+ * `hi` may be wider than the points (0 and MAX_METRIC_STEP for a whole series) without changing the answer.
  */
 export async function downsample(
   db: Queryable,
@@ -374,10 +379,11 @@ export async function downsample(
 
 /**
  * `downsample` over every point of the range, in one pass: each point gets its bucket's extremes by a window
- * aggregate, then the points holding them are kept; the same points as sorting each bucket by value would keep
- * (on a tie the lowest step; NaN only where a bucket holds nothing else), at four fifths of its cost on 10,000
- * points. A join of the points to their buckets' extremes costs a little less, but on a young table whose
- * statistics say it is empty the planner runs it as a nested loop: 150 ms for 2,000 points instead of 4.
+ * aggregate, then the points holding them are kept; the same points as sorting each bucket by value would
+ * keep (on a tie the lowest step; NaN only where a bucket holds nothing else), at four fifths of its cost on
+ * 10,000 points. A join of the points to their buckets' extremes costs a little less, but on a young table
+ * whose statistics say it is empty the planner runs it as a nested loop: 150 ms for 2,000 points instead of
+ * 4.
  */
 async function downsamplePoints(
   db: Queryable,

@@ -30,9 +30,9 @@ import * as service from './metric-service.ts';
 const tags = ['metrics'];
 
 /**
- * The service's schemas coerce types (app.ts), which would store a `null` or `true` value, or a `"5"` step, as
- * a number. A metric must not turn a missing value into 0, so these points are refused before the schema runs,
- * as the schema refuses any other bad point (422 naming its path, through the one error mapper).
+ * The service's schemas coerce types (app.ts), which would store a `null` or `true` value, or a `"5"` step,
+ * as a number. A metric must not turn a missing value into 0, so these points are refused before the schema
+ * runs, as the schema refuses any other bad point (422 naming its path, through the one error mapper).
  */
 async function refuseCoercedPoints(req: FastifyRequest): Promise<void> {
   const metrics = (req.body as { metrics?: unknown } | undefined)?.metrics;
@@ -81,7 +81,8 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
   const limits = { graceMs: config.metricsGraceMs, keysPerRun: config.metricKeysPerRun };
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with runs:read.
+    // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with
+    // runs:read.
     const read = { scope: 'runs:read' as const, workerKeys: true };
     const write = { scope: 'runs:write' as const, workerKeys: true };
     const path = '/experiments/:id/variations/:n/runs/:r/metrics';

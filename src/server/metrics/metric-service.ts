@@ -40,22 +40,24 @@ import * as repo from './metric-repository.ts';
 const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
 
 /**
- * Past this many points in the asked range, a downsampled read buckets the 256-step blocks' extremes, so it never
- * sorts more than this many points or two per block; up to it, the points or the 16-step blocks' extremes (see
- * repo.blocksFor).
+ * Past this many points in the asked range, a downsampled read buckets the 256-step blocks' extremes, so it
+ * never sorts more than this many points or two per block; up to it, the points or the 16-step blocks'
+ * extremes (see repo.blocksFor).
  */
 const RAW_DOWNSAMPLE_LIMIT = 50_000;
 
-/** What a run's metrics may take: points until `graceMs` after it ended, at most `keysPerRun` distinct keys. */
+/**
+ * What a run's metrics may take: points until `graceMs` after it ended, at most `keysPerRun` distinct keys.
+ */
 export interface MetricLimits {
   graceMs: number;
   keysPerRun: number;
 }
 
 /**
- * POST …/metrics: the run must be running, or have ended no more than `graceMs` ago (a runner's last batches may
- * land after it reported the end). The run is found through getRun, the same check that scopes heartbeats and
- * output uploads, so a worker key reaches only its own run.
+ * POST …/metrics: the run must be running, or have ended no more than `graceMs` ago (a runner's last batches
+ * may land after it reported the end). The run is found through getRun, the same check that scopes heartbeats
+ * and output uploads, so a worker key reaches only its own run.
  */
 export async function logMetrics(
   db: Db,
@@ -86,8 +88,8 @@ export async function logMetrics(
     });
   }
   const points = [...byPoint.values()];
-  // The common batch (its keys known, its steps new) is one statement, atomic without a transaction; having no
-  // new key, it needs no count of the run's keys either.
+  // The common batch (its keys known, its steps new) is one statement, atomic without a transaction; having
+  // no new key, it needs no count of the run's keys either.
   const stored = (written: repo.StoredSeries[]) => ({
     stored: written.reduce((sum, w) => sum + w.stored, 0),
   });
@@ -107,8 +109,9 @@ export async function logMetrics(
 }
 
 /**
- * Creates the series of the batch's keys the run lacks, counted under the run's lock so that concurrent batches
- * cannot pass `keysPerRun` together; past it, 409 and the transaction (so the whole batch) is rolled back.
+ * Creates the series of the batch's keys the run lacks, counted under the run's lock so that concurrent
+ * batches cannot pass `keysPerRun` together; past it, 409 and the transaction (so the whole batch) is rolled
+ * back.
  */
 async function addKeys(tx: Tx, runId: string, keys: string[], { keysPerRun }: MetricLimits) {
   const count = await repo.lockKeyCount(tx, runId, keys);
@@ -124,7 +127,10 @@ async function addKeys(tx: Tx, runId: string, keys: string[], { keysPerRun }: Me
   if (count.fresh.length > 0) await repo.createSeries(tx, runId, count.fresh);
 }
 
-/** The extremes of the blocks and series where a point overwrote an earlier one, which may have been an extreme. */
+/**
+ * The extremes of the blocks and series where a point overwrote an earlier one, which may have been an
+ * extreme.
+ */
 async function recomputeOverwritten(
   db: Queryable,
   points: repo.PointRow[],
@@ -185,8 +191,8 @@ const toPoint = (p: repo.StoredPoint) => ({
 /**
  * One key's series. With `max_points`: the whole range in one answer, downsampled to at most `max_points`
  * points when it holds more (each of max_points / 2 equal step buckets keeps its lowest and highest point).
- * Without: every point, `limit` at a time, the cursor holding the last step served. A key the run never logged
- * is 404, like any other name that names nothing.
+ * Without: every point, `limit` at a time, the cursor holding the last step served. A key the run never
+ * logged is 404, like any other name that names nothing.
  */
 export async function getRunMetricSeries(
   db: Db,
@@ -225,8 +231,8 @@ export async function getRunMetricSeries(
 
 /**
  * A series' points in [lo, hi] in one answer: all of them when they are at most `maxPoints`, else each of
- * maxPoints / 2 equal step buckets keeps its lowest and highest point. `whole`: the range is the whole series,
- * whose count its summary holds, so no count is read.
+ * maxPoints / 2 equal step buckets keeps its lowest and highest point. `whole`: the range is the whole
+ * series, whose count its summary holds, so no count is read.
  */
 async function readDownsampled(
   db: Db,
@@ -246,8 +252,8 @@ async function readDownsampled(
     return { count, downsampled: false, points };
   }
   const buckets = Math.floor(maxPoints / 2);
-  // The steps the points span: from the range's first point to its last, or, for a whole series, from step 0 to
-  // its last (too wide for a series that starts late, which at worst picks block extremes where the points
+  // The steps the points span: from the range's first point to its last, or, for a whole series, from step 0
+  // to its last (too wide for a series that starts late, which at worst picks block extremes where the points
   // would have been read: the curve keeps its spikes either way).
   const span = whole ? (series.last_step ?? 0) + 1 : facts!.last! - facts!.first! + 1;
   const blocks = repo.blocksFor(count, span, buckets, RAW_DOWNSAMPLE_LIMIT);
@@ -296,12 +302,13 @@ export async function getExperimentMetrics(
 }
 
 /**
- * `GET /experiments/{id}/metrics/{key}`: the key's series of each run that logged it, a page of runs at a time,
- * each downsampled as one run's read is. The runs' reads go out together, so on PostgreSQL they share the pool.
- * An ended run's curve comes from `curves` once read, for as long as its series keeps the version it was read
- * at (a late batch, within the metrics grace, makes a new one); a running run's changes with every batch, so
- * it is read each time and not kept. The series row is read before its points, so a batch committing between
- * the two can only leave newer points under an older version, which no later read asks for.
+ * `GET /experiments/{id}/metrics/{key}`: the key's series of each run that logged it, a page of runs at a
+ * time, each downsampled as one run's read is. The runs' reads go out together, so on PostgreSQL they share
+ * the pool. An ended run's curve comes from `curves` once read, for as long as its series keeps the version
+ * it was read at (a late batch, within the metrics grace, makes a new one); a running run's changes with
+ * every batch, so it is read each time and not kept. The series row is read before its points, so a batch
+ * committing between the two can only leave newer points under an older version, which no later read asks
+ * for.
  */
 export async function getExperimentMetricSeries(
   db: Db,
@@ -317,7 +324,8 @@ export async function getExperimentMetricSeries(
   const hi = query.max_step ?? MAX_METRIC_STEP;
   const after = decodeRunCursor(query.cursor);
   const rows = await repo.experimentSeries(db, experimentId, metric, after, limit + 1);
-  // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an empty page).
+  // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an empty
+  // page).
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
   const page = rows.slice(0, limit);
   const maxPoints = query.max_points ?? 1000;

@@ -7,8 +7,8 @@ import { RUN_ADDRESSED, RUN_COLUMNS, runAddress, type RunKey, type RunRow } from
 
 /**
  * A managed run beside the variation's others, numbered from the same counter as insertRun, in one statement
- * too; no tenancy check (sweeps check it before, recovery runs belong to the orchestrator). Undefined unless the
- * experiment is committed.
+ * too; no tenancy check (sweeps check it before, recovery runs belong to the orchestrator). Undefined unless
+ * the experiment is committed.
  */
 export async function insertManagedRun(
   db: Queryable,
@@ -21,7 +21,8 @@ export async function insertManagedRun(
   },
 ): Promise<RunRow | undefined> {
   // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
-  // with a marker for r (16 digits, longer than any run of digits a uuid or an int4 can hold) and SQL puts r in.
+  // with a marker for r (16 digits, longer than any run of digits a uuid or an int4 can hold) and SQL puts r
+  // in.
   const marker = String(Number.MAX_SAFE_INTEGER);
   const [head, tail, ...more] = managedRunWorkflowId(run.experimentId, run.n, Number.MAX_SAFE_INTEGER).split(
     marker,

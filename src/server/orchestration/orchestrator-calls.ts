@@ -32,7 +32,10 @@ export async function callOrchestrator<T>(log: Log, what: string, call: () => Pr
   }
 }
 
-/** Nudges a run's workflow after its run changed; never awaited in a request and never fails one (the workflow also polls). */
+/**
+ * Nudges a run's workflow after its run changed; never awaited in a request and never fails one (the workflow
+ * also polls).
+ */
 export function notifyRunChanged(
   orchestrator: Orchestrator | undefined,
   workflowId: string | null | undefined,

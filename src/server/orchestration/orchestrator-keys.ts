@@ -20,8 +20,9 @@ export function generateOrchestratorKey(): string {
 }
 
 /**
- * Stores the pre-shared ASSAY_ORCHESTRATOR_KEY for the orchestrator user (idempotent: every replica does it at
- * every start). A stored key with the same id but another secret or owner stops the start: it cannot be ours.
+ * Stores the pre-shared ASSAY_ORCHESTRATOR_KEY for the orchestrator user (idempotent: every replica does it
+ * at every start). A stored key with the same id but another secret or owner stops the start: it cannot be
+ * ours.
  */
 export async function storeOrchestratorKey(db: Queryable, token: string): Promise<void> {
   const parsed = parseToken(token);
@@ -44,9 +45,9 @@ export async function storeOrchestratorKey(db: Queryable, token: string): Promis
 }
 
 /**
- * Makes the configured key the only orchestrator key (none configured: no key at all), so a rotated-out or leaked
- * ASSAY_ORCHESTRATOR_KEY, or the key of an embedded worker whose process died, stops working at the next start.
- * Runs before this process mints its own embedded key; answers the ids it revoked.
+ * Makes the configured key the only orchestrator key (none configured: no key at all), so a rotated-out or
+ * leaked ASSAY_ORCHESTRATOR_KEY, or the key of an embedded worker whose process died, stops working at the
+ * next start. Runs before this process mints its own embedded key; answers the ids it revoked.
  */
 export async function revokeOtherOrchestratorKeys(
   db: Queryable,

@@ -40,7 +40,10 @@ export async function failManagedRun(db: Db, runId: string, reason: string, mess
   return failed ?? getManagedRun(db, runId);
 }
 
-/** As a user's cancel: a pending run fails `abandoned`, a running one is asked to stop; an ended one is left as it is. */
+/**
+ * As a user's cancel: a pending run fails `abandoned`, a running one is asked to stop; an ended one is left
+ * as it is.
+ */
 export async function cancelManagedRun(db: Db, runId: string) {
   const pending = await repo.cancelPendingManagedRun(db, runId);
   if (pending) return pending;

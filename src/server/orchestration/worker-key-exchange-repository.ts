@@ -31,8 +31,8 @@ export async function insertExchangeToken(
 }
 
 /**
- * Locks the token and its run for the rest of the transaction: two exchanges for one run (even with two tokens)
- * queue up, and the second sees what the first did.
+ * Locks the token and its run for the rest of the transaction: two exchanges for one run (even with two
+ * tokens) queue up, and the second sees what the first did.
  */
 export async function lockExchange(tx: Tx, id: string): Promise<ExchangeRow | undefined> {
   const rows = await tx.query<ExchangeRow>(
@@ -51,7 +51,9 @@ export async function lockExchange(tx: Tx, id: string): Promise<ExchangeRow | un
   return rows[0];
 }
 
-/** Whether a token of the run already bought its worker key (read after lockExchange, so it sees the latest). */
+/**
+ * Whether a token of the run already bought its worker key (read after lockExchange, so it sees the latest).
+ */
 export async function runWorkerKeyIssued(tx: Tx, runId: string): Promise<boolean> {
   const rows = await tx.query(
     'SELECT 1 FROM worker_key_exchanges WHERE run_id = $1 AND worker_key_id IS NOT NULL LIMIT 1',
@@ -60,7 +62,10 @@ export async function runWorkerKeyIssued(tx: Tx, runId: string): Promise<boolean
   return rows.length > 0;
 }
 
-/** Marks the token spent on the worker key it bought, and voids the run's other unused tokens: one runner per run. */
+/**
+ * Marks the token spent on the worker key it bought, and voids the run's other unused tokens: one runner per
+ * run.
+ */
 export async function spendRunExchanges(
   tx: Tx,
   exchange: { id: string; runId: string; workerKeyId: string },

@@ -7,7 +7,9 @@ import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
 import { exchangeWorkerKey } from './worker-key-exchange-service.ts';
 
-/** The runner of a managed instance trades the exchange token it was started with for its run's worker key. */
+/**
+ * The runner of a managed instance trades the exchange token it was started with for its run's worker key.
+ */
 export function workerKeyExchangeRoutes(db: Db, config: ServiceConfig, authenticator: Authenticator) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();

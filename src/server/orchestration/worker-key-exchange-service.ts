@@ -16,9 +16,9 @@ import * as repo from './worker-key-exchange-repository.ts';
 const isTerminal = (state: string) => isTerminalRunState(state);
 
 /**
- * A fresh exchange token for the run's instance. Nothing is revoked: two overlapping provisioning attempts may
- * each mint one, and whichever ends up in the instance must still work (the run's other tokens are voided by
- * the first exchange, and by the revocation that ends the saga).
+ * A fresh exchange token for the run's instance. Nothing is revoked: two overlapping provisioning attempts
+ * may each mint one, and whichever ends up in the instance must still work (the run's other tokens are voided
+ * by the first exchange, and by the revocation that ends the saga).
  */
 export async function mintExchangeToken(db: Db, principal: Principal, runId: string, ttlMs: number) {
   return db.transaction(async (tx) => {
@@ -34,8 +34,8 @@ export async function mintExchangeToken(db: Db, principal: Principal, runId: str
 
 /**
  * Trades an exchange token for its run's worker key, once: owned by the user who provisioned the run, in the
- * lineage of the orchestrator key that asked for the token (revoking that key revokes this one). A spent, expired
- * or revoked token answers 401 and changes nothing; no earlier key of the run is revoked.
+ * lineage of the orchestrator key that asked for the token (revoking that key revokes this one). A spent,
+ * expired or revoked token answers 401 and changes nothing; no earlier key of the run is revoked.
  */
 export async function exchangeWorkerKey(db: Db, token: string, ttlDays: number) {
   const parsed = parseToken(token);

@@ -66,7 +66,8 @@ export async function addMember(
   if (org.role !== 'owner')
     throw forbidden('not_organization_owner', 'only an owner of the organization can add members');
   const role = input.role ?? 'member';
-  // The orchestrator user is no one's colleague: as a member it would see nothing anyway, but it must not look like one.
+  // The orchestrator user is no one's colleague: as a member it would see nothing anyway, but it must not
+  // look like one.
   const user = await repo.findOtherUser(
     db,
     input.user_id ? { id: input.user_id } : { email: input.email ?? '' },

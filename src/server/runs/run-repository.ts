@@ -46,8 +46,8 @@ export const RUN_COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_
 const COLUMNS = RUN_COLUMNS;
 
 /**
- * The run addressed by (experiment, n, r), visible to the caller: $1 user, $2 experiment, $3 n, $4 r, and $5 the
- * worker key's run (NULL for other keys), so a worker key reaches its own run and nothing else.
+ * The run addressed by (experiment, n, r), visible to the caller: $1 user, $2 experiment, $3 n, $4 r, and $5
+ * the worker key's run (NULL for other keys), so a worker key reaches its own run and nothing else.
  */
 export const RUN_ADDRESSED = `e.id = r.experiment_id AND r.experiment_id = $2 AND r.n = $3 AND r.r = $4
   AND ($5::uuid IS NULL OR r.id = $5::uuid) AND ${experimentVisible('e', '$1')}`;
@@ -57,10 +57,10 @@ export function runAddress(principal: Principal, key: RunKey): unknown[] {
 }
 
 /**
- * Takes the next run number from the variation's counter and inserts the run, in one statement (one round trip,
- * one commit): the UPDATE locks the variation row, so concurrent creations queue up, and a failed insert rolls
- * the number back with it (no gaps, no duplicates). Undefined when the variation is missing, invisible, or its
- * experiment is not committed.
+ * Takes the next run number from the variation's counter and inserts the run, in one statement (one round
+ * trip, one commit): the UPDATE locks the variation row, so concurrent creations queue up, and a failed
+ * insert rolls the number back with it (no gaps, no duplicates). Undefined when the variation is missing,
+ * invisible, or its experiment is not committed.
  */
 export async function insertRun(
   db: Queryable,
@@ -101,7 +101,9 @@ export async function listRuns(
   );
 }
 
-/** What a cancel before the runner started sets, whoever asks (a user, or the orchestrator for a managed run). */
+/**
+ * What a cancel before the runner started sets, whoever asks (a user, or the orchestrator for a managed run).
+ */
 export const CANCELLED_BEFORE_START = `ended_at = now(), failure_reason = 'abandoned',
   failure_message = 'cancelled before start', cancel_requested = true`;
 
@@ -158,14 +160,15 @@ export interface HeartbeatRow {
 }
 
 /**
- * The heartbeats of many runs in one statement, one commit: per ask (same index), the run's state, cancel flag and
- * heartbeat time, or undefined where the move does not apply (run missing, invisible to that caller, or not
- * running), each ask checked with its own principal as RUN_ADDRESSED does. A run asked twice is updated once and
- * both asks get its row. The rows are locked in id order, as the watchdog locks them (failSilentRuns), so two
- * batches sharing runs, or a batch and the watchdog, wait for each other instead of deadlocking; a run the
- * watchdog failed first is skipped by the UPDATE's re-check of its state, and answers 409 like any late beat.
- * Each lookup is a LATERAL … LIMIT 1 on the (experiment, n, r) key and the lock goes by primary key, so the plan
- * stays a handful of index probes per ask even on tables the planner has no statistics for yet.
+ * The heartbeats of many runs in one statement, one commit: per ask (same index), the run's state, cancel
+ * flag and heartbeat time, or undefined where the move does not apply (run missing, invisible to that caller,
+ * or not running), each ask checked with its own principal as RUN_ADDRESSED does. A run asked twice is
+ * updated once and both asks get its row. The rows are locked in id order, as the watchdog locks them
+ * (failSilentRuns), so two batches sharing runs, or a batch and the watchdog, wait for each other instead of
+ * deadlocking; a run the watchdog failed first is skipped by the UPDATE's re-check of its state, and answers
+ * 409 like any late beat. Each lookup is a LATERAL … LIMIT 1 on the (experiment, n, r) key and the lock goes
+ * by primary key, so the plan stays a handful of index probes per ask even on tables the planner has no
+ * statistics for yet.
  */
 export async function heartbeatRuns(
   db: Queryable,
@@ -242,8 +245,8 @@ export async function readConfig(db: Queryable, principal: Principal, key: RunKe
 /**
  * Fails every running run silent for longer than the timeout, in one statement: concurrent replicas both run
  * it, and Postgres re-checks `state = 'running'` and the heartbeat time on each row it locks, so each run is
- * failed exactly once, and a run whose heartbeat committed meanwhile is spared. Rows are locked in id order, as
- * heartbeatRuns locks them, so neither deadlocks the other.
+ * failed exactly once, and a run whose heartbeat committed meanwhile is spared. Rows are locked in id order,
+ * as heartbeatRuns locks them, so neither deadlocks the other.
  */
 export async function failSilentRuns(
   db: Queryable,

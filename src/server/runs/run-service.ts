@@ -95,7 +95,9 @@ export async function readRunConfig(db: Db, principal: Principal, key: repo.RunK
   };
 }
 
-/** Explains why a move did not apply: 404 when the caller cannot see the run, 409 naming the state otherwise. */
+/**
+ * Explains why a move did not apply: 404 when the caller cannot see the run, 409 naming the state otherwise.
+ */
 async function refuse(
   db: Db,
   principal: Principal,
@@ -144,10 +146,11 @@ export type Heartbeat = (p: Principal, key: repo.RunKey) => Promise<RunHeartbeat
 
 /**
  * The heartbeat, coalesced: heartbeats that arrive within a few milliseconds share one UPDATE and one commit
- * (heartbeatRuns), which is what a heartbeat costs the database, instead of one commit each; each request still
- * waits for that commit, so an answered heartbeat is a stored one, and gets its own run's answer. A heartbeat
- * the batch does not move is explained on its own by `refuse` (404, or 409 for an ended run), as before. Alone
- * in its window, a heartbeat takes the one-run statement. PGlite has one connection: fewer statements help there too.
+ * (heartbeatRuns), which is what a heartbeat costs the database, instead of one commit each; each request
+ * still waits for that commit, so an answered heartbeat is a stored one, and gets its own run's answer. A
+ * heartbeat the batch does not move is explained on its own by `refuse` (404, or 409 for an ended run), as
+ * before. Alone in its window, a heartbeat takes the one-run statement. PGlite has one connection: fewer
+ * statements help there too.
  */
 export function heartbeats(db: Db): Heartbeat {
   type Waiting = repo.HeartbeatAsk & {
@@ -200,7 +203,10 @@ export const failRun = async (
   message: string | undefined,
 ) => moved(db, p, key, 'fail', 'fail', await repo.failRun(db, p, key, reason, message ?? null));
 
-/** Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its heartbeat answer. */
+/**
+ * Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its heartbeat
+ * answer.
+ */
 export async function cancelRun(db: Db, p: Principal, key: repo.RunKey) {
   const pending = await repo.cancelPendingRun(db, p, key);
   return pending ?? moved(db, p, key, 'request_cancel', 'cancel', await repo.requestRunCancel(db, p, key));

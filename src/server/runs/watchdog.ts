@@ -11,7 +11,10 @@ export interface Watchdog {
 
 type Log = Record<'debug' | 'info' | 'warn', (o: object, m: string) => void>;
 
-/** Fails runs that stopped heartbeating, and tells managed runs' workflows. Every replica runs one; the statement itself makes that safe. */
+/**
+ * Fails runs that stopped heartbeating, and tells managed runs' workflows. Every replica runs one; the
+ * statement itself makes that safe.
+ */
 export function startWatchdog(
   db: Db,
   opts: { timeoutMs: number; intervalMs: number },
@@ -19,8 +22,9 @@ export function startWatchdog(
   events: RunEvents = noRunEvents,
 ): Watchdog {
   let running: Promise<number> | undefined;
-  // A runner cannot heartbeat while this service or its database is down, so silence counts only from when both were
-  // last seen up: for a whole timeout after the start, or after the database last failed it, the watchdog only probes.
+  // A runner cannot heartbeat while this service or its database is down, so silence counts only from when
+  // both were last seen up: for a whole timeout after the start, or after the database last failed it, the
+  // watchdog only probes.
   let countingSince = Date.now();
   const sweep = async () => {
     const failed = await failSilentRuns(db, opts.timeoutMs);

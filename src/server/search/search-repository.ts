@@ -19,26 +19,12 @@ export interface SearchHitRow {
 export const RANK_CANDIDATES = 200;
 
 /**
- * Full-text search over ready assets in one owner scope (an organization, or null: the user's personal
- * ones) with Postgres: websearch syntax ("quoted phrases", -exclusions, or), ranked by ts_rank_cd, with
- * highlighted snippets. Ranking every match on search_vector read each one's out-of-line vector (a common
- * word has tens of thousands of matches), so ranking has two steps. First the best RANK_CANDIDATES matches by
- * ts_rank_cd on rank_vector (name, metadata, the opening of the text); then those are ranked on the full
- * vector (a document that holds the words only past the opening of a long text can lose its place to
- * RANK_CANDIDATES better-placed ones; docs/architecture.md says why that trade). Only the page's rows pay for
- * ts_headline, which reads the whole text.
- *
- * The first step has two ways in, which pick the same candidates in the same order:
- * - a query of one lexeme reads them from search_postings (migration 010_search_postings.sql), whose index
- *   holds each document's rank_vector score for each of its lexemes in candidate order, so the best are the
- *   first entries of one index range however many documents match; each posting also carries the lexeme's
- *   ts_rank_cd on the full search_vector, the second step's rank, so those candidates need no out-of-line read;
- * - fewer than RANK_CANDIDATES postings (a rare word, or any other query: no lexeme, no postings) means the
- *   rest come from the match test over every matching row, scored on rank_vector, as before: for one lexeme
- *   they are the matches without a posting, which hold the word only past the opening and score 0. A worker
- *   key (runId) sees only its run's assets, a few among the scope's: it skips the postings, whose range it
- *   would walk to the end, and takes the scan.
- * Both join each candidate to its asset row and apply the same scope, visibility, state and kind rules.
+ * Full-text search over ready assets in one owner scope (an organization, or null: personal), ranked by
+ * ts_rank_cd in two steps so that only RANK_CANDIDATES matches pay for reading their out-of-line full vector,
+ * and only the page's rows for ts_headline (docs/architecture.md, "Search ranking", says how and what it
+ * trades). A one-lexeme query takes its candidates from search_postings; a worker key (runId) skips them,
+ * since it sees a few of the scope's assets and would walk the whole posting range. Both ways apply the same
+ * scope, visibility, state and kind rules.
  */
 export async function searchAssets(
   db: Queryable,

@@ -36,7 +36,8 @@ export async function createObjectStorage(
 /** 32 random bytes made on first start and kept (mode 600), so signed URLs outlive a restart. */
 async function persistentSecret(config: LocalStorageConfig): Promise<Buffer> {
   await mkdir(path.dirname(config.secretFile), { recursive: true, mode: 0o700 });
-  // Written aside and hard-linked into place: of two processes starting at once, one wins whole and the other reads it.
+  // Written aside and hard-linked into place: of two processes starting at once, one wins whole and the other
+  // reads it.
   const tmp = `${config.secretFile}.${process.pid}.${randomBytes(4).toString('hex')}`;
   await writeFile(tmp, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
   try {

@@ -8,8 +8,8 @@ type Query = Record<string, unknown>;
 
 /**
  * The local backend's half of the presigned-URL protocol: public PUT and GET/HEAD on `/storage/<key>`,
- * authorised by the URL's signature (and `assertWritable`, for writes). Register it as a plain (encapsulated) plugin, never through
- * fastify-plugin: it replaces the body parsers for its own routes only.
+ * authorised by the URL's signature (and `assertWritable`, for writes). Register it as a plain (encapsulated)
+ * plugin, never through fastify-plugin: it replaces the body parsers for its own routes only.
  */
 export function localStorageRoutes(
   storage: LocalStorage,

@@ -51,7 +51,10 @@ function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** Objects as files under one directory; clients PUT and GET them through signed URLs served by `localStorageRoutes`. */
+/**
+ * Objects as files under one directory; clients PUT and GET them through signed URLs served by
+ * `localStorageRoutes`.
+ */
 export class LocalStorage implements ObjectStorage {
   readonly kind = 'local' as const;
   readonly dir: string;
@@ -247,7 +250,10 @@ export class LocalStorage implements ObjectStorage {
 
   // ——— used by localStorageRoutes ———
 
-  /** Checks a request against its signed URL (403 AppError when tampered with or expired) and returns what it grants. */
+  /**
+   * Checks a request against its signed URL (403 AppError when tampered with or expired) and returns what it
+   * grants.
+   */
   verify(method: 'PUT' | 'GET', key: string, query: Record<string, unknown>): SignedGrant {
     return verifyGrant(this.#secret, method, key, query);
   }
@@ -287,12 +293,17 @@ export class LocalStorage implements ObjectStorage {
     throw new StorageError('not_found', 'object not found');
   }
 
-  /** Where the sha256 of an object's bytes, taken as they were written, is kept (with the file's identity). */
+  /**
+   * Where the sha256 of an object's bytes, taken as they were written, is kept (with the file's identity).
+   */
   digestPath(key: string): string {
     return path.join(this.dir, '.digests', createHash('sha256').update(key).digest('hex'));
   }
 
-  /** Writes an object like `writeAtomically`, hashing the bytes on the way: finalize then need not read them again. */
+  /**
+   * Writes an object like `writeAtomically`, hashing the bytes on the way: finalize then need not read them
+   * again.
+   */
   async writeObject(
     key: string,
     source: Iterable<Buffer> | AsyncIterable<Buffer>,
@@ -306,7 +317,10 @@ export class LocalStorage implements ObjectStorage {
     });
   }
 
-  /** Streams exactly `size` bytes to `target` through a temp file in `<dir>/.tmp` (same filesystem, so the rename is atomic). */
+  /**
+   * Streams exactly `size` bytes to `target` through a temp file in `<dir>/.tmp` (same filesystem, so the
+   * rename is atomic).
+   */
   async writeAtomically(
     target: string,
     source: Iterable<Buffer> | AsyncIterable<Buffer>,

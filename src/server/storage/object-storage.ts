@@ -1,10 +1,13 @@
 import type { PresignedRequest } from '@assay/contract';
 import { AppError } from '../http/errors.ts';
 
-// A presigned request (the contract's PresignedRequest) is sent exactly: these headers and, for a PUT, exactly the
-// declared bytes.
+// A presigned request (the contract's PresignedRequest) is sent exactly: these headers and, for a PUT,
+// exactly the declared bytes.
 
-/** A multipart upload: `part_size` may be larger than asked for (a store takes at most 10,000 parts), so keep the returned one. */
+/**
+ * A multipart upload: `part_size` may be larger than asked for (a store takes at most 10,000 parts), so keep
+ * the returned one.
+ */
 export interface MultipartUpload {
   upload_id: string;
   part_size: number;
@@ -21,9 +24,10 @@ export interface StoredObject {
 }
 
 /**
- * Where component bytes live; keys are `assets/<uuid>/<component name>`, made by the caller and checked by `assertValidKey`.
- * Checksums (`sha256`, `partSha256`) are hex sha256 digests the uploader declared; a store that verifies them refuses
- * other bytes on upload, so finalize can ask `vouches` instead of reading every byte again.
+ * Where component bytes live; keys are `assets/<uuid>/<component name>`, made by the caller and checked by
+ * `assertValidKey`. Checksums (`sha256`, `partSha256`) are hex sha256 digests the uploader declared; a store
+ * that verifies them refuses other bytes on upload, so finalize can ask `vouches` instead of reading every
+ * byte again.
  */
 export interface ObjectStorage {
   readonly kind: 'local' | 's3';
@@ -31,7 +35,10 @@ export interface ObjectStorage {
     key: string,
     o: { size: number; contentType: string; expiresInS: number; sha256?: string | null },
   ): Promise<PresignedRequest>;
-  /** `partSha256`, one per part of `partSize`, is taken only when the store keeps that layout and verifies checksums. */
+  /**
+   * `partSha256`, one per part of `partSize`, is taken only when the store keeps that layout and verifies
+   * checksums.
+   */
   startMultipart(
     key: string,
     o: {
@@ -56,9 +63,9 @@ export interface ObjectStorage {
     },
   ): Promise<MultipartUpload['parts']>;
   /**
-   * Completes from the parts the store holds (the client reports no ETags); throws StorageError('incomplete_upload')
-   * naming missing parts, or StorageError('checksum_mismatch') when a part differs from `partSha256`. Idempotent
-   * once complete.
+   * Completes from the parts the store holds (the client reports no ETags); throws
+   * StorageError('incomplete_upload') naming missing parts, or StorageError('checksum_mismatch') when a part
+   * differs from `partSha256`. Idempotent once complete.
    */
   completeMultipart(
     key: string,
@@ -66,19 +73,22 @@ export interface ObjectStorage {
     o: { size: number; partSize: number; partSha256?: string[] | null },
   ): Promise<void>;
   head(key: string): Promise<StoredObject | undefined>;
-  /** Streams the object through SHA-256 (hex); for finalize's checksum check. Throws StorageError('not_found'). */
+  /**
+   * Streams the object through SHA-256 (hex); for finalize's checksum check. Throws
+   * StorageError('not_found').
+   */
   sha256(key: string): Promise<string>;
   /**
-   * True when the store itself guarantees, without anyone reading the bytes again, that `key` holds bytes with
-   * this sha256 (or these part checksums): it verified them on upload. False when it cannot say; then the caller
-   * reads the object through `sha256`.
+   * True when the store itself guarantees, without anyone reading the bytes again, that `key` holds bytes
+   * with this sha256 (or these part checksums): it verified them on upload. False when it cannot say; then
+   * the caller reads the object through `sha256`.
    */
   vouches(key: string, c: { sha256: string; partSha256: string[] | null }): Promise<boolean>;
   presignGet(key: string, o: { expiresInS: number; filename?: string }): Promise<PresignedRequest>;
   /**
-   * Moves `from` to `to`, overwriting it: afterwards `to` holds exactly the bytes `from` held and `from` is gone.
-   * Throws StorageError('not_found') when `from` is missing. Finalize moves uploads out of the keys that
-   * presigned URLs can write, so a URL still alive after finalize cannot touch what downloads read.
+   * Moves `from` to `to`, overwriting it: afterwards `to` holds exactly the bytes `from` held and `from` is
+   * gone. Throws StorageError('not_found') when `from` is missing. Finalize moves uploads out of the keys
+   * that presigned URLs can write, so a URL still alive after finalize cannot touch what downloads read.
    */
   moveObject(from: string, to: string): Promise<void>;
   /** Plain streaming read/write for small server-side objects (inline assets). */
@@ -87,11 +97,16 @@ export interface ObjectStorage {
   getObject(key: string): Promise<NodeJS.ReadableStream>;
   /** Releases connections (the S3 client's sockets); for the service's shutdown. */
   close(): Promise<void>;
-  /** Throws StorageUnavailable, naming the setting to look at, when the store cannot serve (at start, /readyz). */
+  /**
+   * Throws StorageUnavailable, naming the setting to look at, when the store cannot serve (at start,
+   * /readyz).
+   */
   check(o: { timeoutMs: number }): Promise<void>;
 }
 
-/** The configured store cannot be used; the message names the setting to fix, the cause says what happened. */
+/**
+ * The configured store cannot be used; the message names the setting to fix, the cause says what happened.
+ */
 export class StorageUnavailable extends Error {
   override name = 'StorageUnavailable';
 }

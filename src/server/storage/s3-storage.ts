@@ -44,14 +44,20 @@ export interface S3StorageOptions {
   endpoint?: string | undefined;
   forcePathStyle?: boolean;
   credentials?: { accessKeyId: string; secretAccessKey: string } | undefined;
-  /** Objects larger than this are moved by a multipart copy; S3's own limit for one CopyObject, lowered by tests. */
+  /**
+   * Objects larger than this are moved by a multipart copy; S3's own limit for one CopyObject, lowered by
+   * tests.
+   */
   maxSingleCopyBytes?: number;
   /**
-   * `auto`: sign sha256 checksums into upload URLs and trust the store's checksum at finalize, once a probe has
-   * shown the store refuses a body that does not match its checksum. `off`: never (finalize reads every byte).
+   * `auto`: sign sha256 checksums into upload URLs and trust the store's checksum at finalize, once a probe
+   * has shown the store refuses a body that does not match its checksum. `off`: never (finalize reads every
+   * byte).
    */
   checksums?: 'auto' | 'off';
-  /** Told once what the probe found (a store that does not verify checksums costs a full read at finalize). */
+  /**
+   * Told once what the probe found (a store that does not verify checksums costs a full read at finalize).
+   */
   onChecksumProbe?: (verifies: boolean, detail: string) => void;
 }
 
@@ -71,7 +77,9 @@ const UNHOISTABLE = new Set([CHECKSUM_HEADER]);
 
 const base64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
 
-/** S3's checksum of a multipart object with SHA256 parts: sha256 of the parts' raw digests, `-<part count>`. */
+/**
+ * S3's checksum of a multipart object with SHA256 parts: sha256 of the parts' raw digests, `-<part count>`.
+ */
 export function compositeSha256(partSha256: readonly string[]): string {
   const whole = createHash('sha256');
   for (const part of partSha256) whole.update(Buffer.from(part, 'hex'));
@@ -88,7 +96,10 @@ function isNotFound(error: unknown): boolean {
   return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
 }
 
-/** Objects in an S3 bucket (AWS or any S3-compatible store); clients talk to the store directly on presigned URLs. */
+/**
+ * Objects in an S3 bucket (AWS or any S3-compatible store); clients talk to the store directly on presigned
+ * URLs.
+ */
 export class S3Storage implements ObjectStorage {
   readonly kind = 's3' as const;
   readonly client: S3Client;
@@ -111,17 +122,18 @@ export class S3Storage implements ObjectStorage {
       forcePathStyle: o.forcePathStyle ?? false,
       // A copy: the SDK writes bookkeeping into the credentials object, and the config's is frozen.
       ...(o.credentials ? { credentials: { ...o.credentials } } : {}),
-      // The SDK's default CRC32 checksums would be signed into presigned URLs as the checksum of an empty body,
-      // and S3-compatible stores differ in what they accept; checksums are added only where the API requires them.
+      // The SDK's default CRC32 checksums would be signed into presigned URLs as the checksum of an empty
+      // body, and S3-compatible stores differ in what they accept; checksums are added only where the API
+      // requires them.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
   }
 
   /**
-   * Whether this store verifies sha256 checksums on upload: asked once, by a PUT with a wrong checksum (it must be
-   * refused) and one with the right one (HeadObject must answer it). Some S3-compatible stores ignore the header
-   * or keep it without checking the body; their checksums are never trusted.
+   * Whether this store verifies sha256 checksums on upload: asked once, by a PUT with a wrong checksum (it
+   * must be refused) and one with the right one (HeadObject must answer it). Some S3-compatible stores ignore
+   * the header or keep it without checking the body; their checksums are never trusted.
    */
   verifiesChecksums(): Promise<boolean> {
     if (this.#checksumMode === 'off') return Promise.resolve(false);
@@ -228,7 +240,8 @@ export class S3Storage implements ObjectStorage {
     if (o.size > MAX_OBJECT)
       throw new StorageError('invalid_argument', `an object takes at most ${MAX_OBJECT} bytes`);
     const limits = { min: 5 * MIB, max: 5 * GIB };
-    // A layout a client chose with its checksums may not suit S3; it is then adjusted, and the checksums dropped.
+    // A layout a client chose with its checksums may not suit S3; it is then adjusted, and the checksums
+    // dropped.
     const requested = o.partSha256 ? Math.min(limits.max, Math.max(limits.min, o.partSize)) : o.partSize;
     const partSize = choosePartSize(o.size, requested, limits);
     const count = partCount(o.size, partSize);
@@ -392,7 +405,8 @@ export class S3Storage implements ObjectStorage {
     assertValidKey(to);
     const source = await this.head(from);
     if (!source) throw new StorageError('not_found', 'object not found');
-    // A copy is made of the source as it is when the store reads it; a PUT racing this one lands in `from` only.
+    // A copy is made of the source as it is when the store reads it; a PUT racing this one lands in `from`
+    // only.
     const copySource = `${this.#bucket}/${keyToUrlPath(from)}`;
     if (source.size <= this.#maxSingleCopy) {
       await this.client.send(

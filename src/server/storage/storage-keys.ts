@@ -8,9 +8,9 @@ export const MAX_SEGMENT_BYTES = 255;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
- * Throws StorageError('invalid_key') unless `key` is `seg/seg/…` with no empty, `.` or `..` segment, no leading
- * slash, no control character (NUL included), well-formed Unicode, and bounded lengths. A first segment starting
- * with `.` is reserved for the backends' own bookkeeping (temporary files, multipart parts).
+ * Throws StorageError('invalid_key') unless `key` is `seg/seg/…` with no empty, `.` or `..` segment, no
+ * leading slash, no control character (NUL included), well-formed Unicode, and bounded lengths. A first
+ * segment starting with `.` is reserved for the backends' own bookkeeping (temporary files, multipart parts).
  */
 export function assertValidKey(key: string): void {
   const fail = (why: string): never => {

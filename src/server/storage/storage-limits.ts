@@ -25,8 +25,8 @@ export function partSizeOf(size: number, partSize: number, n: number): number {
 }
 
 /**
- * The part size actually used: at least the requested one, grown (to a whole MiB) when the requested one would
- * need more than MAX_PARTS parts. Throws when even `maxPartSize` cannot cover `size`.
+ * The part size actually used: at least the requested one, grown (to a whole MiB) when the requested one
+ * would need more than MAX_PARTS parts. Throws when even `maxPartSize` cannot cover `size`.
  */
 export function choosePartSize(
   size: number,
@@ -45,7 +45,9 @@ export function choosePartSize(
   return grown;
 }
 
-/** Checks a layout received back from the caller (presignParts, completeMultipart) and returns its part count. */
+/**
+ * Checks a layout received back from the caller (presignParts, completeMultipart) and returns its part count.
+ */
 export function assertLayout(size: number, partSize: number): number {
   assertSize(size);
   if (!Number.isSafeInteger(partSize) || partSize < 1)
@@ -62,7 +64,9 @@ export function assertPartNumbers(partNumbers: number[], count: number): void {
   }
 }
 
-/** Seconds a presigned URL lives: at least 1, at most SigV4's 7 days (the local backend keeps the same bound). */
+/**
+ * Seconds a presigned URL lives: at least 1, at most SigV4's 7 days (the local backend keeps the same bound).
+ */
 export function assertExpiry(expiresInS: number): void {
   if (!Number.isInteger(expiresInS) || expiresInS < 1 || expiresInS > 604_800) {
     invalid(`expiresInS must be an integer between 1 and 604800, got ${expiresInS}`);

@@ -2,7 +2,10 @@ import type { CreateSweepBody, GridSweepBody, ListSweepBody, SweepStrategy } fro
 import { stringify } from 'yaml';
 import { badRequest } from '../http/errors.ts';
 
-/** One point of a sweep: the overrides in the order given, each a dotted path into the base config and its value. */
+/**
+ * One point of a sweep: the overrides in the order given, each a dotted path into the base config and its
+ * value.
+ */
 export type SweepPoint = [path: string, value: unknown][];
 
 export const MAX_SWEEP_POINTS = 1000;

@@ -25,7 +25,10 @@ export interface SweepRunRow {
 
 const COLUMNS = 's.id, s.experiment_id, s.workflow_id, s.spec, s.concurrency, s.created_by, s.created_at';
 
-/** The experiment's state, its row locked for the transaction: variations, commit and runs then follow without a race. */
+/**
+ * The experiment's state, its row locked for the transaction: variations, commit and runs then follow without
+ * a race.
+ */
 export async function lockVisibleExperiment(
   tx: Tx,
   userId: string,

@@ -27,8 +27,8 @@ export function allPaths(values: Array<Record<string, Cell>>): string[] {
 }
 
 /**
- * Columns the compare table takes from runs' `metrics.json` outputs: a file of thousands of figures would make
- * a table no one reads and thousands of cells per row.
+ * Columns the compare table takes from runs' `metrics.json` outputs: a file of thousands of figures would
+ * make a table no one reads and thousands of cells per row.
  */
 export const MAX_METRICS_JSON_COLUMNS = 50;
 

@@ -35,8 +35,8 @@ export function decodeSeries(points: readonly CurvePoint[]): Series {
 }
 
 /**
- * TensorBoard's smoothing: an exponential moving average, debiased so the first points are not pulled toward 0
- * (divided by 1 − weight^count). A NaN or infinite value is left as it is and does not enter the average.
+ * TensorBoard's smoothing: an exponential moving average, debiased so the first points are not pulled toward
+ * 0 (divided by 1 − weight^count). A NaN or infinite value is left as it is and does not enter the average.
  */
 export function smooth(values: readonly number[], weight: number): number[] {
   if (weight <= 0) return [...values];

@@ -6,7 +6,9 @@ import { queryKeys } from './query-keys.ts';
 
 // The run page's reads of a run's metrics, through the client, as TanStack Query options.
 
-/** Up to this many keys, each gets its chart; past it the reader picks the keys to chart (each chart polls). */
+/**
+ * Up to this many keys, each gets its chart; past it the reader picks the keys to chart (each chart polls).
+ */
 export const CHART_EVERY_KEY_UP_TO = 20;
 
 /** How often a running run's metrics are read again (as its state is: see run-polling.ts). */

@@ -32,8 +32,8 @@ export async function listMetricsOutputs(
 }
 
 /**
- * A `metrics.json` output flattened to dotted path → value, fetched through the asset's presigned URL; null when
- * it is too large or not a JSON object.
+ * A `metrics.json` output flattened to dotted path → value, fetched through the asset's presigned URL; null
+ * when it is too large or not a JSON object.
  */
 export async function readMetricsOutput(
   client: ApiClient,

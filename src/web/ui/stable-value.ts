@@ -1,9 +1,9 @@
 import { useLayoutEffect, useRef, useState } from 'react';
 
 /**
- * The first value seen with `key`, kept until the key changes: an array or object rebuilt on every render (rows,
- * a chart's lines) keeps its identity while its content, which `key` stands for, is the same, so memos and
- * effects that depend on it do not run again.
+ * The first value seen with `key`, kept until the key changes: an array or object rebuilt on every render
+ * (rows, a chart's lines) keeps its identity while its content, which `key` stands for, is the same, so memos
+ * and effects that depend on it do not run again.
  */
 export function useStableValue<T>(value: T, key: string): T {
   const [kept, setKept] = useState({ key, value });
@@ -16,8 +16,8 @@ export function useStableValue<T>(value: T, key: string): T {
 }
 
 /**
- * A ref that holds the latest `value`, for callbacks made once (a chart's event handlers) and effects that must
- * not run again when it changes. It is updated after each render, before any effect runs.
+ * A ref that holds the latest `value`, for callbacks made once (a chart's event handlers) and effects that
+ * must not run again when it changes. It is updated after each render, before any effect runs.
  */
 export function useLatest<T>(value: T) {
   const ref = useRef(value);

@@ -2,9 +2,9 @@
 import { parseSweepValues } from '@assay/client/browser';
 
 /**
- * Grid axes, one per line as `dotted.path: v1, v2, …` (values read by `parseSweepValues`, as the CLI's `--set`
- * does); blank lines and `#` comments are skipped. Throws an Error naming the line when one has no path, no
- * value or an empty one.
+ * Grid axes, one per line as `dotted.path: v1, v2, …` (values read by `parseSweepValues`, as the CLI's
+ * `--set` does); blank lines and `#` comments are skipped. Throws an Error naming the line when one has no
+ * path, no value or an empty one.
  */
 export function parseGridAxes(text: string): Record<string, unknown[]> {
   const grid: Record<string, unknown[]> = {};

@@ -1,4 +1,7 @@
-/** Cases in JSON bodies: whole bodies that are not what the route takes, and valid bodies with one property broken. */
+/**
+ * Cases in JSON bodies: whole bodies that are not what the route takes, and valid bodies with one property
+ * broken.
+ */
 import {
   nest,
   SAFE_BODY,
@@ -60,7 +63,10 @@ function propertiesOf(schema: Schema | undefined): Record<string, Schema> {
 const isType = (s: Schema, type: string): boolean =>
   s.type === type || (s.anyOf ?? []).some((b) => b.type === type);
 
-/** Serialises `base` with one property replaced by raw JSON text (so `1e400` and lone surrogates arrive verbatim). */
+/**
+ * Serialises `base` with one property replaced by raw JSON text (so `1e400` and lone surrogates arrive
+ * verbatim).
+ */
 function withRaw(base: Record<string, unknown>, prop: string, raw: string): string {
   return JSON.stringify({ ...base, [prop]: '\u0001RAW\u0001' }).replace('"\\u0001RAW\\u0001"', () => raw);
 }
@@ -126,7 +132,8 @@ export function bodyCases(ops: Operation[], t: Targets): Case[] {
         expect: { status },
       });
     for (const [name, body, contentType, status] of RAW_BODIES) add(name, body, status, contentType);
-    // An empty JSON body means "no fields" (app.ts): a valid call where the schema needs none, so sent only where it does.
+    // An empty JSON body means "no fields" (app.ts): a valid call where the schema needs none, so sent only
+    // where it does.
     if (op.body!.required?.length || op.body!.minProperties || op.body!.anyOf)
       add('empty, content-type JSON (where fields are needed)', '', [400, 422]);
     const base = baseBody(op, t);
@@ -135,14 +142,16 @@ export function bodyCases(ops: Operation[], t: Targets): Case[] {
       add('each required property missing', JSON.stringify(rest), [422]);
     }
     for (const [prop, schema] of Object.entries(propertiesOf(op.body))) {
-      // Values ajv's type coercion cannot turn into the right type (it would make `123` a string, `null` an empty one).
+      // Values ajv's type coercion cannot turn into the right type (it would make `123` a string, `null` an
+      // empty one).
       add(
         'each property with the wrong type',
         withRaw(base, prop, isType(schema, 'object') ? '"x"' : '{}'),
         [422],
       );
       if (isType(schema, 'string')) {
-        // Any 4xx: the request may be refused for its state (409) before the text reaches the database; see storageCases.
+        // Any 4xx: the request may be refused for its state (409) before the text reaches the database; see
+        // storageCases.
         add('each string property: contains `\\u0000`', withRaw(base, prop, '"a\\u0000b"'), undefined);
         add(
           'each string property: lone surrogate `"\\ud800"`',

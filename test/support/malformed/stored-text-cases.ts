@@ -1,7 +1,11 @@
-/** Cases that pass the schema and fail later: text the database refuses, JSON too deep to serialise, bad config_yaml. */
+/**
+ * Cases that pass the schema and fail later: text the database refuses, JSON too deep to serialise, bad
+ * config_yaml.
+ */
 import { JSON_CT, nest, type Case, type Expect, type Targets } from './operations.ts';
 
-// ---- text PostgreSQL refuses, deep JSON in free-form objects -----------------------------------------------
+// ---- text PostgreSQL refuses, deep JSON in free-form objects
+// -----------------------------------------------
 
 /** Bodies that pass the schema but hold text PostgreSQL cannot store: the error mapper must answer 400. */
 export function storageCases(t: Targets): Case[] {
@@ -42,8 +46,8 @@ export function storageCases(t: Targets): Case[] {
       (s) => ({ base_yaml: 'lr: 0.1\n', grid: { lr: [0.1] }, name_prefix: s }),
     ],
   ];
-  // name, the text, the same in a query string: percent-encoded UTF-8, or the CESU-8 bytes of a surrogate, which
-  // decode to no lone surrogate at all (a harmless search for odd text may then answer 200).
+  // name, the text, the same in a query string: percent-encoded UTF-8, or the CESU-8 bytes of a surrogate,
+  // which decode to no lone surrogate at all (a harmless search for odd text may then answer 200).
   const texts: [string, string, string, Expect][] = [
     ['`\\u0000`', 'a\u0000b', 'a%00b', { status: [400], code: ['invalid_value'] }],
     ['lone surrogate `\\ud800`', 'a\ud800b', 'a%ED%A0%80b', { allow2xx: true }],

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { blocksFor, COARSE_BLOCKS, FINE_BLOCKS } from '../../../src/server/metrics/metric-repository.ts';
 
-// Which candidates a downsampled read takes (src/server/metrics/metric-repository.ts): the 256-step blocks past
-// the point limit, the 16-step blocks where they are no wider than a bucket and dense, else the points.
+// Which candidates a downsampled read takes (src/server/metrics/metric-repository.ts): the 256-step blocks
+// past the point limit, the 16-step blocks where they are no wider than a bucket and dense, else the points.
 describe('blocksFor', () => {
   const limit = 50_000;
   it('reads 256-step blocks past the point limit, whatever the buckets', () => {

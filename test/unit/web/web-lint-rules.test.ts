@@ -1,6 +1,6 @@
 // The web UI's own lint rules fire on a deliberate violation: the rules of hooks (eslint-plugin-react-hooks'
-// recommended set) and query keys built only by src/web/ui/query-keys.ts. Linted through ESLint's API with the
-// repository's eslint.config.js, as if each snippet were a file of the UI.
+// recommended set) and query keys built only by src/web/ui/query-keys.ts. Linted through ESLint's API with
+// the repository's eslint.config.js, as if each snippet were a file of the UI.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';

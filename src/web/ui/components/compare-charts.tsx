@@ -29,8 +29,8 @@ export const comparePoints = (curves: number) => (curves > 10 ? 500 : 1000);
  * The read of one key's curves of every run of an experiment (all pages of it) over a step range (all steps
  * without `zoom`). Read again every `COMPARE_INTERVAL_MS` while a run is running, and once more when the last
  * has ended (`running` is in the key), so each run's final points show. The page starts this read before the
- * overlay mounts; a read younger than the interval counts as fresh, so an overlay that mounts after the answer
- * arrived draws it instead of asking for the same 100 curves again.
+ * overlay mounts; a read younger than the interval counts as fresh, so an overlay that mounts after the
+ * answer arrived draws it instead of asking for the same 100 curves again.
  */
 export function curvesQuery(
   client: ApiClient,
@@ -58,9 +58,9 @@ export function curvesQuery(
 }
 
 /**
- * One key's curves of several runs in one chart, a legend entry per run that logged the key. Every run's curve
- * comes in one read of the experiment's series of that key (a request per run would queue behind the browser's
- * six connections to the service); zoom reads every curve's zoomed steps again in full detail.
+ * One key's curves of several runs in one chart, a legend entry per run that logged the key. Every run's
+ * curve comes in one read of the experiment's series of that key (a request per run would queue behind the
+ * browser's six connections to the service); zoom reads every curve's zoomed steps again in full detail.
  */
 export function CompareOverlay({
   experimentId,

@@ -20,14 +20,18 @@ export interface ChartLine {
 export interface MetricChartProps {
   /** The chart's accessible name. */
   label: string;
-  /** The series on one shared x array; or, as `curves`, each on its own steps (then no live legend values). */
+  /**
+   * The series on one shared x array; or, as `curves`, each on its own steps (then no live legend values).
+   */
   data: AlignedSeries | { curves: Curves };
   lines: ChartLine[];
   width: number;
   height?: number;
   xLabel: string;
   log?: boolean;
-  /** Points only, no lines; `categories` names the x positions 0…n−1 (a config value that is not a number). */
+  /**
+   * Points only, no lines; `categories` names the x positions 0…n−1 (a config value that is not a number).
+   */
   scatter?: { logX?: boolean; categories?: string[] };
   /** The shown x range; absent: the data's. */
   zoom?: StepRange | null;
@@ -60,7 +64,9 @@ function stepRange(u: uPlot, faceted: boolean): StepRange | null {
   return min <= max ? { min, max } : null;
 }
 
-/** One uPlot chart. It is rebuilt when its lines, size or scales change, and only redrawn when its data does. */
+/**
+ * One uPlot chart. It is rebuilt when its lines, size or scales change, and only redrawn when its data does.
+ */
 export default function MetricChart(props: MetricChartProps) {
   const { label, data, lines, width, height = 240, xLabel, log = false, scatter, zoom, onZoom } = props;
   const faceted = !Array.isArray(data);

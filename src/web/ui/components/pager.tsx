@@ -1,8 +1,8 @@
 import { useState } from 'react';
 
 /**
- * Cursor paging as the list endpoints answer it. The API pages forwards only, so the cursors of the pages seen
- * are kept for Previous; a changed filter starts again at the first page.
+ * Cursor paging as the list endpoints answer it. The API pages forwards only, so the cursors of the pages
+ * seen are kept for Previous; a changed filter starts again at the first page.
  */
 export function useCursorPages() {
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);

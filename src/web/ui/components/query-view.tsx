@@ -22,11 +22,15 @@ export interface QueryViewProps<T> {
   empty?: ReactNode;
   /** Previous / Next under the list, shown in every state so that a reader can page back from an error. */
   pager?: { pages: CursorPages; nextCursor: string | null | undefined };
-  /** The answer; `stale` while it is the previous filter's or page's, kept on screen as the next one loads. */
+  /**
+   * The answer; `stale` while it is the previous filter's or page's, kept on screen as the next one loads.
+   */
   children: (data: T, stale: boolean) => ReactNode;
 }
 
-/** The one scaffold of a page's read: loading, then the error, the empty state or the data, then the pager. */
+/**
+ * The one scaffold of a page's read: loading, then the error, the empty state or the data, then the pager.
+ */
 export function QueryView<T>({
   query,
   what,

@@ -4,7 +4,9 @@ import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { ErrorState } from './status.tsx';
 
-/** One variation: its YAML as written, and the `launch:` and `accelerate:` blocks the server split out of it. */
+/**
+ * One variation: its YAML as written, and the `launch:` and `accelerate:` blocks the server split out of it.
+ */
 export function VariationCard({
   variation,
   experimentState,

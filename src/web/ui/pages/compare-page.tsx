@@ -68,7 +68,8 @@ const durationMs = (run: RunData): number | null =>
   run.started_at ? (run.ended_at ? Date.parse(run.ended_at) : Date.now()) - Date.parse(run.started_at) : null;
 
 /**
- * The variations' run lists as one: defined outside the component, so TanStack Query keeps its answer (and the
+ * The variations' run lists as one: defined outside the component, so TanStack Query keeps its answer (and
+ * the
  * `runs` array in it) the same object while no list changes.
  */
 function combineRunLists(results: Array<UseQueryResult<RunData[]>>) {
@@ -79,7 +80,9 @@ function combineRunLists(results: Array<UseQueryResult<RunData[]>>) {
   };
 }
 
-/** An experiment's runs side by side (a sweep's with `?sweep=`): differing config, state, duration, metrics. */
+/**
+ * An experiment's runs side by side (a sweep's with `?sweep=`): differing config, state, duration, metrics.
+ */
 export function ComparePage() {
   const { id } = useParams<{ id: string }>();
   const sweepId = new URLSearchParams(useSearch()).get('sweep');
@@ -103,13 +106,14 @@ export function ComparePage() {
   });
   const loading = variations.isPending || (sweepId !== null && sweep.isPending) || runResults.pending;
   // The same array until a list changes: the table, the overlay and the scatters are computed from it, and a
-  // new one on every render (each of the page's reads renders it) redrew 100 curves and 2,000 cells each time.
+  // new one on every render (each of the page's reads renders it) redrew 100 curves and 2,000 cells each
+  // time.
   const runs = useMemo(() => {
     const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
     return runResults.runs.filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
   }, [runResults.runs, sweep.data]);
-  // A run's outputs are complete once it has ended: the listing is read again whenever one more run has ended.
-  // A ready output never changes, so each is read once.
+  // A run's outputs are complete once it has ended: the listing is read again whenever one more run has
+  // ended. A ready output never changes, so each is read once.
   const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
   const metricsOutputs = useQuery({
     queryKey: queryKeys.outputs(id, METRICS_ASSET, ended),
@@ -172,7 +176,8 @@ export function ComparePage() {
   });
   const figuresByRun = new Map(figures.data?.items.map((item) => [item.run_id, item.metrics]));
   const curvePoints = comparePoints(keyList.data?.find((k) => k.key === chartKey)?.runs ?? 0);
-  // Only to start the read early: the overlay draws the answer, and the page need not render again when it comes.
+  // Only to start the read early: the overlay draws the answer, and the page need not render again when it
+  // comes.
   useQuery({
     ...curvesQuery(client, id, chartKey ?? '', curvePoints, null, running),
     enabled: !!chartKey,
@@ -359,7 +364,9 @@ function columnsFor(rows: Row[], loggedKeys: string[], metricPaths: string[]): C
   ];
 }
 
-/** What a cell other than the run's link and its state shows; muted for no value (—) or one still read (…). */
+/**
+ * What a cell other than the run's link and its state shows; muted for no value (—) or one still read (…).
+ */
 interface CellText {
   text: string;
   muted: boolean;
@@ -381,7 +388,10 @@ function cellText(column: Column, row: Row): CellText {
   };
 }
 
-/** A row with its cells' text, worked out with the table, so that a row whose text is unchanged is not rendered. */
+/**
+ * A row with its cells' text, worked out with the table, so that a row whose text is unchanged is not
+ * rendered.
+ */
 interface ShownRow {
   run: RunData;
   cells: CellText[];
@@ -439,8 +449,8 @@ const CompareTable = memo(function CompareTable({
 
 /**
  * One run's row. Its cells are plain text in a `td` whose class marks a missing or pending value, so a value
- * that arrives changes a text node in place; and a row whose text did not change is skipped (each of the page's
- * reads — the figures, the outputs, a poll — would otherwise render 100 rows × 20 cells again).
+ * that arrives changes a text node in place; and a row whose text did not change is skipped (each of the
+ * page's reads — the figures, the outputs, a poll — would otherwise render 100 rows × 20 cells again).
  */
 const CompareRow = memo(
   function CompareRow({ columns, row }: { columns: Column[]; row: ShownRow }) {

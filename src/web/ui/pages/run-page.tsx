@@ -10,7 +10,10 @@ import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { useClient } from '../session.tsx';
 
-/** One run: its timeline, metric charts, failure, managed-run facts, recovery chain and environment snapshot, kept live. */
+/**
+ * One run: its timeline, metric charts, failure, managed-run facts, recovery chain and environment snapshot,
+ * kept live.
+ */
 export function RunPage() {
   const params = useParams<{ id: string; n: string; r: string }>();
   const [id, n, r] = [params.id, Number(params.n), Number(params.r)];
