@@ -159,14 +159,6 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       return beating(async () => (await provider.describe(workflowId)) !== undefined);
     },
 
-    terminateInstance(workflowId: string): Promise<void> {
-      return beating(() => provider.terminate(workflowId));
-    },
-
-    async revokeWorkerKeys(runId: string): Promise<number> {
-      return (await orchestrated(() => api.revokeWorkerKeys(runId))).revoked;
-    },
-
     /** Ends the run failed unless it already ended; the service treats a terminal run as success. */
     async failRun(runId: string, reason: FailureReason, message: string): Promise<RunSnapshot> {
       return snapshot(await orchestrated(() => api.failRun(runId, reason, message)));
@@ -217,16 +209,6 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         if (Date.now() >= sliceEnd) return { kind: 'slice_over' };
         await context.sleep(input.pollMs);
       }
-    },
-
-    /** Waits (bounded) until every asset of the run is ready; the runner may still be finalizing uploads. */
-    collectOutputs(input: {
-      runId: string;
-      timeoutMs: number;
-      pollMs: number;
-    }): Promise<{ ready: number; pending: number }> {
-      // Polls may be spaced wider than the heartbeat timeout: the ticker keeps the heartbeats coming.
-      return beating(() => outputsOf(input));
     },
 
     /**
