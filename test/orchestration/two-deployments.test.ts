@@ -62,19 +62,7 @@ describe('two deployments on one machine', () => {
   });
 
   it('each provisions 5 managed runs at once: all 10 succeed, each in its own service, each command ran once', async () => {
-    const provisioned = await Promise.all(deployments.map(provisionFive));
-    await Promise.all(
-      deployments.map(async (d, i) => {
-        for (const run of provisioned[i]!) {
-          const ended = await waitForEnd(d, run, 180_000);
-          assert.equal(ended.state, 'succeeded', `${d.name} run ${run}: ${JSON.stringify(ended)}`);
-        }
-      }),
-    );
-    for (const d of deployments) {
-      const ran = (await readFile(d.lines, 'utf8')).trim().split('\n').sort();
-      assert.deepEqual(ran, ['1', '2', '3', '4', '5'], `${d.name}: each of its commands ran once`);
-    }
+    await provisionFiveEachAndCheck(deployments);
   });
 });
 
@@ -148,23 +136,28 @@ describe('two deployments joined to one Temporal cluster (TEMPORAL_ADDRESS), que
       assert.ok(worker.isRunning() && Date.now() < deadline, `worker not polling: ${worker.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const provisioned = await Promise.all(deployments.map(provisionFive));
-    await Promise.all(
-      deployments.map(async (d, i) => {
-        for (const run of provisioned[i]!) {
-          const ended = await waitForEnd(d, run, 180_000);
-          assert.equal(ended.state, 'succeeded', `${d.name} run ${run}: ${JSON.stringify(ended)}`);
-        }
-      }),
-    );
-    for (const d of deployments) {
-      const ran = (await readFile(d.lines, 'utf8')).trim().split('\n').sort();
-      assert.deepEqual(ran, ['1', '2', '3', '4', '5'], `${d.name}: each of its commands ran once`);
-    }
+    await provisionFiveEachAndCheck(deployments);
   });
 });
 
 /** A variation that appends its run number to the deployment's file; 5 runs of it provisioned at once. */
+/** Each deployment provisions five runs at once; every run succeeds in its own service, each command once. */
+async function provisionFiveEachAndCheck(deployments: Deployment[]): Promise<void> {
+  const provisioned = await Promise.all(deployments.map(provisionFive));
+  await Promise.all(
+    deployments.map(async (d, i) => {
+      for (const run of provisioned[i]!) {
+        const ended = await waitForEnd(d, run, 180_000);
+        assert.equal(ended.state, 'succeeded', `${d.name} run ${run}: ${JSON.stringify(ended)}`);
+      }
+    }),
+  );
+  for (const d of deployments) {
+    const ran = (await readFile(d.lines, 'utf8')).trim().split('\n').sort();
+    assert.deepEqual(ran, ['1', '2', '3', '4', '5'], `${d.name}: each of its commands ran once`);
+  }
+}
+
 async function provisionFive(d: Deployment): Promise<string[]> {
   const api = httpApi(d.server.url).as(d.key);
   const experiment = await api.post('/experiments', { name: `two-${d.name}`, organization_id: 'personal' });

@@ -13,6 +13,7 @@ import type {
 import type { OrganizationDefault, OrganizationChoice } from '../core/organization.ts';
 import { path, query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
+import { seriesQuery } from './runs.ts';
 
 export type {
   ExperimentDetail,
@@ -169,15 +170,6 @@ export class Experiments {
     key: string,
     params: ExperimentSeriesParams = {},
   ): Promise<ExperimentMetricSeries> {
-    return this.#t.get(
-      path`/experiments/${id}/metrics/${key}` +
-        query({
-          max_points: params.maxPoints,
-          min_step: params.minStep,
-          max_step: params.maxStep,
-          limit: params.limit,
-          cursor: params.cursor,
-        }),
-    );
+    return this.#t.get(path`/experiments/${id}/metrics/${key}` + seriesQuery(params));
   }
 }

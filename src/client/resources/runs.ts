@@ -39,6 +39,17 @@ export interface MetricSeriesParams {
   cursor?: string;
 }
 
+/** The query of a series read, a run's (`Runs.metricSeries`) or an experiment's (`Experiments.…`). */
+export function seriesQuery(params: MetricSeriesParams): string {
+  return query({
+    max_points: params.maxPoints,
+    min_step: params.minStep,
+    max_step: params.maxStep,
+    limit: params.limit,
+    cursor: params.cursor,
+  });
+}
+
 /** A page of a run's metric keys; see `Runs.metricKeys`. */
 export interface RunMetricKeysParams {
   /** Keys per page (default 1,000, the default number of keys a run may log; at most MAX_METRIC_PAGE). */
@@ -160,14 +171,7 @@ export class Runs {
     params: MetricSeriesParams = {},
   ): Promise<MetricSeries> {
     return this.#t.get(
-      path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics/${key}` +
-        query({
-          max_points: params.maxPoints,
-          min_step: params.minStep,
-          max_step: params.maxStep,
-          limit: params.limit,
-          cursor: params.cursor,
-        }),
+      path`/experiments/${experimentId}/variations/${n}/runs/${r}/metrics/${key}` + seriesQuery(params),
     );
   }
 
