@@ -36,7 +36,7 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
     orchestrator = new FakeOrchestrator();
     // The researcher here is not an admin, and their sweeps carry launch commands.
     t = await startTestService({ listen: true, orchestrator, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
-    bare = await startTestService({ listen: true });
+    bare = await startTestService({ listen: true, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
     client = new Client({ serverUrl: t.url, apiKey: (await t.createUser()).key });
     orch = new Client({ serverUrl: t.url, apiKey: (await mintEmbeddedOrchestratorKey(t.service.db)).token });
     orchApi = new OrchestratorApi(orch.transport);

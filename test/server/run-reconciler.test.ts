@@ -90,7 +90,8 @@ describe('the run reconciler on workflows that closed without concluding their r
 
   before(async () => {
     fake = new FakeOrchestrator();
-    t = await startTestService({ orchestrator: fake });
+    // The researcher sweeps a launch block of their own.
+    t = await startTestService({ orchestrator: fake, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
     owner = (await t.createUser()).key;
   });
   after(() => t.close());

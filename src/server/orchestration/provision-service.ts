@@ -40,8 +40,8 @@ export async function provisionRun(
   policy: ConfigPolicy,
 ): Promise<RunRow> {
   refuseWorkerKey(principal);
-  const orch = requireOrchestrator(orchestrator);
   await checkProvisionable(db, principal, key, policy);
+  const orch = requireOrchestrator(orchestrator);
   const row = await markManaged(db, principal, key);
   if (!row) {
     const run = await getRun(db, principal, key);
