@@ -44,6 +44,9 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
         TEMPORAL_ADDRESS: env.address,
         ASSAY_TASK_QUEUE: taskQueue,
         ASSAY_SERVICE_URL: serviceUrl,
+        // Instances reach the service by the address that outlives one replica, as a load balancer's would
+        // in production; the worker's own calls go to its replica, the one killed.
+        ASSAY_RUNNER_SERVER_URL: replicas[1].url,
         ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
         // Both workers share the local provider's state, as workers sharing one machine would.
         ASSAY_DATA_DIR: dataDir,

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { repoRoot, startAssayServer, type AssayServer } from '../support/assay-server.ts';
 import { launchChromium, screenshot } from '../support/browser.ts';
+import { eventually } from '../support/bounded-waits.ts';
 
 // The web UI in a real browser (Debian's Chromium) against a real `assay server` on the embedded default
 // (PGlite, local storage, Temporal and a worker): each flow as a researcher goes through it.
@@ -188,8 +189,10 @@ describe('web UI in Chromium', () => {
   it('filters by state and by text', async () => {
     const { page } = admin;
     await page.getByLabel('State').selectOption('retracted');
-    await page.waitForFunction("document.querySelectorAll('table.experiments tbody tr').length === 1");
-    assert.match(await page.locator('table.experiments tbody tr').innerText(), /Warmup matters/);
+    // Polled from here, not by waitForFunction: its polling evaluates code, which the page's CSP forbids.
+    const rows = page.locator('table.experiments tbody tr');
+    await eventually(async () => (await rows.count()) === 1, 10_000, 'one retracted experiment listed');
+    assert.match(await rows.innerText(), /Warmup matters/);
     await page.getByLabel('State').selectOption('');
     await page.getByLabel('Search name, description, hypothesis').fill('no such words');
     await page.getByText('No experiment matches these filters.').waitFor();
