@@ -1,6 +1,6 @@
 // The saga's side effects. Each one is idempotent: Temporal may run it again after a crash or timeout, so
-// every call either converges on the same result (keyed by the workflow id or the run id) or is harmless
-// twice.
+// every call either converges on the same result (keyed by the workflow id or the run id) or is
+// harmless twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isTerminalRunState, type FailureReason } from '@assay/contract';
 import { ConflictError, NotFoundError, type RunData } from '../src/client/index.ts';
@@ -81,8 +81,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
      * operators read in the Temporal UI) or the instance's launch data. An instance found for the workflow id
      * is returned as is, so a retry after a crash never starts a second one. Attempts that overlap may each
      * mint a token; minting revokes nothing, so the token the instance got works whichever attempt wrote it.
-     * With `onlyIfPending`, a run that is no longer pending (cancelled before its instance existed) gets
-     * none:
+     * With `onlyIfPending`, a run that is no longer pending (cancelled before its instance existed)
+     * gets none:
      * `instanceId` null. The saga's own read before provisioning was a step of its own.
      */
     provisionInstance(ref: {
@@ -196,8 +196,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       const sliceEnd = Date.now() + input.sliceMs;
       for (;;) {
         context.heartbeat();
-        // The instance first: a runner ends its run before it exits, so a gone instance with a live run is a
-        // loss.
+        // The instance first: a runner ends its run before it exits, so a gone instance with a live run is
+        // a loss.
         const alive = (await provider.describe(input.workflowId)) !== undefined;
         const run = await readRun(input.runId);
         if (isTerminalRunState(run.state))
@@ -214,8 +214,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     /**
      * The saga's ending in one step (one activity instead of four keeps a run's history short): outputs, then
      * the instance, then the key, since the runner may still be finishing uploads with that key; a run that
-     * is not terminal by then is failed `abandoned`. Every step is idempotent, so a retry repeats them
-     * harmlessly.
+     * is not terminal by then is failed `abandoned`. Every step is idempotent, so a retry repeats
+     * them harmlessly.
      */
     concludeRun(input: {
       runId: string;

@@ -1,12 +1,12 @@
 // Auth cache: runners heartbeating at a real cadence (each runner its own worker key, one beat per interval),
 // against this tree's service and against a `--before` tree (the code before the long auth cache, exported
-// with
-// `git archive`), each on a fresh PostgreSQL database in the same run. Counts what each heartbeat costs the
-// database beyond the heartbeat itself: API keys read to authenticate (the service's own counter), and, from
-// PostgreSQL's statistics, index scans and updates of `api_keys` and transactions committed per heartbeat.
-// The default cadence (5 s) stands for a runner's 30 s: above the old 3 s cache, below the new 300 s one.
+// with `git archive`), each on a fresh PostgreSQL database in the same run. Counts what each heartbeat costs
+// the database beyond the heartbeat itself: API keys read to authenticate (the service's own counter), and,
+// from PostgreSQL's statistics, index scans and updates of `api_keys` and transactions committed per
+// heartbeat. The default cadence (5 s) stands for a runner's 30 s: above the old 3 s cache, below the new
+// 300 s one.
 // Run: node bench/auth-cache.ts --before <tree> [--before-name <commit>] [--runners 200] [--interval 5]
-// [--seconds 40]
+//   [--seconds 40]
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';

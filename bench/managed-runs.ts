@@ -6,8 +6,8 @@
 //   (two waves of 1 s);
 // - `assay run`'s start-up: instance spawned → run started as the service saw it, and `assay run -- true`'s
 //   whole lifecycle against `node -e 0`.
-// `node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]` (--sweep: the small
-// sweep and the start-up only, printed and not written)
+// Run: node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]
+// (--sweep: the small sweep and the start-up only, printed and not written)
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -204,8 +204,8 @@ const lines: string[] = [];
 let world: Orchestration | undefined;
 try {
   if (!sweepOnly) {
-    // Production timings except the poll: 1 s instead of 5 s, as the first measurements of this bench were
-    // taken.
+    // Production timings except the poll: 1 s instead of 5 s, as the
+    // first measurements of this bench were taken.
     world = await startOrchestration({
       env,
       saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },

@@ -1,9 +1,9 @@
 // Run metrics: ingest of batched points by N concurrent simulated runners against our service on PostgreSQL,
 // side by side with MLflow's runs/log-batch on the same PostgreSQL server (the runner-traffic harness starts
 // both), and the downsampled read of a 1,000,000-point series against a 1,000-point one in the same run.
-// Prints figures (not a test); every phase is bounded by --seconds; loopback only. Run: node bench/metrics.ts
-// [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--pace S] [--read-points 1000000] [--skip-mlflow]
-// [--skip-ingest]
+// Prints figures (not a test); every phase is bounded by --seconds; loopback only.
+// Run: node bench/metrics.ts [--runners 100,1000] [--batches 1000,100] [--seconds 15] [--pace S]
+//   [--read-points 1000000] [--skip-mlflow] [--skip-ingest]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';

@@ -2,12 +2,12 @@
 // side with the MLflow tracking server doing its nearest equivalent and with pgbench running the heartbeat's
 // own UPDATE (the database's limit). Prints figures (not a test); every phase has a deadline; loopback only.
 // Run: node bench/runner-traffic.ts [--runners 100,1000] [--seconds 20] [--skip-mlflow] [--skip-pgbench]
-// [--cpu-prof]
-// [--heartbeat-runs 1000] [--heartbeats-only] [--assay-root <checkout>] [--compare-root <checkout>] [--out
-// <file>] --heartbeat-runs: the heartbeat phase's connections beat over that many running runs (pgbench's
-// clients too); --heartbeats-only: no lifecycle phase; --assay-root: the server of another checkout;
-// --compare-root: that checkout's server measured too, right before ours in the same run (a before/after
-// under the same load).
+//   [--cpu-prof] [--heartbeat-runs 1000] [--heartbeats-only] [--assay-root <checkout>]
+//   [--compare-root <checkout>] [--out <file>]
+// --heartbeat-runs: the heartbeat phase's connections beat over that many running runs (pgbench's clients
+// too); --heartbeats-only: no lifecycle phase; --assay-root: the server of another checkout; --compare-root:
+// that checkout's server measured too, right before ours in the same run (a before/after under the
+// same load).
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -80,8 +80,8 @@ const assayRoot = path.resolve(values['assay-root'] ?? repoRoot);
 const compareRoot = values['compare-root'] === undefined ? undefined : path.resolve(values['compare-root']);
 const profileDir = path.join(repoRoot, 'bench/results/profiles');
 
-// Bounded: Ctrl-C or the overall deadline aborts the load loops; the finally blocks stop servers and drop
-// databases.
+// Bounded: Ctrl-C or the overall deadline aborts the load loops; the
+// finally blocks stop servers and drop databases.
 const abort = new AbortController();
 const budgetS = runnerCounts.length * (6 * seconds + 900);
 const deadline = setTimeout(() => {
@@ -152,8 +152,8 @@ async function measureServer<Run>(
 }
 
 /**
- * Our server of `root` through both phases; `compared` (the --compare-root server) is measured without
- * pgbench.
+ * Our server of `root` through both phases; `compared` (the
+ * --compare-root server) is measured without pgbench.
  */
 async function assayRow(
   row: Row,

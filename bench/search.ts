@@ -2,8 +2,9 @@
 // postings, migration 010's trigger), GIN index build, the cost of migration 007's rank_vector backfill and
 // of migration 010's posting backfill, and p50/p95 of GET /search against the same SQL sent straight to
 // PostgreSQL and against the statement before migration 010 (the baseline), in the same run. Prints figures
-// (not a test). Run: node bench/search.ts [--docs 100000] [--api-docs 2000] [--indexed-docs 10000] [--queries
-// 300] [--concurrency 4]
+// (not a test).
+// Run: node bench/search.ts [--docs 100000] [--api-docs 2000] [--indexed-docs 10000] [--queries 300]
+//   [--concurrency 4]
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { Agent } from 'undici';

@@ -1,7 +1,7 @@
 // The client's crash-safe upload to S3 (SeaweedFS) against curl PUTting the same bytes to the same kind of
 // presigned URLs: many small files and one large multipart file; MB/s, ratio, and the client's peak RSS.
-// Prints figures (not a test). Run: node bench/uploads.ts [--gib 1] [--files 256] [--part-mib 64] [--rounds
-// 2]
+// Prints figures (not a test).
+// Run: node bench/uploads.ts [--gib 1] [--files 256] [--part-mib 64] [--rounds 2]
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,8 +41,8 @@ const seaweed = await startSeaweedFs({ bucket: 'assay-bench', volumeSizeMb: 30_0
 const results: UploadResult[] = [];
 
 /**
- * Flushes what the last upload left dirty (SeaweedFS's gigabyte) and idles a moment, so it does not slow the
- * next.
+ * Flushes what the last upload left dirty (SeaweedFS's gigabyte) and
+ * idles a moment, so it does not slow the next.
  */
 async function settle(): Promise<void> {
   await promisify(execFile)('sync');
@@ -52,8 +52,8 @@ async function settle(): Promise<void> {
 try {
   const service = await startBenchService('uploads', {
     ...s3StorageEnv(seaweed),
-    // Components declared without part checksums go in parts of --part-mib; the client declares its own
-    // layout.
+    // Components declared without part checksums go in parts of
+    // --part-mib; the client declares its own layout.
     ASSAY_MULTIPART_THRESHOLD_BYTES: String(partBytes),
     ASSAY_MULTIPART_PART_BYTES: String(partBytes),
   });

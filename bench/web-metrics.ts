@@ -33,8 +33,8 @@ const keyName = (k: number) => `metric_${String(k).padStart(2, '0')}`;
 
 /**
  * An experiment of 10 variations (lr and warmup differ) and `runs` runs spread over them, each started, given
- * `keys` × `steps` points in batches of 1,000 (the batches of all runs `concurrency` at a time), and
- * succeeded.
+ * `keys` × `steps` points in batches of 1,000 (the batches of all
+ * runs `concurrency` at a time), and succeeded.
  */
 async function seed(api: SeedApi, runs: number): Promise<{ id: string; points: number }> {
   const { id } = await call<{ id: string }>(api, 'POST', '/experiments', {

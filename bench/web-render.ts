@@ -1,7 +1,8 @@
 // The web UI's render time with many items, against the same pages with few, measured in one run: the
 // experiments list (1,000 experiments; the UI shows 25 a page) and an experiment's run table (1,000 runs in
-// two variations, all shown) in Chromium on the real service. Prints figures (not a test). Run: node
-// bench/web-render.ts [--experiments 1000] [--runs 1000] [--baseline 10] [--rounds 5] [--concurrency 8]
+// two variations, all shown) in Chromium on the real service. Prints figures (not a test).
+// Run: node bench/web-render.ts [--experiments 1000] [--runs 1000] [--baseline 10] [--rounds 5]
+//   [--concurrency 8]
 import { Agent } from 'undici';
 import { launchChromium } from '../test/support/browser.ts';
 import { startBenchService } from './support/bench-service.ts';

@@ -1,7 +1,7 @@
 // Builds the published packages: @assay/contract and @assay/client compiled to dist/packages/<name>/, each
 // with a package.json whose exports name the emitted .js and .d.ts (Node strips no types under node_modules,
-// so the repository's .ts exports cannot be published as they are). With --pack, also `npm pack`s each into
-// dist/packages/.
+// so the repository's .ts exports cannot be published as they are). With --pack, also `npm pack`s each
+// into dist/packages/.
 //   node scripts/build-packages.ts [--pack]
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';

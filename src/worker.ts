@@ -1,7 +1,6 @@
 // The Temporal worker: the workflows of workflows/ and the activities of activities/, calling the service
 // with the orchestrator key and running instances through one compute provider. `assay worker` and the
-// embedded
-// `assay server` both start it here.
+// embedded `assay server` both start it here.
 import path from 'node:path';
 import {
   DefaultLogger,
@@ -40,8 +39,8 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-// Beside this file's own kind: the sources under Node's type stripping, the built .js in an installed
-// package.
+// Beside this file's own kind: the sources under Node's type stripping, the built .js in an
+// installed package.
 const workflowsPath = path.resolve(
   import.meta.dirname,
   `../workflows/index${path.extname(import.meta.filename)}`,

@@ -107,8 +107,8 @@ export async function variationSweep(input: SweepInput): Promise<SweepProgress> 
     }
   }
 
-  // allSettled: every lane and every child must finish its compensation before the sweep reports, even when
-  // cancelled.
+  // allSettled: every lane and every child must finish its compensation before the sweep reports, even
+  // when cancelled.
   const lanes = await Promise.allSettled(
     Array.from({ length: Math.max(1, Math.min(input.concurrency, input.runs.length)) }, lane),
   );

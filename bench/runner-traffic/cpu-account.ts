@@ -1,5 +1,5 @@
-// Where the CPU went during a phase: the server, its database's PostgreSQL backends, this load client, the
-// rest.
+// Where the CPU went during a phase: the server, its database's
+// PostgreSQL backends, this load client, the rest.
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { databaseUrl } from './postgres.ts';
@@ -79,8 +79,8 @@ export type CpuAccount = Awaited<ReturnType<typeof cpuAccount>>;
 export function cpuSplit(before: CpuSnapshot, after: CpuSnapshot, operations: number): CpuSplit {
   const seconds = (after.atMs - before.atMs) / 1000;
   const server = after.server.cpuS - before.server.cpuS;
-  // Backends that started during the phase count whole; ones that ended during it are lost (pools keep
-  // theirs).
+  // Backends that started during the phase count whole; ones that
+  // ended during it are lost (pools keep theirs).
   let postgres = 0;
   for (const [pid, s] of after.backends) postgres += s - (before.backends.get(pid) ?? 0);
   const client = after.clientS - before.clientS;

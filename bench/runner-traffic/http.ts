@@ -1,5 +1,5 @@
-// A JSON client over one keep-alive undici Pool per server: the lowest-overhead way Node has to send the
-// load.
+// A JSON client over one keep-alive undici Pool per server: the
+// lowest-overhead way Node has to send the load.
 import { Pool } from 'undici';
 
 export class JsonHttp {

@@ -1,5 +1,5 @@
-// The MLflow tracking server (from .venv/bench) on its own PostgreSQL database, and its nearest runner
-// lifecycle.
+// The MLflow tracking server (from .venv/bench) on its own PostgreSQL
+// database, and its nearest runner lifecycle.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';

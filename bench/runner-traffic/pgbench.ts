@@ -62,8 +62,8 @@ export async function heartbeatScript(variation: number, runs: number): Promise<
   };
   // Alone in its window, as pgbench sends it, a heartbeat takes the service's one-run statement.
   await heartbeats(db)(principal, { experimentId: EXPERIMENT, n: variation, r: R });
-  // pgbench reads one statement per line (or up to the semicolon); its variables are substituted per
-  // transaction.
+  // pgbench reads one statement per line (or up to the semicolon); its
+  // variables are substituted per transaction.
   return [`\\set r random(1, ${runs})`, ...statements.map((s) => `${s};`)].join('\n') + '\n';
 }
 
@@ -149,8 +149,8 @@ export async function runPgbench(
     const started = performance.now();
     const snapshots: CpuSnapshot[] = [];
     const cpu = await cpuAccount(child.pid!, database).catch(() => undefined);
-    // Backends exit with pgbench, taking their CPU times along: the last snapshot before the end is what
-    // counts.
+    // Backends exit with pgbench, taking their CPU times along: the
+    // last snapshot before the end is what counts.
     const sampler = setInterval(
       () =>
         void cpu?.snapshot().then(
@@ -186,8 +186,8 @@ export async function runPgbench(
     ends.forEach((end, i) => {
       if (end >= from && end < to) window.add(lats[i]!);
     });
-    // Between the first and the last snapshot, at pgbench's steady rate; the "server" of the split is pgbench
-    // itself.
+    // Between the first and the last snapshot, at pgbench's steady rate;
+    // the "server" of the split is pgbench itself.
     const [first, last] = [snapshots[1], snapshots.at(-2)];
     const sampled =
       first && last && last.atMs > first.atMs

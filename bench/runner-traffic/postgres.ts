@@ -1,5 +1,5 @@
-// Databases of the benchmark: each target gets a fresh one of its own on the shared server, dropped at the
-// end.
+// Databases of the benchmark: each target gets a fresh one of its own
+// on the shared server, dropped at the end.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 

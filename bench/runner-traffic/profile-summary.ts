@@ -35,8 +35,8 @@ if (!file) throw new Error('usage: node bench/runner-traffic/profile-summary.ts 
 const top = Number(argv[3] ?? 25);
 const profile = JSON.parse(await readFile(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-// Self time per node from the samples and their time deltas (µs), which is exact where hitCount × interval is
-// not.
+// Self time per node from the samples and their time deltas (µs),
+// which is exact where hitCount × interval is not.
 const selfUs = new Map<number, number>();
 profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);

@@ -98,8 +98,8 @@ export async function groupUsage(pgid: number): Promise<Usage> {
 
 /**
  * Samples a process group's RSS every 250 ms; `peak()` is the highest seen. The group's members are looked up
- * every 5 s only, so the sampler costs the load client (and the cores it shares with the server) next to
- * nothing.
+ * every 5 s only, so the sampler costs the load client (and the cores
+ * it shares with the server) next to nothing.
  */
 export function rssSampler(pgid: number) {
   let peak = 0;

@@ -63,8 +63,8 @@ export function finalize(api: { url: string; key: string }, assetId: string): Pr
 }
 
 /**
- * Copies `size` bytes at `offset` of `source` into `target` (part files for curl, written before the clock
- * starts).
+ * Copies `size` bytes at `offset` of `source` into `target` (part files
+ * for curl, written before the clock starts).
  */
 async function copyRange(source: string, target: string, offset: number, size: number): Promise<void> {
   const from = await open(source, 'r');
@@ -83,8 +83,8 @@ async function copyRange(source: string, target: string, offset: number, size: n
 }
 
 /**
- * The PUTs of an asset's uploads: whole files as they are, multipart components cut into part files in
- * `partDir`.
+ * The PUTs of an asset's uploads: whole files as they are, multipart
+ * components cut into part files in `partDir`.
  */
 export async function curlPuts(
   asset: PresignedAsset,

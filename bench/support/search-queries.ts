@@ -1,5 +1,5 @@
-// Timed searches: GET /search over HTTP, and the very SQL the service runs for it, sent straight to
-// PostgreSQL.
+// Timed searches: GET /search over HTTP, and the very SQL the service
+// runs for it, sent straight to PostgreSQL.
 import type pg from 'pg';
 import { type Dispatcher, request } from 'undici';
 import type { Principal } from '../../src/server/auth/principal.ts';

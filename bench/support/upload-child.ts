@@ -13,8 +13,8 @@ export interface UploadReport {
   peakRss: number;
   /**
    * Seconds from uploadAsync: the create request (POST /assets; files are hashed during the transfer) sent
-   * and answered, the finalize request (PUT …/finalize, after every storage PUT was answered) sent and
-   * answered.
+   * and answered, the finalize request (PUT …/finalize, after every
+   * storage PUT was answered) sent and answered.
    */
   createS: number;
   createdS: number;

@@ -1,5 +1,5 @@
-// Data for the web UI's render benchmark, created through the real API with a bounded number of calls in
-// flight.
+// Data for the web UI's render benchmark, created through the real
+// API with a bounded number of calls in flight.
 import { Agent, request } from 'undici';
 
 export interface SeedApi {

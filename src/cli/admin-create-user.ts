@@ -7,8 +7,8 @@ export interface CreateUserOptions {
 }
 
 /**
- * `assay admin create-user`: asks the running service (with an admin key) to create a user and their first
- * key.
+ * `assay admin create-user`: asks the running service (with an admin key) to create a user and their
+ * first key.
  */
 export async function createUser(opts: CreateUserOptions): Promise<number> {
   const apiKey = process.env.SERVICE_API_KEY;

@@ -1,5 +1,5 @@
-// `assay auth login`: a hidden prompt for a key or token, a live check, a default organization, then the two
-// files.
+// `assay auth login`: a hidden prompt for a key or token, a live check, a default organization, then the
+// two files.
 import { defaultConfigPaths, inspectSettings, maskKey } from '../client/config.ts';
 import { checkKey, checkUrl } from '../client/config-values.ts';
 import { ApiClient, type OrganizationScope } from '../client/index.ts';

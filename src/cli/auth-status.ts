@@ -25,8 +25,8 @@ export async function authStatus(values: StatusOptions): Promise<number> {
     organizationId: settings.organizationId,
     organizationSlug: settings.organizationSlug,
   };
-  // The organization is one setting spelled two ways; the row shows whichever is set (the id row when
-  // neither).
+  // The organization is one setting spelled two ways; the row shows whichever is set (the id row
+  // when neither).
   const organization: SettingName =
     settings.organizationSlug !== undefined ? 'organizationSlug' : 'organizationId';
   const names: SettingName[] = ['serverUrl', 'apiKey', 'timeout', 'maxUploadWorkers', organization];

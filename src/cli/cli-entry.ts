@@ -1,5 +1,5 @@
-// Parsing and running a command line, shared by the whole CLI (main.ts) and the runner's bundle
-// (runner-main.ts).
+// Parsing and running a command line, shared by the whole CLI (main.ts) and the runner's
+// bundle (runner-main.ts).
 import { CommanderError, type Command } from 'commander';
 import { baseProgram } from './program/base.ts';
 import { addRunCommand } from './program/run.ts';

@@ -1,5 +1,5 @@
-// Content types of uploaded files, by extension: they decide how a download is served and whether text is
-// indexed.
+// Content types of uploaded files, by extension: they decide how a download is served and whether text
+// is indexed.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -11,8 +11,8 @@ let lookup: typeof import('mime-types').lookup | undefined;
 const MISSING: Record<string, string> = { jsonl: 'application/jsonl' };
 
 /**
- * The type for a file name; application/octet-stream when the extension says nothing (checkpoints: .pt,
- * .ckpt).
+ * The type for a file name; application/octet-stream when the extension says nothing (checkpoints:
+ * .pt, .ckpt).
  */
 export function contentTypeOf(file: string): string {
   lookup ??= (requireHere('mime-types') as typeof import('mime-types')).lookup;

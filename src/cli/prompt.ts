@@ -59,8 +59,8 @@ export class Prompter {
     this.#input.pause();
   }
 
-  // Piped answers are not echoed by any terminal: the answer is shown only when not secret, and the line
-  // ended.
+  // Piped answers are not echoed by any terminal: the answer is shown only when not secret, and the
+  // line ended.
   async #nextPipedLine(echo: boolean): Promise<string> {
     // One reader for all piped answers: closing it between questions would drop the lines it buffered.
     if (this.#piped === undefined) {

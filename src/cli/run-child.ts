@@ -21,8 +21,8 @@ export interface Child {
 
 /**
  * Starts the command in a process group of its own, so a stop reaches the programs it started too (a shell
- * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us, not
- * twice.
+ * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us,
+ * not twice.
  */
 export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): Child {
   // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for

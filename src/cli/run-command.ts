@@ -1,5 +1,5 @@
-// `assay run`: the runner for any program in any language; which run, and the options. The flow is
-// run-supervisor.ts.
+// `assay run`: the runner for any program in any language; which run, and the options. The flow
+// is run-supervisor.ts.
 import path from 'node:path';
 import { Client } from '../client/client.ts';
 import { nodeFetch } from '../client/transport.ts';
@@ -29,8 +29,8 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     environment: environmentSnapshot(command),
   };
   await exchangeWorkerKey(process.env);
-  // node:http instead of Node's fetch: a managed instance's runner makes a handful of calls
-  // (core/node-fetch.ts).
+  // node:http instead of Node's fetch: a managed instance's runner makes a handful of
+  // calls (core/node-fetch.ts).
   const client = new Client({ fetch: nodeFetch });
   try {
     const run =

@@ -1,6 +1,6 @@
 // A managed instance is started with a one-time exchange token, never with a key: `assay run` trades it for
-// its run's worker key before anything else, so what the instance's launch data holds is worthless from then
-// on.
+// its run's worker key before anything else, so what the instance's launch data holds is worthless from
+// then on.
 import { inspectSettings } from '../client/config.ts';
 import { APIConnectionError, ServerError } from '../client/index.ts';
 import { nodeFetch, Transport } from '../client/transport.ts';
@@ -15,8 +15,8 @@ const PATIENCE_MS = 60_000;
 
 /**
  * Trades SERVICE_EXCHANGE_TOKEN, when set, for the run's worker key and puts that key in SERVICE_API_KEY
- * (where the client and COMMAND find it, as for self-managed runners); the spent token leaves the
- * environment.
+ * (where the client and COMMAND find it, as for self-managed runners); the spent token leaves
+ * the environment.
  */
 export async function exchangeWorkerKey(env: NodeJS.ProcessEnv): Promise<void> {
   const token = env[EXCHANGE_TOKEN_VARIABLE]?.trim();

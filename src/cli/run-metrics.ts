@@ -51,8 +51,8 @@ export class MetricsFileTail {
   }
 
   /**
-   * After the command exited: reads what is left, the last line even without a newline, and stores every
-   * point.
+   * After the command exited: reads what is left, the last line even without a newline, and stores
+   * every point.
    */
   async finish(): Promise<void> {
     this.#stopped = true;

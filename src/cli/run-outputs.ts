@@ -35,8 +35,8 @@ export interface OutputsSummary {
 /**
  * Polls rather than using fs.watch: polling sees files in any subdirectory on every platform, and a file must
  * be quiet for `stableMs` anyway. Dot files and symlinks are skipped (write `.x.tmp`, then rename it to `x`).
- * A file is uploaded once while the command runs; one that changed after its upload is uploaded again at the
- * end.
+ * A file is uploaded once while the command runs; one that changed after its upload is uploaded again at
+ * the end.
  */
 export class OutputsWatcher {
   readonly #dir: string;
@@ -97,8 +97,8 @@ export class OutputsWatcher {
   }
 
   /**
-   * Stops watching, uploads every file not yet uploaded (complete or not: the command is gone), waits for
-   * all.
+   * Stops watching, uploads every file not yet uploaded (complete or not: the command is gone), waits
+   * for all.
    */
   async finish(): Promise<OutputsSummary> {
     this.#stopped = true;

@@ -75,8 +75,8 @@ export async function supervise(
 }
 
 /**
- * Files under outputs/checkpoints/ are checkpoints: a later run of the variation resumes from the newest (GET
- * …/checkpoint).
+ * Files under outputs/checkpoints/ are checkpoints: a later run of the variation resumes from the newest
+ * (GET …/checkpoint).
  */
 function assetKindOf(name: string): 'checkpoint' | 'output' {
   return name.startsWith('checkpoints/') ? 'checkpoint' : 'output';

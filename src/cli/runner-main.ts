@@ -3,8 +3,8 @@
 // run. The local provider spawns it with its own Node, which bin/assay.js's version check has passed already.
 import module from 'node:module';
 
-// As bin/assay.js does: V8's code cache of what is loaded after this line (the bundle's chunks, imported
-// below).
+// As bin/assay.js does: V8's code cache of what is loaded after this line (the bundle's chunks,
+// imported below).
 module.enableCompileCache?.();
 
 const { runCli, runProgram } = await import('./cli-entry.ts');

@@ -87,8 +87,8 @@ export class Client extends ApiClient {
 
   /**
    * Registers every file in the local recovery store, then uploads in the background with
-   * `maxUploadWorkers` workers and finalizes; returns at once. A restarted process continues with
-   * resumeUploads().
+   * `maxUploadWorkers` workers and finalizes; returns at once. A restarted process continues
+   * with resumeUploads().
    */
   uploadAsync(params: UploadParams): UploadHandle {
     return this.#uploads().uploadAsync(params);

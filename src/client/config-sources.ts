@@ -46,8 +46,8 @@ export type Layer = Partial<Record<SettingName, Entry>>;
 const NAMES = Object.keys(YAML_KEYS) as SettingName[];
 
 /**
- * Names a value's source in an error message: `SERVICE_TIMEOUT`, `timeout in /x/config.yaml`, `option
- * timeout`.
+ * Names a value's source in an error message: `SERVICE_TIMEOUT`, `timeout in /x/config.yaml`,
+ * `option timeout`.
  */
 export function where(name: SettingName, source: SettingSource): string {
   if (source.kind === 'env') return source.variable;

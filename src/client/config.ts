@@ -178,8 +178,8 @@ function resolveLayers(layers: Layer[], warnings: string[]): ResolvedSettings<Pa
   });
 }
 
-// The first layer that has the setting decides it; only its value is checked, lower layers are never
-// consulted.
+// The first layer that has the setting decides it; only its value is checked, lower layers are
+// never consulted.
 function take<T>(
   layers: Layer[],
   name: SettingName,

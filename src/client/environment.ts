@@ -10,8 +10,8 @@ const PROBE_TIMEOUT_MS = 3000;
  * long. A managed run's runner takes it on every start, so it starts as few programs as it can: `python` only
  * when there is no `python3` (each may be a pyenv shim, a shell script costing ~50 ms of CPU), and one `git
  * status` for both the commit and whether tracked files changed. `env` is a plain record, not
- * NodeJS.ProcessEnv: this signature is in the published declarations, which must typecheck without
- * @types/node.
+ * NodeJS.ProcessEnv: this signature is in the published declarations, which must typecheck
+ * without @types/node.
  */
 export async function environmentSnapshot(
   command: readonly string[] = process.argv,

@@ -74,8 +74,8 @@ export function commandArgv(command: string | string[]): string[] {
 }
 
 /**
- * The command's environment: launch_config.env below the injected variables, so a run cannot be pointed
- * elsewhere.
+ * The command's environment: launch_config.env below the injected variables, so a run cannot be
+ * pointed elsewhere.
  */
 export function launchEnv(req: ProvisionRequest): Record<string, string> {
   return { ...req.launch.env, ...req.env };

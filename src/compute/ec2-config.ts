@@ -40,8 +40,8 @@ export function ec2Config(env: Env): Ec2Config {
     subnetId,
     securityGroupIds: Object.freeze(securityGroupIds),
     iamInstanceProfile,
-    // Unset, a list allows only the operator's own default: a user cannot pick another image, network or
-    // role.
+    // Unset, a list allows only the operator's own default: a user cannot pick another image, network
+    // or role.
     allowed: Object.freeze({
       image: allowlist(env, 'EC2_ALLOWED_IMAGES', [ami]),
       instance_type: allowlist(env, 'EC2_ALLOWED_INSTANCE_TYPES', [instanceType]),

@@ -25,8 +25,8 @@ const SETTING: Record<keyof Ec2LaunchAllowlists, string> = {
 };
 
 /**
- * The first machine field of a launch block (as stored: any JSON) that the allowlists refuse; undefined: all
- * allowed.
+ * The first machine field of a launch block (as stored: any JSON) that the allowlists refuse; undefined:
+ * all allowed.
  */
 export function ec2LaunchRefusal(
   config: Ec2Config,

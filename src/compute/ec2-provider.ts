@@ -1,5 +1,5 @@
-// Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent by
-// ClientToken.
+// Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent
+// by ClientToken.
 import type { LaunchConfig, RunnableLaunchConfig } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import {

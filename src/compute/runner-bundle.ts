@@ -1,5 +1,5 @@
-// Where the runner's bundle is (scripts/build-runner.ts builds it) and which `assay run` entry an instance
-// starts.
+// Where the runner's bundle is (scripts/build-runner.ts builds it) and which `assay run` entry an
+// instance starts.
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 

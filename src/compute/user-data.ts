@@ -1,5 +1,5 @@
-// The boot script of an EC2 run instance: it installs nothing (the image carries `assay`), it only starts the
-// runner.
+// The boot script of an EC2 run instance: it installs nothing (the image carries `assay`), it only starts
+// the runner.
 import { commandArgv, LaunchConfigError } from './compute-provider.ts';
 
 export type UserDataInput = {

@@ -2,8 +2,8 @@ import { Type, type Static } from 'typebox';
 
 /**
  * Every `error.code` the service's own rules answer, stable across versions so callers can branch on them.
- * Fastify's refusals before any handler add a few more (`malformed_body`, `media_type`-like snake_case
- * names).
+ * Fastify's refusals before any handler add a few more (`malformed_body`, `media_type`-like
+ * snake_case names).
  */
 export const ERROR_CODES = [
   // Input

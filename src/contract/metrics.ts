@@ -62,8 +62,8 @@ export const MetricPoint = Type.Object({ step: MetricStep, value: MetricValue, t
 export type MetricPoint = Static<typeof MetricPoint>;
 
 /**
- * A key's last point (by step) and its extremes; NaN is ignored by min and max (they are null when all are
- * NaN).
+ * A key's last point (by step) and its extremes; NaN is ignored by min and max (they are null when all
+ * are NaN).
  */
 export const MetricSummary = Type.Object({
   key: MetricKey,
@@ -76,8 +76,8 @@ export type MetricSummary = Static<typeof MetricSummary>;
 
 /**
  * `GET …/runs/{r}/metrics`: pages of the run's keys. The default page holds as many keys as a run may log by
- * default (ASSAY_METRIC_KEYS_PER_RUN), so a reader that does not follow `next_cursor` still sees them all
- * there.
+ * default (ASSAY_METRIC_KEYS_PER_RUN), so a reader that does not follow `next_cursor` still sees them
+ * all there.
  */
 export const RunMetricListQuery = Type.Object(
   {
@@ -129,8 +129,8 @@ export type MetricSeriesQuery = Static<typeof MetricSeriesQuery>;
 
 /**
  * One key's series in step order. With `max_points` the whole step range in one answer, downsampled when it
- * holds more points than that (`downsampled: true`, `next_cursor` null); without, every point, paged by
- * `limit`.
+ * holds more points than that (`downsampled: true`, `next_cursor` null); without, every point, paged
+ * by `limit`.
  */
 export const MetricSeries = Type.Object(
   {
@@ -206,8 +206,8 @@ export type ExperimentMetricKeys = Static<typeof ExperimentMetricKeys>;
 export const ExperimentMetricParams = Type.Object({ id: Uuid, key: MetricKey });
 
 /**
- * Runs per page of `GET /experiments/{id}/metrics/{key}`: with `max_points` at most 10,000, an answer is
- * bounded.
+ * Runs per page of `GET /experiments/{id}/metrics/{key}`: with `max_points` at most 10,000, an answer
+ * is bounded.
  */
 export const MAX_SERIES_RUNS_PER_PAGE = 100;
 

@@ -53,14 +53,14 @@ export const RUN_MOVES: Readonly<Record<RunMove, { from: readonly RunState[]; to
   heartbeat: { from: ['running'], to: 'running' },
   succeed: { from: ['running'], to: 'succeeded' },
   fail: { from: ['running'], to: 'failed' },
-  // A cancel before the runner started ends the run at once; a running one is asked to stop via its
-  // heartbeat.
+  // A cancel before the runner started ends the run at once; a running one is asked to stop via
+  // its heartbeat.
   cancel_pending: { from: ['pending'], to: 'failed' },
   request_cancel: { from: ['running'], to: 'running' },
   // The watchdog's move, never a caller's.
   time_out: { from: ['running'], to: 'failed' },
-  // The orchestrator's: an instance that never came up, a lost one, a runner gone silent; before or after
-  // start.
+  // The orchestrator's: an instance that never came up, a lost one, a runner gone silent; before or
+  // after start.
   conclude_failed: { from: ['pending', 'running'], to: 'failed' },
 };
 

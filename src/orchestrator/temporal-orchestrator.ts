@@ -29,8 +29,8 @@ export interface TemporalOrchestratorOptions {
 }
 
 /**
- * One workflow start: its input and its labels, built for a namespace with or without Assay's search
- * attributes.
+ * One workflow start: its input and its labels, built for a namespace with or without Assay's
+ * search attributes.
  */
 type StartOf = (indexed: boolean) => {
   args: unknown[];

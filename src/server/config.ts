@@ -41,8 +41,8 @@ export interface ServiceConfig {
   readonly watchdogTimeoutMs: number;
   readonly watchdogIntervalMs: number;
   /**
-   * How often managed runs left pending without a workflow get it started, and how long until they fail
-   * instead.
+   * How often managed runs left pending without a workflow get it started, and how long until they
+   * fail instead.
    */
   readonly reconcileIntervalMs: number;
   readonly reconcileGiveUpMs: number;
@@ -66,13 +66,13 @@ export interface ServiceConfig {
   readonly inlineMaxBytes: number;
   readonly storage: StorageConfig;
   /**
-   * A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user; never
-   * logged.
+   * A pre-shared agent key for standalone Temporal workers, stored at start for the orchestrator user;
+   * never logged.
    */
   readonly orchestratorKey: string | undefined;
   /**
-   * The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against their
-   * allowlists.
+   * The EC2 settings when ASSAY_COMPUTE is ec2: variations' launch blocks are checked against
+   * their allowlists.
    */
   readonly ec2: Ec2Config | undefined;
   /** ASSAY_COMPUTE: launch blocks tagged for another provider are refused when written. */
@@ -105,8 +105,8 @@ function jwtConfig(env: Env): JwtConfig | undefined {
 }
 
 /**
- * Keys fetched over plain http could be swapped on the way, and with them every login: only loopback may skip
- * TLS.
+ * Keys fetched over plain http could be swapped on the way, and with them every login: only loopback may
+ * skip TLS.
  */
 function checkJwksUrl(jwksUrl: string): void {
   let url: URL;
@@ -133,8 +133,8 @@ function metricsScope(env: Env): Scope | undefined {
 }
 
 /**
- * The pre-shared orchestrator key, which must be one of our agent keys (the service stores its hash at
- * start).
+ * The pre-shared orchestrator key, which must be one of our agent keys (the service stores its hash
+ * at start).
  */
 function orchestratorKey(env: Env): string | undefined {
   const key = readSetting(env, 'ASSAY_ORCHESTRATOR_KEY');

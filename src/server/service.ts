@@ -105,8 +105,8 @@ export async function createService(
   });
   probeLog.log = app.log;
   await repairDataDirModes(config, app.log);
-  // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and compiling
-  // schemas.
+  // The watchdog's grace after a start (runs/watchdog.ts) must not be spent loading plugins and
+  // compiling schemas.
   await app.ready();
   const watchdog = startWatchdog(
     db,

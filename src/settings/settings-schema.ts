@@ -1,18 +1,18 @@
 // Every environment variable the service, the worker, the compute providers and the orchestrator read: the
 // one place that says its type, default and meaning. Loaders read through `readSetting`, and the docs'
-// settings tables are generated from this table (scripts/settings-docs.ts), so adding a setting is one entry
-// here.
+// settings tables are generated from this table (scripts/settings-docs.ts), so adding a setting is one
+// entry here.
 import { LAUNCH_PATTERNS } from '@assay/contract';
 
 /**
- * Who reads a setting: `assay server` (service), `assay worker` (worker), a compute provider, the
- * orchestrator.
+ * Who reads a setting: `assay server` (service), `assay worker` (worker), a compute provider,
+ * the orchestrator.
  */
 export type Component = 'service' | 'worker' | 'compute' | 'orchestrator';
 
 /**
- * The docs table a setting is listed in (README.md: Configuration, Orchestration settings, Compute
- * providers).
+ * The docs table a setting is listed in (README.md: Configuration, Orchestration settings,
+ * Compute providers).
  */
 export type SettingsTable = 'service' | 'orchestration' | 'compute';
 

@@ -41,8 +41,8 @@ export function renderTable(table: SettingsTable): string {
 }
 
 /**
- * The rows of a Markdown table between a section's markers, cells trimmed; undefined when the markers are
- * missing.
+ * The rows of a Markdown table between a section's markers, cells trimmed; undefined when the markers
+ * are missing.
  */
 export function documentedRows(markdown: string, table: SettingsTable): string[][] | undefined {
   const { start, end } = sectionMarkers(table);

@@ -1,5 +1,5 @@
-// The runner's environment snapshot: the git commit and dirtiness, Python, and which programs it starts for
-// them.
+// The runner's environment snapshot: the git commit and dirtiness, Python, and which programs it starts
+// for them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
-// The local provider with a stand-in runner: the real `assay run` needs a service, this one proves what
-// arrives.
+// The local provider with a stand-in runner: the real `assay run` needs a service, this one proves
+// what arrives.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

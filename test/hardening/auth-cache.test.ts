@@ -32,8 +32,8 @@ async function answers401Within(api: Api, key: string, ms: number, what: string)
 
 /**
  * Uses the key on a replica until a use is answered from its cache (reads no key from the database). Not
- * always the second use: a check that overlapped a notice about its key (its creation's or a change's) caches
- * nothing.
+ * always the second use: a check that overlapped a notice about its key (its creation's or a change's)
+ * caches nothing.
  */
 async function cacheOn(api: Api, key: string, expected = 200): Promise<void> {
   assert.equal(await status(api, key), expected);
@@ -86,8 +86,8 @@ describe('auth cache across two replicas on one PostgreSQL', () => {
       ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
       ASSAY_LOG_LEVEL: 'warn',
       ASSAY_WORKER_KEY_GRACE_S: String(GRACE_S),
-      // No periodic re-check within a test: what ends a cached key here is the notice or the entry's
-      // lifetime.
+      // No periodic re-check within a test: what ends a cached key here is the notice or the
+      // entry's lifetime.
       ASSAY_AUTH_RECHECK_S: '3600',
     };
     const first = await startAssayServer(serverEnv);

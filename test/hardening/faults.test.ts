@@ -1,5 +1,5 @@
-// `assay server` under faults: killed -9 under load and restarted, and its PostgreSQL killed for a few
-// seconds.
+// `assay server` under faults: killed -9 under load and restarted, and its PostgreSQL killed for a
+// few seconds.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -244,8 +244,8 @@ describe('PostgreSQL killed for a few seconds', () => {
           15_000,
           '/readyz answering 200 again',
         );
-        // Two watchdog intervals, well inside its timeout: the run whose heartbeats got 503s is still
-        // running.
+        // Two watchdog intervals, well inside its timeout: the run whose heartbeats got 503s is
+        // still running.
         await sleep(1_000);
         const after = await Promise.all(calls());
         assert.deepEqual(

@@ -22,8 +22,8 @@ const WARM_SECONDS = Math.min(30, SECONDS / 4);
 const flatLimit = (warm: number) => warm * 1.15 + 40 * 1024 * 1024;
 
 /**
- * V8 heap in use, from the service's own /metrics (context for the RSS figures, which include the heap's
- * reserve).
+ * V8 heap in use, from the service's own /metrics (context for the RSS figures, which include the
+ * heap's reserve).
  */
 async function heapUsed(url: string): Promise<number> {
   const metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
@@ -99,8 +99,8 @@ test(
         RUNNERS,
         'every runner got its succeed acknowledged',
       );
-      // A floor, not a target: the machine is shared, so the rate is reported above and only a collapse fails
-      // here.
+      // A floor, not a target: the machine is shared, so the rate is reported above and only a collapse
+      // fails here.
       assert.ok(
         heartbeats >= RUNNERS * SECONDS * 0.5,
         `at least one heartbeat per runner every 2 s on average (${heartbeats})`,

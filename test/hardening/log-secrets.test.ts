@@ -387,8 +387,8 @@ describe('logs never contain a key or a presigned URL signature', () => {
         ASSAY_LOG_LEVEL: 'trace',
         ...s3StorageEnv(store),
         ASSAY_RUN_POLL_S: '1',
-        // The managed run below is a researcher's, not an admin's: the in-process worker must start it
-        // locally.
+        // The managed run below is a researcher's, not an admin's: the in-process worker must start
+        // it locally.
         ASSAY_LOCAL_COMPUTE_USERS: 'all',
       };
       server = await startLoggedAssayServer(serverEnv, dataDir);

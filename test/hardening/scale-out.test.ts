@@ -173,8 +173,8 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
       : {};
     for (const key of Object.keys(state))
       assert.equal(await provider.describe(key), undefined, `instance ${key} is gone`);
-    // Both workers wrote one state file: a record lost between them would let a retried provision start
-    // twice.
+    // Both workers wrote one state file: a record lost between them would let a retried provision
+    // start twice.
     assert.equal(Object.keys(state).length, expected, 'one instance record per run, none lost');
   }
 

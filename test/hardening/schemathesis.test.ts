@@ -166,8 +166,8 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
           [0, 0, 0],
           say,
         );
-        // Both keys reached their operations (a run of 401s and 403s would pass every check and test
-        // nothing).
+        // Both keys reached their operations (a run of 401s and 403s would pass every check and
+        // test nothing).
         assert.deepEqual(run.report.warnings.missing_auth, [], say);
       }
       // Neither key was revoked along the way.
@@ -180,8 +180,8 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
   );
 
   /**
-   * Dictionaries of seeded ids, bound to the parameters that take them: about half the requests name real
-   * objects.
+   * Dictionaries of seeded ids, bound to the parameters that take them: about half the requests name
+   * real objects.
    */
   function configToml(): string {
     const list = (values: (string | number)[]) =>

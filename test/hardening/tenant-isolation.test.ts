@@ -190,8 +190,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
   after(() => t?.close());
 
   /**
-   * What a path parameter of `path` names in seed `s`: the canonical object when `own`, any fitting one
-   * otherwise.
+   * What a path parameter of `path` names in seed `s`: the canonical object when `own`, any fitting
+   * one otherwise.
    */
   function valueOf(path: string, name: string, s: Seed, own: boolean): string | undefined | null {
     if (path.startsWith('/experiments/')) {
@@ -242,8 +242,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
     return params;
   }
   /**
-   * The /orchestrator/* reads answer the orchestrator's key only, /admin/* an admin's: every user key gets
-   * 403.
+   * The /orchestrator/* reads answer the orchestrator's key only, /admin/* an admin's: every user key
+   * gets 403.
    */
   const scopeDenied = (op: GetOp) => op.path.startsWith('/orchestrator/') || op.path.startsWith('/admin/');
 
@@ -275,8 +275,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
             assertNoLeak(user.id, `GET ${urlOf(op.path, own, op)}`, res);
           }
           if (mine) continue;
-          // The whole tuple from the other tenant, then each id alone inside a tuple of the caller's own
-          // objects.
+          // The whole tuple from the other tenant, then each id alone inside a tuple of the caller's
+          // own objects.
           const cases: [Params, Params][] = [];
           const theirs = paramsOf(op, s, false);
           if (theirs)

@@ -1,6 +1,6 @@
 // The EC2 provider against a real moto_server EC2 endpoint: tags, user data, idempotency, and nothing left
-// running; and the provisioning activity on it: the user data holds a one-time exchange token, never a worker
-// key.
+// running; and the provisioning activity on it: the user data holds a one-time exchange token, never a
+// worker key.
 import assert from 'node:assert/strict';
 import {
   DescribeImagesCommand,

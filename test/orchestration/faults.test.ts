@@ -197,8 +197,8 @@ describe('managed runs under faults', () => {
     });
 
     test('an instance lost mid-run: the run fails crash and a new run of the variation resumes from its checkpoint', async () => {
-      // Step 1 writes a checkpoint and waits to be killed; a run that finds a checkpoint resumes and
-      // finishes.
+      // Step 1 writes a checkpoint and waits to be killed; a run that finds a checkpoint resumes
+      // and finishes.
       const script = [
         'set -e',
         'mkdir -p outputs/checkpoints',

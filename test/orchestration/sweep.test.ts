@@ -1,5 +1,5 @@
-// Sweeps on a real Temporal dev server: variations from a grid, managed runs as children, bounded
-// concurrency.
+// Sweeps on a real Temporal dev server: variations from a grid, managed runs as children,
+// bounded concurrency.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';

@@ -51,8 +51,8 @@ for (const backend of backends) {
     let t: TestService;
     let key: string;
     before(async () => {
-      // Components over one S3 part go in parts of one S3 part when the client names no layout (deferred
-      // ones).
+      // Components over one S3 part go in parts of one S3 part when the client names no layout
+      // (deferred ones).
       t = await startTestService({
         storage: backend.storage,
         env: {

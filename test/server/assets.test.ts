@@ -154,8 +154,8 @@ for (const backend of ['local', 's3'] as const) {
       assert.equal(ready.body.state, 'ready', JSON.stringify(ready.body));
       const target = created.body.uploads['model.bin'];
       const late = await fetch(target.url, { method: 'PUT', headers: target.headers, body: forged });
-      // The local store refuses outright; an S3 store takes the bytes into the upload key, which nothing
-      // reads.
+      // The local store refuses outright; an S3 store takes the bytes into the upload key, which
+      // nothing reads.
       if (backend === 'local') {
         assert.equal(late.status, 409);
         assert.equal(((await late.json()) as any).error.code, 'asset_ready');

@@ -16,8 +16,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
         pglite: driver === 'pglite',
         env: { ASSAY_WATCHDOG_TIMEOUT_S: String(TIMEOUT_S) },
       });
-      // The short timeout is for the race below, which sweeps by hand; no pass may fail runs while tests set
-      // up.
+      // The short timeout is for the race below, which sweeps by hand; no pass may fail runs while tests
+      // set up.
       await t.service.watchdog.stop();
       key = (await t.createUser()).key;
     });

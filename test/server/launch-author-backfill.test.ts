@@ -1,6 +1,6 @@
 // Migration 013 credits each existing launch block to whoever could have written it, and to nobody when an
-// admin's organization experiment has non-admin members (then `local` refuses the block until an admin saves
-// it).
+// admin's organization experiment has non-admin members (then `local` refuses the block until an admin
+// saves it).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { migrationUpgrade } from '../support/migration-upgrade.ts';

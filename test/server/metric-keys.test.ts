@@ -94,8 +94,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
       const taken = answers.flatMap((a, i) => (a.status === 200 ? [i] : []));
       const listed = await listKeys(small, smallKey, run.path);
-      // The first batch stored brings 10 keys (with `shared`), each later one 9: 1 + 5 batches = 46, a 6th is
-      // 55.
+      // The first batch stored brings 10 keys (with `shared`), each later one 9: 1 + 5 batches = 46, a 6th
+      // is 55.
       assert.equal(taken.length, 5, JSON.stringify(statuses));
       assert.equal(listed.length, 46);
       const expected = ['shared', ...taken.flatMap((i) => keys(`b${i}-`, 9))].sort();

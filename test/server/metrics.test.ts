@@ -63,8 +63,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
         { key: 'x', step: 1, value: 1, timestamp: '2020-01-02T03:04:05.678Z' },
         { key: 'x', step: 2, value: 5 },
         { key: 'x', step: 1, value: 2, timestamp: '2021-01-02T03:04:05.678Z' },
-        // An offset PostgreSQL's timestamptz would refuse (it stops at ±15:59): stored as the same moment in
-        // UTC.
+        // An offset PostgreSQL's timestamptz would refuse (it stops at ±15:59): stored as the same moment
+        // in UTC.
         { key: 'x', step: 3, value: 7, timestamp: '1129-03-29T13:04:42+23:17' },
       ]);
       assert.deepEqual([res.status, res.body], [200, { stored: 3 }]);

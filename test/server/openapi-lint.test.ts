@@ -15,8 +15,8 @@ type Operation = { operationId?: string; requestBody?: { required?: boolean } };
 type OpenApi = { servers?: { url: string }[]; paths: Record<string, Record<string, Operation>> };
 
 /**
- * The service's /openapi.json as generators read it: valid for Redocly's recommended rules, with unique
- * names.
+ * The service's /openapi.json as generators read it: valid for Redocly's recommended rules, with
+ * unique names.
  */
 describe('openapi.json: a document clients can be generated from', () => {
   let t: TestService;

@@ -171,8 +171,8 @@ describe('orchestrator keys and the /orchestrator/* endpoints', () => {
       const workerKey = await workerKeyThroughExchange(a, keyA, run.id);
       const leftover = await mintEmbeddedOrchestratorKey(a.service.db);
       assert.equal((await a.as(leftover.token).get(`/orchestrator/runs/${run.id}`)).status, 200);
-      // The same database, a fresh process: what a restart with ASSAY_ORCHESTRATOR_KEY changed to B looks
-      // like.
+      // The same database, a fresh process: what a restart with ASSAY_ORCHESTRATOR_KEY changed to B
+      // looks like.
       const b = await startTestService({
         replicaOf: a,
         orchestrator: new FakeOrchestrator(),

@@ -40,8 +40,8 @@ describe('PDF text extraction in a worker thread', () => {
     const e = await committedExperiment(t, key);
     const run = await runningRun(t, key, e.id);
     const assetId = await uploadPaper(t, key, pdf);
-    // The fraction of time the service's event loop is busy: near 1 when pdf.js runs on it, whatever the
-    // speed.
+    // The fraction of time the service's event loop is busy: near 1 when pdf.js runs on it, whatever
+    // the speed.
     const before = performance.eventLoopUtilization();
     let finalized = false;
     const finalize = t

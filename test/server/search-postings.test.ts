@@ -136,8 +136,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
     it("follows a document's edits and its deletion", async () => {
       const id = await doc('Quokka census', `Quokka counts by island. ${filler(50, 3)}`);
       assert.deepEqual(await ids('quokka'), [id]);
-      // No route edits a document's text yet; an operator's statement (or a later one) must keep postings in
-      // step.
+      // No route edits a document's text yet; an operator's statement (or a later one) must keep postings
+      // in step.
       await sql(
         `UPDATE assets SET name = 'Wombat census', search_text = $2,
                 search_vector = setweight(to_tsvector('english', 'Wombat census'), 'A') || setweight(to_tsvector('english', $2), 'C'),

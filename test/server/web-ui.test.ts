@@ -66,8 +66,8 @@ for (const storage of ['local', 's3'] as const) {
         assert.deepEqual(csp.get('frame-ancestors'), ["'none'"]);
         assert.deepEqual(csp.get('object-src'), ["'none'"]);
         assert.deepEqual(csp.get('base-uri'), ["'none'"]);
-        // The browser uploads straight to storage on presigned URLs: that origin, and no other, besides
-        // 'self'.
+        // The browser uploads straight to storage on presigned URLs: that origin, and no other,
+        // besides 'self'.
         const connect = csp.get('connect-src') ?? [];
         assert.equal(connect[0], "'self'");
         assert.ok(connect.includes(uploadOrigin), `${connect.join(' ')} lacks ${uploadOrigin}`);

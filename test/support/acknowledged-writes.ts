@@ -94,8 +94,8 @@ export async function runWriter(
 const RANK: Record<RunState, number> = { pending: 0, running: 1, succeeded: 2, failed: 2 };
 
 /**
- * Checks every acknowledged write against the database; returns what was checked and what is missing or
- * wrong.
+ * Checks every acknowledged write against the database; returns what was checked and what is missing
+ * or wrong.
  */
 export async function checkAcknowledged(
   db: pg.Client,

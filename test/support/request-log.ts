@@ -33,8 +33,8 @@ export function requests(logs: readonly string[], from = 0): LoggedRequest[] {
 }
 
 /**
- * Storage PUTs (the presigned uploads of the local backend), keyed "assetId/component#part" (part 0: a single
- * PUT).
+ * Storage PUTs (the presigned uploads of the local backend), keyed "assetId/component#part" (part 0: a
+ * single PUT).
  */
 export function storagePuts(logs: readonly string[], from = 0): Map<string, number> {
   const counts = new Map<string, number>();

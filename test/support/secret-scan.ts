@@ -25,8 +25,8 @@ export class SecretRegistry {
   }
 
   /**
-   * A bearer token: the whole of it, and the part that is secret on its own (an API key's secret, a JWT's
-   * signature).
+   * A bearer token: the whole of it, and the part that is secret on its own (an API key's secret, a
+   * JWT's signature).
    */
   addToken(token: string, what: string): void {
     this.add(token, what);

@@ -23,8 +23,8 @@ export interface SeededObjects {
   sweepExperimentId: string;
   sweepId: string;
   /**
-   * Of `experimentId` variation 1: r1 pending (config read), r2 running (metrics loss and acc), r3 managed
-   * (provisioned).
+   * Of `experimentId` variation 1: r1 pending (config read), r2 running (metrics loss and acc), r3
+   * managed (provisioned).
    */
   runs: SeededRun[];
   managedRun: SeededRun;
@@ -40,8 +40,8 @@ export interface SeededObjects {
 
 /**
  * Seeds experiments, variations, runs (pending, running, managed), a sweep and assets for `key` in one scope
- * (`organizationId`, or null for personal). Provision and sweeps need the service started with an
- * orchestrator.
+ * (`organizationId`, or null for personal). Provision and sweeps need the service started with
+ * an orchestrator.
  * `label` names the objects; `searchWord` is a word only this seed's report contains; `sharedWord` goes into
  * every seed's report, so a search for it would show any leak between seeds.
  */

@@ -54,8 +54,8 @@ let userCounter = 0;
  * `{ pglite: true }`), migrations, the bootstrap admin, and the Fastify app driven with `inject`.
  * `{ replicaOf }` starts a second service instance on the same PostgreSQL database (its own app and auth
  * cache, the primary's admin key); closing a replica leaves the database to the primary. `{ orchestrator }`
- * is handed to the service (a FakeOrchestrator, or a real one on a Temporal dev server); the caller closes
- * it.
+ * is handed to the service (a FakeOrchestrator, or a real one on a Temporal dev server); the caller
+ * closes it.
  */
 export async function startTestService(
   opts: {
@@ -72,8 +72,8 @@ export async function startTestService(
     throw new Error('a replica needs a primary on PostgreSQL');
   const database = opts.pglite || opts.replicaOf ? undefined : await createTestDatabase();
   const databaseUrl = opts.replicaOf?.databaseUrl ?? database?.url;
-  // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a real
-  // port.
+  // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a
+  // real port.
   const seaweed: SeaweedFs | undefined = opts.storage === 's3' ? await startSeaweedFs() : undefined;
   const port = opts.listen || opts.storage ? await freePort() : undefined;
   const env: Record<string, string> = { ASSAY_DATA_DIR: dataDir, ASSAY_LOG_LEVEL: 'info' };

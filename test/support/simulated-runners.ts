@@ -44,8 +44,8 @@ export interface RunnerReport {
   path: string;
   heartbeats: number;
   /**
-   * `last_heartbeat_at` of the newest acknowledged heartbeat (or start): the database must hold at least
-   * this.
+   * `last_heartbeat_at` of the newest acknowledged heartbeat (or start): the database must hold at
+   * least this.
    */
   lastAckedHeartbeatAt: string | undefined;
   /** How the runner ended: its succeed acknowledged, silent on purpose, or a call that failed for good. */
@@ -57,8 +57,8 @@ export interface RunnerReport {
 }
 
 /**
- * One simulated runner: reads its config, starts, heartbeats (jittered) while told to, then succeeds or
- * vanishes.
+ * One simulated runner: reads its config, starts, heartbeats (jittered) while told to, then succeeds
+ * or vanishes.
  */
 export async function simulateRunner(
   client: LoadClient,

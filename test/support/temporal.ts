@@ -60,8 +60,8 @@ export async function startTemporalDevServer({
     // Its state file is thrown away, so the 1-2 s graceful shutdown buys nothing.
     stopGraceMs: 0,
   });
-  // An accepted connection proves only the listener; the HTTP API describing the namespace proves it is
-  // served.
+  // An accepted connection proves only the listener; the HTTP API describing the namespace proves it
+  // is served.
   await waitUntilReady(server, async () => {
     if (!(await acceptsTcp(host, grpc))) return false;
     const response = await fetch(`http://${host}:${http}/api/v1/namespaces/${namespace}`, {

@@ -9,8 +9,8 @@ export const shellQuote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`
 
 /**
  * A tmux server of the test's own (its own socket, `-L`), so the developer's sessions are never touched: one
- * detached 200×50 session runs a command in a real terminal, keys are typed into it, and the screen is read
- * back.
+ * detached 200×50 session runs a command in a real terminal, keys are typed into it, and the screen is
+ * read back.
  */
 export class TmuxSession {
   readonly #socket: string;

@@ -97,8 +97,8 @@ describe('web UI in Chromium: assets', () => {
     await page.getByText('assay assets upload --kind document FILE').waitFor();
     await watchProgress(page);
 
-    // A name the service would refuse as a component: it is kept as the asset name, cleaned for the
-    // component.
+    // A name the service would refuse as a component: it is kept as the asset name, cleaned for
+    // the component.
     const bytes = randomBytes(Math.round(2.5 * MIB));
     await page.getByLabel('Kind of the new assets').selectOption('output');
     await page.getByLabel('choose files').setInputFiles({

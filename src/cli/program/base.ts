@@ -1,5 +1,5 @@
-// The root `assay` command's settings, shared by the whole program (program.ts) and `assay run`'s own
-// (main.ts).
+// The root `assay` command's settings, shared by the whole program (program.ts) and `assay run`'s
+// own (main.ts).
 import { Command } from 'commander';
 
 const EPILOGUE = `

@@ -1,5 +1,5 @@
-// The error hierarchy (docs/architecture.md) and the single status → class mapping, after openai-node's
-// core/error.ts.
+// The error hierarchy (docs/architecture.md) and the single status → class mapping, after
+// openai-node's core/error.ts.
 import { statusLine } from './status-text.ts';
 
 /** Response headers as fetch gives them (`Headers`) or as node:http gives them (a plain record). */
@@ -106,8 +106,7 @@ export class UploadError extends ServiceError {
 
 /**
  * Metric points that a run handle buffered and could not deliver: the service refused a batch (a 4xx, e.g.
- * 409
- * `run_ended`), or kept failing (unreachable, 5xx) longer than the handle retries. `dropped` points were
+ * 409 `run_ended`), or kept failing (unreachable, 5xx) longer than the handle retries. `dropped` points were
  * discarded with it, since resending cannot help; `cause` is the last error. Raised by the handle's next
  * `logMetrics`, `flushMetrics`, `succeed` or `fail` call.
  */
@@ -138,8 +137,8 @@ const CLASS_BY_STATUS: Readonly<Record<number, APIErrorClass>> = {
 
 /**
  * Builds the typed error for a non-2xx response. `body` may be parsed JSON, raw text or bytes, or empty; a
- * body off the `{"error": {code, message, details}}` format still gives the right class and a readable
- * message.
+ * body off the `{"error": {code, message, details}}` format still gives the right class and a
+ * readable message.
  */
 export function fromResponse(status: number, body: unknown, headers?: HeadersLike): APIError {
   const parsed = parseBody(body);

@@ -5,8 +5,8 @@ import type { Transport } from './transport.ts';
 export const PERSONAL = 'personal';
 
 /**
- * `organization_id` to send on a call: an explicit choice, else the client's default, else none (server
- * default).
+ * `organization_id` to send on a call: an explicit choice, else the client's default, else none
+ * (server default).
  */
 export type OrganizationChoice = string | undefined;
 

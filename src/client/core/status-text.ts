@@ -1,5 +1,5 @@
-// The standard reason phrases, so error messages read the same in a browser as under Node (no node:http
-// here).
+// The standard reason phrases, so error messages read the same in a browser as under Node (no
+// node:http here).
 const REASONS: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',

@@ -67,8 +67,8 @@ export class Run {
   }
 
   /**
-   * Tells the server the run is alive; answers whether a cancel was requested (then stop and fail
-   * 'abandoned').
+   * Tells the server the run is alive; answers whether a cancel was requested (then stop and
+   * fail 'abandoned').
    */
   async heartbeat(): Promise<RunHeartbeat> {
     this.#data = undefined;

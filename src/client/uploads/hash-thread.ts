@@ -6,8 +6,8 @@ const SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const { open } = require('node:fs/promises');
-// One buffer, reused: a file is read at memory speed, and fresh chunks would pile up faster than they are
-// collected.
+// One buffer, reused: a file is read at memory speed, and fresh chunks would pile up faster than they
+// are collected.
 const buffer = Buffer.allocUnsafe(1024 * 1024);
 async function hash({ id, path, partSize }) {
   const file = await open(path, 'r');
@@ -65,8 +65,8 @@ let nextId = 0;
 const jobs = new Map<number, Job>();
 
 /**
- * The one hashing thread of the process, started at the first file to hash; it never keeps the process alive
- * idle.
+ * The one hashing thread of the process, started at the first file to hash; it never keeps the process
+ * alive idle.
  */
 function hashingThread(): Worker {
   if (thread) return thread;

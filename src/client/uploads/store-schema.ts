@@ -1,8 +1,8 @@
 import type { DatabaseSync } from 'node:sqlite';
 
 /**
- * Phases of one upload; a failure records `error` without leaving its phase, so a resume knows where to go
- * on.
+ * Phases of one upload; a failure records `error` without leaving its phase, so a resume knows where to
+ * go on.
  */
 export type UploadState = 'new' | 'uploading' | 'finalizing' | 'done';
 

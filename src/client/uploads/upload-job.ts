@@ -87,8 +87,8 @@ export class UploadJob {
       const partSize = partLayout(c.size, DEFAULT_UPLOAD_PART_BYTES);
       return { name: c.name, size: c.size, contentType: c.contentType, ...(partSize ? { partSize } : {}) };
     });
-    // A kill between this answer and the write below leaves a pending asset on the server that nobody
-    // finalizes.
+    // A kill between this answer and the write below leaves a pending asset on the server that
+    // nobody finalizes.
     const asset = await this.#ctx.assets.createPresigned({
       ...upload.links,
       components,
@@ -205,8 +205,8 @@ export class UploadJob {
   async #put(piece: Piece, target: PresignedRequest, declarer: Declarer): Promise<void> {
     const { component: c } = piece;
     await assertUnchanged(c);
-    // A URL about to expire (the hashing ran far ahead) is asked for again: declaring the same digest is
-    // allowed.
+    // A URL about to expire (the hashing ran far ahead) is asked for again: declaring the same digest
+    // is allowed.
     if (Date.parse(target.expires_at) - Date.now() < EXPIRY_MARGIN_MS) {
       target = await (piece.part === null
         ? declarer.single(c.name, c.sha256!)

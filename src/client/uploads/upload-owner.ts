@@ -9,8 +9,8 @@ export interface Owner {
 }
 
 /**
- * How often an owner refreshes its uploads' heartbeat, and after how long without one they count as
- * abandoned.
+ * How often an owner refreshes its uploads' heartbeat, and after how long without one they count
+ * as abandoned.
  */
 export const HEARTBEAT_MS = 10_000;
 export const STALE_AFTER_MS = 120_000;
@@ -28,8 +28,8 @@ export interface Lease {
 
 /**
  * Whether `me` may take an upload over: nobody holds it, I do, its holder's process is gone (same host only:
- * a pid means nothing elsewhere), or its holder stopped beating (another host, or a pid reused by a
- * stranger).
+ * a pid means nothing elsewhere), or its holder stopped beating (another host, or a pid reused by
+ * a stranger).
  */
 export function mayClaim(lease: Lease, me: Owner, now: number, staleAfterMs = STALE_AFTER_MS): boolean {
   if (lease.ownerToken === null || lease.ownerToken === me.token) return true;

@@ -180,8 +180,8 @@ export class UploadStore {
   }
 
   /**
-   * The asset exists on the server: remember its id and the multipart uploads it started, and start moving
-   * bytes.
+   * The asset exists on the server: remember its id and the multipart uploads it started, and start
+   * moving bytes.
    */
   created(
     id: string,

@@ -11,8 +11,8 @@ export async function listOrchestratorKeys(db: Db) {
 
 /**
  * Revokes an orchestrator key at once, with the worker keys it minted: an operator revoking one by hand
- * suspects it leaked, and its holder could have minted those. Keys of other users answer 404 like unknown
- * ids.
+ * suspects it leaked, and its holder could have minted those. Keys of other users answer 404 like
+ * unknown ids.
  */
 export async function revokeOrchestratorKey(db: Db, id: string) {
   const [root, ...descendants] = await revokeKeyLineage(db, ORCHESTRATOR_USER_ID, id);

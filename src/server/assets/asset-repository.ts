@@ -166,8 +166,8 @@ export async function findAssetState(db: Queryable, id: string): Promise<string 
 }
 
 /**
- * Marks a pending asset ready, indexing it for search when searchable; false when another finalize got there
- * first.
+ * Marks a pending asset ready, indexing it for search when searchable; false when another finalize got
+ * there first.
  */
 export async function markReady(
   db: Queryable,

@@ -41,8 +41,8 @@ const storageKey = (assetId: string, component: string) => `assets/${assetId}/${
 
 /**
  * Where presigned URLs write a component: apart from `storage_key`, which only finalize (by moving the upload
- * there) and inline creation write. An upload URL still alive after finalize thus cannot change a ready
- * asset.
+ * there) and inline creation write. An upload URL still alive after finalize thus cannot change a
+ * ready asset.
  */
 export const uploadKey = (storageKey: string) => `uploads/${storageKey}`;
 const UPLOAD_KEY = /^uploads\/assets\/([0-9a-f-]{36})\//;
@@ -394,8 +394,8 @@ function presignSinglePut(
 }
 
 /**
- * A component's digests with a declaration merged in; a digest already declared may only be declared again as
- * is.
+ * A component's digests with a declaration merged in; a digest already declared may only be declared again
+ * as is.
  */
 function mergeChecksums(
   row: repo.ComponentRow,
@@ -453,8 +453,8 @@ export async function finalizeAsset(
   const asset = await getAsset(deps, principal, id);
   if (asset.state === 'ready') return toApi(asset);
   for (const c of asset.components) {
-    // A deferred-checksums component must have every digest declared: the store verified its parts against
-    // them.
+    // A deferred-checksums component must have every digest declared: the store verified its parts
+    // against them.
     const undeclared = c.part_sha256?.findIndex((h) => h === null) ?? -1;
     if (c.part_sha256 && (undeclared >= 0 || c.sha256 === null))
       throw conflict(
@@ -475,8 +475,8 @@ export async function finalizeAsset(
         { component: c.name, declared: c.size, stored: stored.size },
       );
     }
-    // The store vouches when it verified the declared checksums on upload; otherwise every byte is read
-    // again.
+    // The store vouches when it verified the declared checksums on upload; otherwise every byte is
+    // read again.
     if (
       c.sha256 &&
       !(await deps.storage.vouches(c.storage_key, {

@@ -3,8 +3,8 @@ import type { Readable } from 'node:stream';
 import { pdfTextInWorker, type PdfTextLimits } from './pdf-text.ts';
 
 /**
- * tsvector refuses documents over 1 MB; the head of a long paper carries its abstract and introduction
- * anyway.
+ * tsvector refuses documents over 1 MB; the head of a long paper carries its abstract and
+ * introduction anyway.
  */
 export const MAX_INDEXED_CHARS = 400_000;
 const MAX_PDF_BYTES = 100 * 1024 * 1024;

@@ -11,8 +11,8 @@ export type TokenKind = KeyKind | 'exchange';
 const TOKEN = /^sk_(user|agent|worker|exchange)_([0-9a-f]{32})([A-Za-z0-9_-]{43})$/;
 
 /**
- * A fresh token: `sk_<kind>_<id as 32 hex><secret, 32 random bytes base64url>`; only the secret's hash is
- * stored.
+ * A fresh token: `sk_<kind>_<id as 32 hex><secret, 32 random bytes base64url>`; only the secret's hash
+ * is stored.
  */
 export function mintToken(kind: TokenKind): { id: string; token: string; secretHash: Buffer } {
   const id = randomUUID();

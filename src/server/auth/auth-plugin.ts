@@ -71,13 +71,13 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
         `this call needs the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}, which the key does not hold`,
       );
     }
-    // Worker keys travel in instance user data: whatever leaks one must reach no more than its run and
-    // assets.
+    // Worker keys travel in instance user data: whatever leaks one must reach no more than its run
+    // and assets.
     if (request.principal.via === 'worker' && !config.workerKeys) {
       throw forbidden('worker_key_restricted', "a worker key reaches only its run's endpoints and assets");
     }
-    // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such as
-    // /v1/me.
+    // Orchestrator keys are for the /orchestrator/* endpoints alone, not even the scope-free ones such
+    // as /v1/me.
     if (request.principal.scopes.has('orchestrate') && !needed.includes('orchestrate')) {
       throw forbidden(
         'orchestrator_key_restricted',

@@ -46,8 +46,8 @@ const REFUSAL_TTL_MS = 30_000;
  * down nothing is cached (every request reads its key), and the cache is emptied when it comes back, since
  * notices sent in between are lost. Every ASSAY_AUTH_RECHECK_S the cached keys are re-read in one query,
  * bounding how long an entry could outlive its key should a notice go missing without the session noticing.
- * Refused API keys are cached briefly, so a client retrying a bad key costs one database read, not one per
- * attempt.
+ * Refused API keys are cached briefly, so a client retrying a bad key costs one database read, not one
+ * per attempt.
  */
 export function createAuthenticator(
   config: ServiceConfig,
@@ -67,8 +67,8 @@ export function createAuthenticator(
     },
   });
   // Keyed by the whole token's hash, so an entry only ever refuses that exact string: a newly minted key
-  // carries a fresh 256-bit secret no one can have presented before, and so is never refused by an entry made
-  // earlier.
+  // carries a fresh 256-bit secret no one can have presented before, and so is never refused by an entry
+  // made earlier.
   const refused = new LRUCache<string, AppError>({ max, ttl: Math.min(ttl, REFUSAL_TTL_MS) });
   // Every key change and cache flush gets the next number; a check that began before the change to its key
   // (or a flush) read the key before it, so it answers but caches nothing.
@@ -261,8 +261,8 @@ export function createAuthenticator(
   return {
     async authenticate(token, address) {
       const cacheKey = createHash('sha256').update(token).digest('base64url');
-      // A token verified moments ago passes even from a limited address: behind a proxy many clients share
-      // one.
+      // A token verified moments ago passes even from a limited address: behind a proxy many clients
+      // share one.
       const cached = cache.get(cacheKey);
       if (cached) return cached;
       return guarded(address, () => verify(token, cacheKey));

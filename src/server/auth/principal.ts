@@ -1,8 +1,8 @@
 import type { Scope } from '@assay/contract';
 
 /**
- * Who is calling, resolved from the bearer token; every query is scoped by `userId` (and `runId` for
- * workers).
+ * Who is calling, resolved from the bearer token; every query is scoped by `userId` (and `runId`
+ * for workers).
  */
 export interface Principal {
   readonly userId: string;

@@ -23,8 +23,8 @@ export async function openPglite(dataDir: string): Promise<Db> {
       );
     },
     listen(channel, handlers) {
-      // One in-process connection: it never drops, and it hears its own NOTIFYs, delivered as their statement
-      // ends.
+      // One in-process connection: it never drops, and it hears its own NOTIFYs, delivered as their
+      // statement ends.
       const unlisten = db
         .listen(channel, (payload) => handlers.onNotify(payload))
         .then((stop) => {

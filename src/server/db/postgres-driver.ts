@@ -60,8 +60,8 @@ export function openPostgres(connectionString: string, o: PostgresOptions): Db {
     async transaction(fn) {
       const client = await pool.connect();
       // The server may end a session mid-transaction (idle_in_transaction_session_timeout, a restart); the
-      // client then emits 'error', which must not go unheard (that crashes the process), and must not be
-      // reused.
+      // client then emits 'error', which must not go unheard (that crashes the process), and must not
+      // be reused.
       let broken: Error | undefined;
       const onError = (error: Error) => {
         broken = error;

@@ -19,8 +19,8 @@ export interface ExperimentRow {
   retraction_reason: string | null;
 }
 
-// Every query using COLUMNS binds the caller's user id at $1: parents the caller cannot see are left out of
-// parent_ids.
+// Every query using COLUMNS binds the caller's user id at $1: parents the caller cannot see are left out
+// of parent_ids.
 const COLUMNS = `e.id, e.organization_id, e.owner_user_id, e.name, e.description, e.hypothesis, e.state,
   ARRAY(SELECT p.parent_id FROM experiment_parents p JOIN experiments pe ON pe.id = p.parent_id
          WHERE p.child_id = e.id AND ${experimentVisible('pe', '$1')} ORDER BY p.parent_id) AS parent_ids,

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 
 /**
  * Stops taking connections and lets the requests in flight finish; past `timeoutMs` it closes the connections
- * still open, so one hung request cannot hold a shutdown forever. Resolves true when everything finished in
- * time.
+ * still open, so one hung request cannot hold a shutdown forever. Resolves true when everything finished
+ * in time.
  */
 export async function closeHttp(app: FastifyInstance, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

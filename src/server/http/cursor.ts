@@ -2,8 +2,8 @@ import { badRequest } from './errors.ts';
 
 /**
  * Keyset pagination cursor: the id of the last item served, opaque to callers. The query compares against
- * that row's own (created_at, id), which keeps the database's microsecond precision that a JS Date would
- * lose.
+ * that row's own (created_at, id), which keeps the database's microsecond precision that a JS Date
+ * would lose.
  */
 export function encodeCursor(lastId: string): string {
   return Buffer.from(`v1:${lastId}`).toString('base64url');

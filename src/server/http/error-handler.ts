@@ -2,8 +2,8 @@ import type { ErrorResponse } from '@assay/contract';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.ts';
 
-// Postgres SQLSTATEs that mean the input could not be stored as given (NUL bytes, bad encodings, out of
-// range).
+// Postgres SQLSTATEs that mean the input could not be stored as given (NUL bytes, bad encodings, out
+// of range).
 const BAD_INPUT_SQLSTATES: Record<string, string> = {
   '22P05': 'text contains a character the database cannot store (such as \\u0000)',
   '22021': 'text contains a byte sequence that is not valid UTF-8',

@@ -9,8 +9,8 @@ type Document = { paths?: Record<string, Record<string, Operation>> };
 
 /**
  * A body the service accepts leaving out entirely: an absent body validates as `{}` (see the preValidation
- * hook in app.ts), so any object schema that `{}` satisfies. Fastify's swagger marks every body required
- * regardless.
+ * hook in app.ts), so any object schema that `{}` satisfies. Fastify's swagger marks every body
+ * required regardless.
  */
 function acceptsNoBody(schema: Schema | undefined): boolean {
   if (!schema || schema.anyOf || schema.oneOf) return false;

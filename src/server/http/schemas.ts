@@ -17,8 +17,8 @@ export function withErrors(
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * An onRoute hook: every documented route that reads a body also documents the 413 and 415 Fastify may
- * answer.
+ * An onRoute hook: every documented route that reads a body also documents the 413 and 415 Fastify
+ * may answer.
  */
 export function documentBodyErrors(route: RouteOptions): void {
   const response = route.schema?.response as Record<number, unknown> | undefined;
@@ -29,8 +29,8 @@ export function documentBodyErrors(route: RouteOptions): void {
 }
 
 /**
- * An onRoute hook: a route that may answer 401 may also answer 429 once the caller's address failed too
- * often.
+ * An onRoute hook: a route that may answer 401 may also answer 429 once the caller's address failed
+ * too often.
  */
 export function documentAuthLimit(route: RouteOptions): void {
   const response = route.schema?.response as Record<number, unknown> | undefined;

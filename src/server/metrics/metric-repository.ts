@@ -17,8 +17,8 @@ const LEVELS = [COARSE_BLOCKS, FINE_BLOCKS];
 const BLOCK_STEPS = COARSE_BLOCKS.steps;
 
 /**
- * One point to store: `value` as PostgreSQL reads float8 text ('NaN', 'Infinity' included), `ts` null for
- * now().
+ * One point to store: `value` as PostgreSQL reads float8 text ('NaN', 'Infinity' included), `ts` null
+ * for now().
  */
 export interface PointRow {
   key: string;
@@ -45,8 +45,8 @@ export interface StoredPoint {
   ts: Date | null;
 }
 
-// Reading no time spares the driver a date parse per point, which on a 100-run comparison was most of the
-// read.
+// Reading no time spares the driver a date parse per point, which on a 100-run comparison was most of
+// the read.
 const tsOf = (withTime: boolean, table: string) => (withTime ? `${table}.ts` : 'NULL::timestamptz AS ts');
 
 // float8 keeps every integer step exactly up to 2^53 (MAX_METRIC_STEP), and both drivers read it as a number.
@@ -299,8 +299,8 @@ export async function pagePoints(
 }
 
 /**
- * Which candidates a downsampled read of `count` points spanning `span` steps into `buckets` buckets takes
- * (see
+ * Which candidates a downsampled read of `count` points spanning `span` steps into `buckets` buckets
+ * takes (see
  * `downsample`): past `pointLimit` points, the 256-step blocks, so no read sorts more than that many points
  * or two per block; else the 16-step blocks where they are no wider than a bucket and hold four points or
  * more on average (fewer, and they would be about as many rows as the points); else the points themselves.
@@ -382,8 +382,8 @@ export async function downsample(
  * aggregate, then the points holding them are kept; the same points as sorting each bucket by value would
  * keep (on a tie the lowest step; NaN only where a bucket holds nothing else), at four fifths of its cost on
  * 10,000 points. A join of the points to their buckets' extremes costs a little less, but on a young table
- * whose statistics say it is empty the planner runs it as a nested loop: 150 ms for 2,000 points instead of
- * 4.
+ * whose statistics say it is empty the planner runs it as a nested loop: 150 ms for 2,000 points instead
+ * of 4.
  */
 async function downsamplePoints(
   db: Queryable,

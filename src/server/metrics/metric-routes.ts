@@ -81,8 +81,8 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
   const limits = { graceMs: config.metricsGraceMs, keysPerRun: config.metricKeysPerRun };
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads with
-    // runs:read.
+    // The same scopes as the run's own endpoints: a runner logs with what moves its run, a reader reads
+    // with runs:read.
     const read = { scope: 'runs:read' as const, workerKeys: true };
     const write = { scope: 'runs:write' as const, workerKeys: true };
     const path = '/experiments/:id/variations/:n/runs/:r/metrics';

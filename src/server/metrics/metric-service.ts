@@ -110,8 +110,8 @@ export async function logMetrics(
 
 /**
  * Creates the series of the batch's keys the run lacks, counted under the run's lock so that concurrent
- * batches cannot pass `keysPerRun` together; past it, 409 and the transaction (so the whole batch) is rolled
- * back.
+ * batches cannot pass `keysPerRun` together; past it, 409 and the transaction (so the whole batch) is
+ * rolled back.
  */
 async function addKeys(tx: Tx, runId: string, keys: string[], { keysPerRun }: MetricLimits) {
   const count = await repo.lockKeyCount(tx, runId, keys);
@@ -128,8 +128,8 @@ async function addKeys(tx: Tx, runId: string, keys: string[], { keysPerRun }: Me
 }
 
 /**
- * The extremes of the blocks and series where a point overwrote an earlier one, which may have been an
- * extreme.
+ * The extremes of the blocks and series where a point overwrote an earlier one, which may have been
+ * an extreme.
  */
 async function recomputeOverwritten(
   db: Queryable,
@@ -307,8 +307,8 @@ export async function getExperimentMetrics(
  * the pool. An ended run's curve comes from `curves` once read, for as long as its series keeps the version
  * it was read at (a late batch, within the metrics grace, makes a new one); a running run's changes with
  * every batch, so it is read each time and not kept. The series row is read before its points, so a batch
- * committing between the two can only leave newer points under an older version, which no later read asks
- * for.
+ * committing between the two can only leave newer points under an older version, which no later read
+ * asks for.
  */
 export async function getExperimentMetricSeries(
   db: Db,
@@ -324,8 +324,8 @@ export async function getExperimentMetricSeries(
   const hi = query.max_step ?? MAX_METRIC_STEP;
   const after = decodeRunCursor(query.cursor);
   const rows = await repo.experimentSeries(db, experimentId, metric, after, limit + 1);
-  // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an empty
-  // page).
+  // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an
+  // empty page).
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
   const page = rows.slice(0, limit);
   const maxPoints = query.max_points ?? 1000;

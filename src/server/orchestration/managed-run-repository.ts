@@ -21,8 +21,8 @@ export async function insertManagedRun(
   },
 ): Promise<RunRow | undefined> {
   // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
-  // with a marker for r (16 digits, longer than any run of digits a uuid or an int4 can hold) and SQL puts r
-  // in.
+  // with a marker for r (16 digits, longer than any run of digits a uuid or an int4 can hold) and SQL puts
+  // r in.
   const marker = String(Number.MAX_SAFE_INTEGER);
   const [head, tail, ...more] = managedRunWorkflowId(run.experimentId, run.n, Number.MAX_SAFE_INTEGER).split(
     marker,

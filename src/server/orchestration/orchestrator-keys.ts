@@ -21,8 +21,8 @@ export function generateOrchestratorKey(): string {
 
 /**
  * Stores the pre-shared ASSAY_ORCHESTRATOR_KEY for the orchestrator user (idempotent: every replica does it
- * at every start). A stored key with the same id but another secret or owner stops the start: it cannot be
- * ours.
+ * at every start). A stored key with the same id but another secret or owner stops the start: it cannot
+ * be ours.
  */
 export async function storeOrchestratorKey(db: Queryable, token: string): Promise<void> {
   const parsed = parseToken(token);

@@ -2,8 +2,8 @@ import type { Queryable, Tx } from '../db/database.ts';
 import { RUN_MOVES, type LaunchAuthor, type RunMove } from '@assay/contract';
 import { CANCELLED_BEFORE_START, RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
 
-// The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has no
-// tenant).
+// The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has
+// no tenant).
 
 export type ManagedRunRow = RunRow & {
   launch_config: Record<string, unknown>;
@@ -98,8 +98,8 @@ export async function listRunAssets(db: Queryable, runId: string) {
 
 /**
  * Managed runs still pending with no instance recorded, whose workflow the service starts itself: neither a
- * sweep's run (its sweep workflow starts it, within the sweep's concurrency) nor a recovery (its parent
- * does).
+ * sweep's run (its sweep workflow starts it, within the sweep's concurrency) nor a recovery (its
+ * parent does).
  */
 export async function listUnstartedManagedRuns(db: Queryable, limit: number): Promise<RunRow[]> {
   return db.query<RunRow>(

@@ -28,8 +28,8 @@ export async function runLabels(
 /**
  * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry
  * after Temporal was unreachable) answers the same workflow; a run that already left pending on its own is
- * refused. A run still pending whose workflow closed without concluding it gets a new execution of that
- * workflow.
+ * refused. A run still pending whose workflow closed without concluding it gets a new execution of
+ * that workflow.
  */
 export async function provisionRun(
   db: Db,

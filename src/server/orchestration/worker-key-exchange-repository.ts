@@ -63,8 +63,8 @@ export async function runWorkerKeyIssued(tx: Tx, runId: string): Promise<boolean
 }
 
 /**
- * Marks the token spent on the worker key it bought, and voids the run's other unused tokens: one runner per
- * run.
+ * Marks the token spent on the worker key it bought, and voids the run's other unused tokens: one runner
+ * per run.
  */
 export async function spendRunExchanges(
   tx: Tx,

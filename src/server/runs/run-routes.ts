@@ -23,8 +23,8 @@ const tags = ['runs'];
 export function runRoutes(db: Db, events: RunEvents) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
-    // A moved run answers as a Run; a managed run's workflow hears of the move at once instead of at its next
-    // poll.
+    // A moved run answers as a Run; a managed run's workflow hears of the move at once instead of at its
+    // next poll.
     const moved = (row: RunRow, log: FastifyInstance['log']) => {
       events.changed(row.workflow_id, log);
       return service.toApi(row, events);

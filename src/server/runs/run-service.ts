@@ -204,8 +204,8 @@ export const failRun = async (
 ) => moved(db, p, key, 'fail', 'fail', await repo.failRun(db, p, key, reason, message ?? null));
 
 /**
- * Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its heartbeat
- * answer.
+ * Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its
+ * heartbeat answer.
  */
 export async function cancelRun(db: Db, p: Principal, key: repo.RunKey) {
   const pending = await repo.cancelPendingRun(db, p, key);

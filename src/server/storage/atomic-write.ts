@@ -8,8 +8,8 @@ import { StorageError } from './object-storage.ts';
 const sizeMismatch = (message: string) => new AppError(400, 'size_mismatch', message);
 
 /**
- * Passes `source` through, failing as soon as it exceeds `size` bytes (a larger body is cut off) or ends
- * short.
+ * Passes `source` through, failing as soon as it exceeds `size` bytes (a larger body is cut off) or
+ * ends short.
  */
 async function* exactly(
   size: number,
@@ -34,8 +34,8 @@ export async function fileIdentity(file: string): Promise<string> {
 
 /**
  * Streams exactly `size` bytes into a temp file in `tmpDir`, fsyncs it, and renames it over `target`: readers
- * see the old file or the new one, never a torn one. A wrong size is a 400 `size_mismatch` and leaves
- * nothing.
+ * see the old file or the new one, never a torn one. A wrong size is a 400 `size_mismatch` and
+ * leaves nothing.
  * `onWritten`, when given, gets the sha256 (hex) of the bytes and the new file's identity before the rename.
  */
 export async function writeFileAtomically(

@@ -52,8 +52,8 @@ function isMissing(error: unknown): boolean {
 }
 
 /**
- * Objects as files under one directory; clients PUT and GET them through signed URLs served by
- * `localStorageRoutes`.
+ * Objects as files under one directory; clients PUT and GET them through signed URLs served
+ * by `localStorageRoutes`.
  */
 export class LocalStorage implements ObjectStorage {
   readonly kind = 'local' as const;
@@ -251,8 +251,8 @@ export class LocalStorage implements ObjectStorage {
   // ——— used by localStorageRoutes ———
 
   /**
-   * Checks a request against its signed URL (403 AppError when tampered with or expired) and returns what it
-   * grants.
+   * Checks a request against its signed URL (403 AppError when tampered with or expired) and returns what
+   * it grants.
    */
   verify(method: 'PUT' | 'GET', key: string, query: Record<string, unknown>): SignedGrant {
     return verifyGrant(this.#secret, method, key, query);
@@ -301,8 +301,8 @@ export class LocalStorage implements ObjectStorage {
   }
 
   /**
-   * Writes an object like `writeAtomically`, hashing the bytes on the way: finalize then need not read them
-   * again.
+   * Writes an object like `writeAtomically`, hashing the bytes on the way: finalize then need not read
+   * them again.
    */
   async writeObject(
     key: string,

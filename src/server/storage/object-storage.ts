@@ -36,8 +36,8 @@ export interface ObjectStorage {
     o: { size: number; contentType: string; expiresInS: number; sha256?: string | null },
   ): Promise<PresignedRequest>;
   /**
-   * `partSha256`, one per part of `partSize`, is taken only when the store keeps that layout and verifies
-   * checksums.
+   * `partSha256`, one per part of `partSize`, is taken only when the store keeps that layout and
+   * verifies checksums.
    */
   startMultipart(
     key: string,
@@ -74,8 +74,8 @@ export interface ObjectStorage {
   ): Promise<void>;
   head(key: string): Promise<StoredObject | undefined>;
   /**
-   * Streams the object through SHA-256 (hex); for finalize's checksum check. Throws
-   * StorageError('not_found').
+   * Streams the object through SHA-256 (hex); for finalize's checksum check.
+   * Throws StorageError('not_found').
    */
   sha256(key: string): Promise<string>;
   /**
@@ -98,8 +98,8 @@ export interface ObjectStorage {
   /** Releases connections (the S3 client's sockets); for the service's shutdown. */
   close(): Promise<void>;
   /**
-   * Throws StorageUnavailable, naming the setting to look at, when the store cannot serve (at start,
-   * /readyz).
+   * Throws StorageUnavailable, naming the setting to look at, when the store cannot serve (at
+   * start, /readyz).
    */
   check(o: { timeoutMs: number }): Promise<void>;
 }

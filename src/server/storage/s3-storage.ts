@@ -45,14 +45,14 @@ export interface S3StorageOptions {
   forcePathStyle?: boolean;
   credentials?: { accessKeyId: string; secretAccessKey: string } | undefined;
   /**
-   * Objects larger than this are moved by a multipart copy; S3's own limit for one CopyObject, lowered by
-   * tests.
+   * Objects larger than this are moved by a multipart copy; S3's own limit for one CopyObject, lowered
+   * by tests.
    */
   maxSingleCopyBytes?: number;
   /**
    * `auto`: sign sha256 checksums into upload URLs and trust the store's checksum at finalize, once a probe
-   * has shown the store refuses a body that does not match its checksum. `off`: never (finalize reads every
-   * byte).
+   * has shown the store refuses a body that does not match its checksum. `off`: never (finalize reads
+   * every byte).
    */
   checksums?: 'auto' | 'off';
   /**
@@ -97,8 +97,8 @@ function isNotFound(error: unknown): boolean {
 }
 
 /**
- * Objects in an S3 bucket (AWS or any S3-compatible store); clients talk to the store directly on presigned
- * URLs.
+ * Objects in an S3 bucket (AWS or any S3-compatible store); clients talk to the store directly on
+ * presigned URLs.
  */
 export class S3Storage implements ObjectStorage {
   readonly kind = 's3' as const;
@@ -240,8 +240,8 @@ export class S3Storage implements ObjectStorage {
     if (o.size > MAX_OBJECT)
       throw new StorageError('invalid_argument', `an object takes at most ${MAX_OBJECT} bytes`);
     const limits = { min: 5 * MIB, max: 5 * GIB };
-    // A layout a client chose with its checksums may not suit S3; it is then adjusted, and the checksums
-    // dropped.
+    // A layout a client chose with its checksums may not suit S3; it is then adjusted, and the
+    // checksums dropped.
     const requested = o.partSha256 ? Math.min(limits.max, Math.max(limits.min, o.partSize)) : o.partSize;
     const partSize = choosePartSize(o.size, requested, limits);
     const count = partCount(o.size, partSize);
@@ -405,8 +405,8 @@ export class S3Storage implements ObjectStorage {
     assertValidKey(to);
     const source = await this.head(from);
     if (!source) throw new StorageError('not_found', 'object not found');
-    // A copy is made of the source as it is when the store reads it; a PUT racing this one lands in `from`
-    // only.
+    // A copy is made of the source as it is when the store reads it; a PUT racing this one lands in
+    // `from` only.
     const copySource = `${this.#bucket}/${keyToUrlPath(from)}`;
     if (source.size <= this.#maxSingleCopy) {
       await this.client.send(

@@ -62,8 +62,8 @@ export function storageConfig(env: Env, o: { dataDir: string; publicUrl: string 
     uploadUrlTtlS: readSetting(env, 'ASSAY_UPLOAD_URL_TTL_S'),
     // A single S3 PUT takes at most 5 GiB, so larger components must go in parts.
     multipartThresholdBytes: readSetting(env, 'ASSAY_MULTIPART_THRESHOLD_BYTES', s3 ? { max: 5 * GIB } : {}),
-    // S3 refuses parts under 5 MiB (but the last); local has no such floor, so tests can cut small files in
-    // parts.
+    // S3 refuses parts under 5 MiB (but the last); local has no such floor, so tests can cut small files
+    // in parts.
     multipartPartBytes: readSetting(env, 'ASSAY_MULTIPART_PART_BYTES', s3 ? { min: 5 * MIB } : {}),
   };
   if (s3) return Object.freeze({ ...common, ...s3Settings(env) });

@@ -58,8 +58,7 @@ function field(query: Record<string, unknown>, name: string, pattern: RegExp): s
 /**
  * Rebuilds the grant from a request's method, key and query and checks it: a wrong signature (anything
  * edited) is `signature_invalid`, a correct one past its time is `url_expired`; both 403. Signature first, so
- * editing
- * `expires` can never turn into "expired" instead of "tampered".
+ * editing `expires` can never turn into "expired" instead of "tampered".
  */
 export function verifyGrant(
   secret: Buffer,

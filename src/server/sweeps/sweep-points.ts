@@ -3,8 +3,8 @@ import { stringify } from 'yaml';
 import { badRequest } from '../http/errors.ts';
 
 /**
- * One point of a sweep: the overrides in the order given, each a dotted path into the base config and its
- * value.
+ * One point of a sweep: the overrides in the order given, each a dotted path into the base config and
+ * its value.
  */
 export type SweepPoint = [path: string, value: unknown][];
 

@@ -13,16 +13,16 @@ export interface SplitConfig {
 /**
  * Parses a variation's `config_yaml` and splits it: the top-level `accelerate:` block, the `launch:` block
  * and the rest. Errors name line and column, and values JSON cannot hold (.inf, .nan) are refused rather than
- * lost. A config whose JSON would pass `maxBytes` once its aliases are expanded is refused (413) before
- * expanding.
+ * lost. A config whose JSON would pass `maxBytes` once its aliases are expanded is refused (413)
+ * before expanding.
  */
 export function splitConfigYaml(text: string, maxBytes: number, field = 'config_yaml'): SplitConfig {
   return splitConfig(parseConfigYaml(text, maxBytes, field), field);
 }
 
 /**
- * The YAML as one JSON-compatible mapping, checked as splitConfigYaml checks it; `field` names the input in
- * errors.
+ * The YAML as one JSON-compatible mapping, checked as splitConfigYaml checks it; `field` names the input
+ * in errors.
  */
 export function parseConfigYaml(
   text: string,
@@ -79,8 +79,8 @@ function splitConfig(value: Record<string, unknown>, field: string): SplitConfig
 }
 
 /**
- * Keys that would collide once the config is JSON (so `1` and `"1"` count as the same key); one Set per
- * mapping.
+ * Keys that would collide once the config is JSON (so `1` and `"1"` count as the same key); one Set
+ * per mapping.
  */
 function firstDuplicateKey(doc: Document): Scalar | undefined {
   let duplicate: Scalar | undefined;

@@ -1,6 +1,6 @@
 /**
- * Cases in JSON bodies: whole bodies that are not what the route takes, and valid bodies with one property
- * broken.
+ * Cases in JSON bodies: whole bodies that are not what the route takes, and valid bodies with one
+ * property broken.
  */
 import {
   nest,
@@ -64,8 +64,8 @@ const isType = (s: Schema, type: string): boolean =>
   s.type === type || (s.anyOf ?? []).some((b) => b.type === type);
 
 /**
- * Serialises `base` with one property replaced by raw JSON text (so `1e400` and lone surrogates arrive
- * verbatim).
+ * Serialises `base` with one property replaced by raw JSON text (so `1e400` and lone surrogates
+ * arrive verbatim).
  */
 function withRaw(base: Record<string, unknown>, prop: string, raw: string): string {
   return JSON.stringify({ ...base, [prop]: '\u0001RAW\u0001' }).replace('"\\u0001RAW\\u0001"', () => raw);
@@ -150,8 +150,8 @@ export function bodyCases(ops: Operation[], t: Targets): Case[] {
         [422],
       );
       if (isType(schema, 'string')) {
-        // Any 4xx: the request may be refused for its state (409) before the text reaches the database; see
-        // storageCases.
+        // Any 4xx: the request may be refused for its state (409) before the text reaches the database;
+        // see storageCases.
         add('each string property: contains `\\u0000`', withRaw(base, prop, '"a\\u0000b"'), undefined);
         add(
           'each string property: lone surrogate `"\\ud800"`',

@@ -1,8 +1,8 @@
 /**
  * The malformed-input battery's shared shapes: every case is data (a name, a request, an expectation), built
  * from the service's own OpenAPI document so a new route is covered the day it lands.
- * test/server/malformed-input.test.ts sends the cases; docs/malformed-inputs.md is generated from the
- * answers.
+ * test/server/malformed-input.test.ts sends the cases; docs/malformed-inputs.md is generated from
+ * the answers.
  */
 
 export type Schema = {
@@ -65,8 +65,8 @@ export interface Targets {
 export const JSON_CT = { 'content-type': 'application/json' };
 export const NOWHERE = 'f0000000-0000-4000-8000-000000000000';
 /**
- * Every body schema forbids unknown properties, so this body stops a request at validation: nothing can be
- * written.
+ * Every body schema forbids unknown properties, so this body stops a request at validation: nothing can
+ * be written.
  */
 export const SAFE_BODY = '{"__malformed_probe__":true}';
 export const nest = (depth: number, open: string, close: string, leaf = '1') =>

@@ -36,8 +36,8 @@ const PATH_VARIANTS: [string, (base: string) => string, boolean?][] = [
   ['the real value plus junk', (base) => `${base}x`],
   ['nil UUID', () => '00000000-0000-0000-0000-000000000000'],
   ['a well-formed UUID naming nothing', () => NOWHERE],
-  // Spellings the schema coerces to the real value: harmless on a GET, still stopped by the safe body
-  // otherwise.
+  // Spellings the schema coerces to the real value: harmless on a GET, still stopped by the safe
+  // body otherwise.
   ['the real value in upper case', (base) => base.toUpperCase(), true],
   ['`0x1`', () => '0x1', true],
   ['`1e0`', () => '1e0', true],

@@ -1,11 +1,11 @@
 /**
- * Cases that pass the schema and fail later: text the database refuses, JSON too deep to serialise, bad
- * config_yaml.
+ * Cases that pass the schema and fail later: text the database refuses, JSON too deep to serialise,
+ * bad config_yaml.
  */
 import { JSON_CT, nest, type Case, type Expect, type Targets } from './operations.ts';
 
-// ---- text PostgreSQL refuses, deep JSON in free-form objects
-// -----------------------------------------------
+// ---- text PostgreSQL refuses, deep JSON in free-form
+// objects -----------------------------------------------
 
 /** Bodies that pass the schema but hold text PostgreSQL cannot store: the error mapper must answer 400. */
 export function storageCases(t: Targets): Case[] {

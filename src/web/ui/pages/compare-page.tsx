@@ -69,8 +69,7 @@ const durationMs = (run: RunData): number | null =>
 
 /**
  * The variations' run lists as one: defined outside the component, so TanStack Query keeps its answer (and
- * the
- * `runs` array in it) the same object while no list changes.
+ * the `runs` array in it) the same object while no list changes.
  */
 function combineRunLists(results: Array<UseQueryResult<RunData[]>>) {
   return {
@@ -106,8 +105,8 @@ export function ComparePage() {
   });
   const loading = variations.isPending || (sweepId !== null && sweep.isPending) || runResults.pending;
   // The same array until a list changes: the table, the overlay and the scatters are computed from it, and a
-  // new one on every render (each of the page's reads renders it) redrew 100 curves and 2,000 cells each
-  // time.
+  // new one on every render (each of the page's reads renders it) redrew 100 curves and 2,000 cells
+  // each time.
   const runs = useMemo(() => {
     const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
     return runResults.runs.filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
@@ -176,8 +175,8 @@ export function ComparePage() {
   });
   const figuresByRun = new Map(figures.data?.items.map((item) => [item.run_id, item.metrics]));
   const curvePoints = comparePoints(keyList.data?.find((k) => k.key === chartKey)?.runs ?? 0);
-  // Only to start the read early: the overlay draws the answer, and the page need not render again when it
-  // comes.
+  // Only to start the read early: the overlay draws the answer, and the page need not render again when
+  // it comes.
   useQuery({
     ...curvesQuery(client, id, chartKey ?? '', curvePoints, null, running),
     enabled: !!chartKey,
@@ -389,8 +388,8 @@ function cellText(column: Column, row: Row): CellText {
 }
 
 /**
- * A row with its cells' text, worked out with the table, so that a row whose text is unchanged is not
- * rendered.
+ * A row with its cells' text, worked out with the table, so that a row whose text is unchanged is
+ * not rendered.
  */
 interface ShownRow {
   run: RunData;
