@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'invalid_scopes',
   'invalid_sweep',
   'sweep_too_large',
+  'invalid_search_space',
   'config_too_large',
   'content_required',
   'components_required',
@@ -55,6 +56,7 @@ export const ERROR_CODES = [
   'invalid_state_transition',
   'config_not_read',
   'experiment_not_draft',
+  'experiment_not_committed',
   'experiment_not_runnable',
   'variations_frozen',
   'no_variations',
@@ -78,6 +80,7 @@ export const ERROR_CODES = [
   'range_not_satisfiable',
   // The service or one of its dependencies
   'orchestrator_unavailable',
+  'sampler_unavailable',
   'search_unavailable',
   'database_unavailable',
   'storage_unavailable',

@@ -30,9 +30,28 @@ export const ORCHESTRATOR_FAILURE_REASONS = [
   'heartbeat_timeout',
   'abandoned',
   'crash',
+  'stopped_early',
 ] as const;
 /** Every reason a failed run may carry (the watchdog's `heartbeat_timeout` among them). */
-export const FAILURE_REASONS = ['abandoned', 'crash', 'heartbeat_timeout', 'provision_failed'] as const;
+export const FAILURE_REASONS = [
+  'abandoned',
+  'crash',
+  'heartbeat_timeout',
+  'provision_failed',
+  'stopped_early',
+] as const;
+/** Failures a sweep retries (a new run of the trial's variation) while it has `max_retries` left. */
+export const RETRYABLE_FAILURE_REASONS: readonly FailureReason[] = [
+  'crash',
+  'heartbeat_timeout',
+  'provision_failed',
+];
+/**
+ * Why a cancel was asked: a person or a sweep's cancel (`cancelled`), or the sweep's early stopping
+ * (`stopped_early`, and the run then fails with that reason).
+ */
+export const CANCEL_REASONS = ['cancelled', 'stopped_early'] as const;
+export type CancelReason = (typeof CANCEL_REASONS)[number];
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 export type RunnerFailureReason = (typeof RUNNER_FAILURE_REASONS)[number];
 export type OrchestratorFailureReason = (typeof ORCHESTRATOR_FAILURE_REASONS)[number];
@@ -89,6 +108,11 @@ export const Run = Type.Object(
     ),
     recovers_run_id: Nullable(Uuid),
     cancel_requested: Type.Boolean(),
+    cancel_reason: Nullable(OneOf(CANCEL_REASONS)),
+    /** Set on a sweep's repeat runs: the seed the run's config carries (`seed:` at its top level). */
+    seed: Nullable(Type.Integer()),
+    /** The sweep run this one retries (a new run of the same variation after a retryable failure). */
+    retries_run_id: Nullable(Uuid),
     created_at: Timestamp,
   },
   { $id: 'Run' },
@@ -126,9 +150,24 @@ export type FailRunBody = Static<typeof FailRunBody>;
 export const RunHeartbeat = Type.Object({
   state: Type.String(),
   cancel_requested: Type.Boolean(),
+  cancel_reason: Type.Optional(Nullable(OneOf(CANCEL_REASONS))),
   last_heartbeat_at: NullableTimestamp,
 });
 export type RunHeartbeat = Static<typeof RunHeartbeat>;
+
+/**
+ * GET …/runs/{r}/control?wait_s=N: the runner's long-poll. Answers at once when the run is no longer running
+ * or a cancel was asked, else when either happens, else after `wait_s` with the same shape.
+ */
+export const RunControlQuery = Type.Object({
+  wait_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, default: 25 })),
+});
+export const RunControl = Type.Object({
+  state: RunStateSchema,
+  cancel_requested: Type.Boolean(),
+  cancel_reason: Nullable(OneOf(CANCEL_REASONS)),
+});
+export type RunControl = Static<typeof RunControl>;
 
 /** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
 export const Provisioned = Type.Object({

@@ -24,6 +24,9 @@ export interface RunRow {
   provisioned_by: string | null;
   recovers_run_id: string | null;
   sweep_id: string | null;
+  cancel_reason: string | null;
+  seed: string | null;
+  retries_run_id: string | null;
 }
 
 export interface RunKey {
@@ -42,7 +45,7 @@ export const runKeyOf = (p: { id: string; n: number; r: number }): RunKey => ({
 /** Every column of RunRow, for a `runs` row aliased `r`. */
 export const RUN_COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
   r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at,
-  r.provisioned_by, r.recovers_run_id, r.sweep_id`;
+  r.provisioned_by, r.recovers_run_id, r.sweep_id, r.cancel_reason, r.seed, r.retries_run_id`;
 const COLUMNS = RUN_COLUMNS;
 
 /**

@@ -13,6 +13,7 @@ import {
   type RunHeartbeat,
   type RunMove,
   type RunState,
+  type CancelReason,
 } from '@assay/contract';
 
 /** The one Run mapper; the orchestration side, when there is one, gives the workflow's Temporal UI link. */
@@ -37,6 +38,10 @@ export function toApi(row: repo.RunRow, events: RunEvents): Run {
     workflow_url: events.workflowUrl(row.workflow_id),
     recovers_run_id: row.recovers_run_id,
     cancel_requested: row.cancel_requested,
+    cancel_reason: row.cancel_reason as CancelReason | null,
+    // bigint comes back as text; a seed is below 2^31.
+    seed: row.seed === null ? null : Number(row.seed),
+    retries_run_id: row.retries_run_id,
     created_at: iso(row.created_at)!,
   };
 }

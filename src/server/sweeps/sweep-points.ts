@@ -1,4 +1,4 @@
-import type { CreateSweepBody, GridSweepBody, ListSweepBody, SweepStrategy } from '@assay/contract';
+import type { GridSweepBody, ListSweepBody } from '@assay/contract';
 import { stringify } from 'yaml';
 import { badRequest } from '../http/errors.ts';
 
@@ -36,14 +36,12 @@ export function tagLegacySweep(body: unknown): unknown {
 
 const LEGACY_KEYS = new Set(['base_yaml', 'grid', 'list', 'concurrency', 'name_prefix']);
 
-type Strategy<K extends SweepStrategy> = (spec: Extract<CreateSweepBody, { strategy: K }>) => SweepPoint[];
-
-/** How each strategy makes its points; a new strategy adds its function here. */
-const STRATEGIES: { [K in SweepStrategy]: Strategy<K> } = { grid: gridPoints, list: listPoints };
+/** A sweep whose points are all known at its creation. */
+export type EnumeratedSweep = GridSweepBody | ListSweepBody;
 
 /** The sweep's points, checked: no empty value list, at most MAX_SWEEP_POINTS. */
-export function sweepPoints(spec: CreateSweepBody): SweepPoint[] {
-  return (STRATEGIES[spec.strategy] as Strategy<SweepStrategy>)(spec);
+export function sweepPoints(spec: EnumeratedSweep): SweepPoint[] {
+  return spec.strategy === 'grid' ? gridPoints(spec) : listPoints(spec);
 }
 
 function listPoints({ list }: ListSweepBody): SweepPoint[] {

@@ -5,11 +5,9 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { applyMove } from '../experiments/experiment-repository.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
-import { AppError, conflict, notFound } from '../http/errors.ts';
-import { iso } from '../http/schemas.ts';
-import { callOrchestrator, requireOrchestrator, workflowUrlOf } from '../orchestration/orchestrator-calls.ts';
+import { AppError, badRequest, conflict, notFound } from '../http/errors.ts';
+import { callOrchestrator, requireOrchestrator } from '../orchestration/orchestrator-calls.ts';
 import { sweepWorkflowId, type ManagedRunRef, type Orchestrator } from '../../orchestrator/orchestrator.ts';
-import { isTerminalRunState, type SweepRunCounts } from '@assay/contract';
 import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
@@ -17,8 +15,9 @@ import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
 import { checkLaunchPolicy, checkLaunchRunnable } from '../variations/launch-policy.ts';
 import { insertVariation } from '../variations/variation-repository.ts';
 import { runLabels } from '../orchestration/provision-service.ts';
-import { pointName, pointYaml, sweepPoints } from './sweep-points.ts';
+import { pointName, pointYaml, sweepPoints, type EnumeratedSweep } from './sweep-points.ts';
 import * as repo from './sweep-repository.ts';
+import { sweepAnswer } from './sweep-view.ts';
 
 // Generated YAML is held in memory and stored once per point: bound the whole, not only each point.
 const MAX_TOTAL_YAML = 20_000_000;
@@ -35,7 +34,7 @@ interface Deps {
  * The variations a sweep makes, each config checked exactly as POST …/variations checks one; their launch
  * blocks are the sweep creator's, so the creator must be allowed to run them.
  */
-function variationsOf(input: CreateSweepBody, prefix: string, principal: Principal, policy: ConfigPolicy) {
+function variationsOf(input: EnumeratedSweep, prefix: string, principal: Principal, policy: ConfigPolicy) {
   const base = parseConfigYaml(input.base_yaml, policy.maxConfigBytes, 'base_yaml');
   const points = sweepPoints(input);
   if (input.base_yaml.length * points.length > MAX_TOTAL_YAML) {
@@ -82,6 +81,8 @@ export async function createSweep(
   input: CreateSweepBody,
 ) {
   refuseWorkerKey(principal);
+  if (input.strategy !== 'grid' && input.strategy !== 'list')
+    throw badRequest('invalid_sweep', `strategy ${input.strategy} is not served yet`);
   const orch = requireOrchestrator(orchestrator);
   const concurrency = input.concurrency ?? 4;
   const prefix = input.name_prefix ?? 'sweep';
@@ -139,7 +140,7 @@ export async function createSweep(
     labels: { experimentName, owner },
   };
   await callOrchestrator(log, `starting sweep workflow ${sweep.workflow_id}`, () => orch.startSweep(start));
-  return toApi(sweep, runs, orchestrator);
+  return sweepAnswer(db, sweep, runs, orchestrator);
 }
 
 async function visibleSweep(db: Db, principal: Principal, experimentId: string, sweepId: string) {
@@ -157,7 +158,7 @@ export async function getSweep(
   sweepId: string,
 ) {
   const sweep = await visibleSweep(db, principal, experimentId, sweepId);
-  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
+  return sweepAnswer(db, sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
 }
 
 /** Cancels the sweep workflow, which cancels the runs it started. */
@@ -173,49 +174,5 @@ export async function cancelSweep(
   await callOrchestrator(log, `cancelling sweep workflow ${sweep.workflow_id}`, () =>
     orch.cancelSweep(sweep.workflow_id),
   );
-  return toApi(sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
-}
-
-/**
- * Counted from what the runs recorded, never from the workflows: a run whose workflow failed without
- * concluding it is still pending here (and the run reconciler deals with it), not failed.
- */
-function countRuns(runs: repo.SweepRunRow[]): SweepRunCounts {
-  const counts: SweepRunCounts = {
-    total: runs.length,
-    pending: 0,
-    running: 0,
-    succeeded: 0,
-    failed: 0,
-    failed_by_reason: {},
-    done: runs.every((r) => isTerminalRunState(r.state)),
-  };
-  for (const run of runs) {
-    counts[run.state] += 1;
-    if (run.state === 'failed') {
-      const reason = run.failure_reason ?? 'unknown';
-      counts.failed_by_reason[reason] = (counts.failed_by_reason[reason] ?? 0) + 1;
-    }
-  }
-  return counts;
-}
-
-function toApi(sweep: repo.SweepRow, runs: repo.SweepRunRow[], orchestrator: Orchestrator | undefined) {
-  return {
-    id: sweep.id,
-    experiment_id: sweep.experiment_id,
-    workflow_id: sweep.workflow_id,
-    workflow_url: workflowUrlOf(orchestrator, sweep.workflow_id),
-    concurrency: sweep.concurrency,
-    created_at: iso(sweep.created_at)!,
-    runs: runs.map((r) => ({
-      n: r.n,
-      r: r.r,
-      variation_name: r.variation_name,
-      workflow_id: r.workflow_id,
-      state: r.state,
-      failure_reason: r.failure_reason,
-    })),
-    progress: countRuns(runs),
-  };
+  return sweepAnswer(db, sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
 }

@@ -2,16 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { AppError } from '../../../src/server/http/errors.ts';
-import type { CreateSweepBody } from '@assay/contract';
+
 import {
   pointName,
   pointYaml,
   sweepPoints,
   tagLegacySweep,
+  type EnumeratedSweep,
 } from '../../../src/server/sweeps/sweep-points.ts';
 
 /** The points of a request body written without `strategy`, read as the route reads it. */
-const points = (spec: object) => sweepPoints(tagLegacySweep({ base_yaml: '', ...spec }) as CreateSweepBody);
+const points = (spec: object) => sweepPoints(tagLegacySweep({ base_yaml: '', ...spec }) as EnumeratedSweep);
 
 const refused = (code: string) => (e: unknown) =>
   e instanceof AppError && e.statusCode === 400 && e.code === code;
