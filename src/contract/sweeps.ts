@@ -12,32 +12,6 @@ const SWEEP_COMMON = {
   name_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, default: 'sweep' })),
 };
 
-/** `strategy: grid`: every combination of the values, the first path varying slowest. */
-export const GridSweepBody = Type.Object(
-  {
-    strategy: Type.Literal('grid'),
-    grid: Type.Record(Type.String(), Type.Array(Type.Unknown()), {
-      description: 'dotted path → values; every combination, in key order',
-    }),
-    ...SWEEP_COMMON,
-  },
-  { additionalProperties: false, $id: 'GridSweepBody' },
-);
-export type GridSweepBody = Static<typeof GridSweepBody>;
-
-/** `strategy: list`: one variation per entry. */
-export const ListSweepBody = Type.Object(
-  {
-    strategy: Type.Literal('list'),
-    list: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
-      description: 'one variation per entry of dotted path → value',
-    }),
-    ...SWEEP_COMMON,
-  },
-  { additionalProperties: false, $id: 'ListSweepBody' },
-);
-export type ListSweepBody = Static<typeof ListSweepBody>;
-
 /** One dimension of a search space, by `distribution`. */
 export const UniformDistribution = Type.Object(
   { distribution: Type.Literal('uniform'), low: Type.Number(), high: Type.Number() },
@@ -99,7 +73,7 @@ export const Objective = Type.Object(
     metric: Type.String({ minLength: 1, maxLength: 255 }),
     goal: OneOf(GOALS),
   },
-  { additionalProperties: false, $id: 'Objective' },
+  { additionalProperties: false },
 );
 export type Objective = Static<typeof Objective>;
 
@@ -111,22 +85,24 @@ export type Objective = Static<typeof Objective>;
 export const AshaStopping = Type.Object(
   {
     kind: Type.Literal('asha'),
-    min_step: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    min_step: Type.Optional(Type.Integer({ minimum: 1, description: 'default 1' })),
     max_step: Type.Optional(Type.Integer({ minimum: 1 })),
-    reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, default: 3 })),
-    min_early_stopping_rate: Type.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 0 })),
+    reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, description: 'default 3' })),
+    min_early_stopping_rate: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 30, description: 'default 0' }),
+    ),
   },
-  { additionalProperties: false, $id: 'AshaStopping' },
+  { additionalProperties: false },
 );
 /** Hyperband (as Optuna's HyperbandPruner): successive-halving brackets, each trial in one by its number. */
 export const HyperbandStopping = Type.Object(
   {
     kind: Type.Literal('hyperband'),
-    min_step: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    min_step: Type.Optional(Type.Integer({ minimum: 1, description: 'default 1' })),
     max_step: Type.Integer({ minimum: 1 }),
-    reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, default: 3 })),
+    reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, description: 'default 3' })),
   },
-  { additionalProperties: false, $id: 'HyperbandStopping' },
+  { additionalProperties: false },
 );
 /**
  * Median (as Optuna's MedianPruner): a trial stops when its best value so far is worse than the median of the
@@ -135,12 +111,12 @@ export const HyperbandStopping = Type.Object(
 export const MedianStopping = Type.Object(
   {
     kind: Type.Literal('median'),
-    startup_trials: Type.Optional(Type.Integer({ minimum: 0, default: 5 })),
-    warmup_steps: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-    interval_steps: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-    min_trials: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    startup_trials: Type.Optional(Type.Integer({ minimum: 0, description: 'default 5' })),
+    warmup_steps: Type.Optional(Type.Integer({ minimum: 0, description: 'default 0' })),
+    interval_steps: Type.Optional(Type.Integer({ minimum: 1, description: 'default 1' })),
+    min_trials: Type.Optional(Type.Integer({ minimum: 1, description: 'default 1' })),
   },
-  { additionalProperties: false, $id: 'MedianStopping' },
+  { additionalProperties: false },
 );
 export const EARLY_STOPPING_KINDS = {
   asha: AshaStopping,
@@ -150,14 +126,16 @@ export const EARLY_STOPPING_KINDS = {
 export type EarlyStoppingKind = keyof typeof EARLY_STOPPING_KINDS;
 export type EarlyStopping =
   Static<typeof AshaStopping> | Static<typeof HyperbandStopping> | Static<typeof MedianStopping>;
+// Untagged for the schema (each member's `kind` is a constant, so exactly one matches): the union is part of
+// every strategy's body, and a discriminator would need each member named once per document.
 export const EarlyStopping = Type.Unsafe<EarlyStopping>({
-  type: 'object',
   oneOf: Object.values(EARLY_STOPPING_KINDS),
-  discriminator: { propertyName: 'kind' },
-  description: 'tagged by `kind`: asha, hyperband, median',
+  description: 'by `kind`: asha, hyperband, median',
 });
 
 export const MAX_SWEEP_TRIALS = 1000;
+export const SEARCH_STRATEGIES = ['random', 'sobol', 'tpe'] as const;
+export type SearchStrategy = (typeof SEARCH_STRATEGIES)[number];
 
 /** What every sweep may add to its strategy: an objective, early stopping by it, retries of failed trials. */
 const SWEEP_TUNING = {
@@ -173,30 +151,54 @@ const SWEEP_TUNING = {
   ),
 };
 
+/** `strategy: grid`: every combination of the values, the first path varying slowest. */
+export const GridSweepBody = Type.Object(
+  {
+    strategy: Type.Literal('grid'),
+    grid: Type.Record(Type.String(), Type.Array(Type.Unknown()), {
+      description: 'dotted path → values; every combination, in key order',
+    }),
+    ...SWEEP_COMMON,
+    ...SWEEP_TUNING,
+  },
+  { additionalProperties: false, $id: 'GridSweepBody' },
+);
+export type GridSweepBody = Static<typeof GridSweepBody>;
+
+/** `strategy: list`: one variation per entry. */
+export const ListSweepBody = Type.Object(
+  {
+    strategy: Type.Literal('list'),
+    list: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: 'one variation per entry of dotted path → value',
+    }),
+    ...SWEEP_COMMON,
+    ...SWEEP_TUNING,
+  },
+  { additionalProperties: false, $id: 'ListSweepBody' },
+);
+export type ListSweepBody = Static<typeof ListSweepBody>;
+
 /** random, sobol and tpe: `trials` suggestions from the space, each a variation made when it starts. */
-const searchBody = <S extends 'random' | 'sobol' | 'tpe'>(strategy: S, id: string) =>
-  Type.Object(
-    {
-      strategy: Type.Literal(strategy),
-      space: SearchSpace,
-      trials: Type.Integer({ minimum: 1, maximum: MAX_SWEEP_TRIALS }),
-      seed: Type.Optional(
-        Type.Integer({
-          minimum: 0,
-          maximum: 2 ** 31 - 1,
-          description: 'the same seed and the same results give the same suggestions; chosen when absent',
-        }),
-      ),
-      ...SWEEP_COMMON,
-      ...SWEEP_TUNING,
-    },
-    { additionalProperties: false, $id: id },
-  );
-export const RandomSweepBody = searchBody('random', 'RandomSweepBody');
-export const SobolSweepBody = searchBody('sobol', 'SobolSweepBody');
-export const TpeSweepBody = searchBody('tpe', 'TpeSweepBody');
-export type SearchSweepBody =
-  Static<typeof RandomSweepBody> | Static<typeof SobolSweepBody> | Static<typeof TpeSweepBody>;
+export const SearchSweepBody = Type.Object(
+  {
+    // An enum, not a union of constants: the request's discriminator reads the tag's values from it.
+    strategy: Type.Unsafe<SearchStrategy>({ type: 'string', enum: [...SEARCH_STRATEGIES] }),
+    space: SearchSpace,
+    trials: Type.Integer({ minimum: 1, maximum: MAX_SWEEP_TRIALS }),
+    seed: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2 ** 31 - 1,
+        description: 'the same seed and the same results give the same suggestions; chosen when absent',
+      }),
+    ),
+    ...SWEEP_COMMON,
+    ...SWEEP_TUNING,
+  },
+  { additionalProperties: false, $id: 'SearchSweepBody' },
+);
+export type SearchSweepBody = Static<typeof SearchSweepBody>;
 
 /** `strategy: repeat` on a committed experiment: `repeats` more runs of each (or the named) variations. */
 export const RepeatSweepBody = Type.Object(
@@ -218,14 +220,12 @@ export type RepeatSweepBody = Static<typeof RepeatSweepBody>;
 export const SWEEP_STRATEGIES = {
   grid: GridSweepBody,
   list: ListSweepBody,
-  random: RandomSweepBody,
-  sobol: SobolSweepBody,
-  tpe: TpeSweepBody,
+  random: SearchSweepBody,
+  sobol: SearchSweepBody,
+  tpe: SearchSweepBody,
   repeat: RepeatSweepBody,
 } as const;
 export type SweepStrategy = keyof typeof SWEEP_STRATEGIES;
-export const SEARCH_STRATEGIES = ['random', 'sobol', 'tpe'] as const;
-export type SearchStrategy = (typeof SEARCH_STRATEGIES)[number];
 
 type GridOrList = GridSweepBody | ListSweepBody;
 export type CreateSweepBody = GridOrList | SearchSweepBody | RepeatSweepBody;
@@ -237,7 +237,8 @@ export type CreateSweepBody = GridOrList | SearchSweepBody | RepeatSweepBody;
  */
 export const CreateSweepBody = Type.Unsafe<CreateSweepBody>({
   type: 'object',
-  oneOf: Object.values(SWEEP_STRATEGIES),
+  // One schema per body shape: random, sobol and tpe share theirs (its `strategy` an enum of the three).
+  oneOf: [...new Set(Object.values(SWEEP_STRATEGIES))],
   discriminator: { propertyName: 'strategy' },
   description:
     'tagged by `strategy` (grid, list, random, sobol, tpe, repeat); without it, the one of `grid` and `list` given',
@@ -309,19 +310,19 @@ export type SweepBest = Static<typeof SweepBest>;
 export const SweepDeclaration = Type.Object(
   {
     strategy: Type.String(),
-    space: Type.Optional(SearchSpace),
+    space: Type.Optional(Type.Record(Type.String(), JsonObject)),
     grid: Type.Optional(JsonObject),
     list: Type.Optional(Type.Array(JsonObject)),
     repeats: Type.Optional(Type.Integer()),
     variations: Type.Optional(Type.Array(Type.Integer())),
     trials: Type.Integer({ description: 'how many trials (or runs, for grid, list and repeat) it makes' }),
     objective: Nullable(Objective),
-    early_stopping: Nullable(EarlyStopping),
+    early_stopping: Nullable(JsonObject),
     max_retries: Type.Integer(),
     seed: Nullable(Type.Integer()),
     name_prefix: Type.Optional(Type.String()),
   },
-  { $id: 'SweepDeclaration' },
+  {},
 );
 export type SweepDeclaration = Static<typeof SweepDeclaration>;
 
