@@ -1,0 +1,92 @@
+import type { EarlyStopping, Objective } from '@assay/contract';
+import type { Db } from '../../db/database.ts';
+import type { MetricsObserver } from '../../metrics/metrics-observer.ts';
+import type { RunEvents } from '../../runs/run-events.ts';
+import type { RunRow } from '../../runs/run-repository.ts';
+import * as repo from './early-stopping-repository.ts';
+import { decideStop, type SweepRecords, type TrialReport } from './stop-decision.ts';
+
+/** What a sweep run's decisions need that never changes (a sweep's declaration is frozen). */
+interface RunSettings {
+  sweepId: string;
+  objective: Objective;
+  stopping: EarlyStopping;
+  trial: number;
+}
+
+/** Runs whose settings are kept; past it the cache starts over (a lookup is one indexed query). */
+const CACHED_RUNS = 10_000;
+
+/**
+ * The sweeps' early stopping, told of every stored metrics batch: when a batch of a running sweep run holds
+ * the sweep's objective, the sweep's pruner is asked about the run's series as it now stands (one decision per
+ * sweep at a time), the rung values it records are kept, and a pruned run is asked to stop with the reason
+ * `stopped_early`; its workflow is told through `events`. A run of no sweep costs one field check.
+ */
+export function earlyStopping(db: Db, events: RunEvents): MetricsObserver {
+  const settings = new Map<string, RunSettings | null>();
+
+  async function settingsOf(run: RunRow & { sweep_id: string }): Promise<RunSettings | null> {
+    const known = settings.get(run.id);
+    if (known !== undefined) return known;
+    const found = await repo.findRunStopping(db, run.sweep_id, run.id);
+    const value =
+      found?.objective && found.early_stopping
+        ? {
+            sweepId: run.sweep_id,
+            objective: found.objective,
+            stopping: found.early_stopping,
+            trial: found.trial,
+          }
+        : null;
+    if (settings.size >= CACHED_RUNS) settings.clear();
+    settings.set(run.id, value);
+    return value;
+  }
+
+  return {
+    async stored(run, points, log) {
+      if (run.sweep_id === null || run.state !== 'running' || run.cancel_requested) return;
+      const s = await settingsOf(run as RunRow & { sweep_id: string });
+      if (!s || !points.some((p) => p.key === s.objective.metric)) return;
+      const stopped = await decide(db, run.id, s);
+      if (!stopped) return;
+      log.debug({ run_id: run.id, sweep_id: s.sweepId }, 'early stopping: the sweep run is stopped');
+      events.changed(stopped.workflow_id, log);
+    },
+  };
+}
+
+/** One decision, under the sweep's lock: read the run's series and what the pruner asks, record, stop. */
+async function decide(db: Db, runId: string, s: RunSettings) {
+  return db.transaction(async (tx) => {
+    await repo.lockSweepDecisions(tx, s.sweepId);
+    const facts = await repo.findObjectiveFacts(tx, runId, s.objective.metric);
+    if (!facts) return undefined;
+    const { goal } = s.objective;
+    const best = goal === 'minimize' ? facts.min_value : facts.max_value;
+    const report: TrialReport = {
+      trialNumber: s.trial,
+      step: facts.step,
+      value: facts.value,
+      previousStep: facts.previous_step,
+      best: best ?? Number.NaN,
+      completedRungs: facts.completed_rungs,
+    };
+    const records: SweepRecords = {
+      rungsFrom: async (rung) =>
+        (await repo.listRungsFrom(tx, s.sweepId, runId, rung)).map((r) => ({
+          trialNumber: r.trial,
+          rung: r.rung,
+          value: r.value,
+        })),
+      finishedAt: async (step) => ({
+        count: await repo.countSucceededRuns(tx, s.sweepId),
+        values: await repo.listSucceededValuesAt(tx, s.sweepId, s.objective.metric, step),
+      }),
+    };
+    const decision = await decideStop(s.stopping, goal, s.sweepId, report, records);
+    if (decision.rungs.length > 0) await repo.insertRungs(tx, s.sweepId, runId, decision.rungs);
+    return decision.prune ? repo.requestEarlyStop(tx, runId) : undefined;
+  });
+}
