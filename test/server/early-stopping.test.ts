@@ -3,21 +3,16 @@
 // (cancel requested with reason stopped_early, its workflow told), which then ends failed/stopped_early
 // whether its runner reports `abandoned` or the saga does after the grace; a good run is never stopped.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { EarlyStopping } from '@assay/contract';
 import { generateOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
-import { insertManagedRun } from '../../src/server/orchestration/managed-run-repository.ts';
-import { insertSweep } from '../../src/server/sweeps/sweep-repository.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { addVariation, createExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { sweepWithStopping, type SweepRunRef } from '../support/stopping-sweeps.ts';
 import { workerKeyThroughExchange } from '../support/worker-key-exchange.ts';
 
-interface SweepRun {
-  id: string;
-  path: string;
-  workflowId: string;
+interface SweepRun extends SweepRunRef {
   /** The run's worker key, once started. */
   key: string;
 }
@@ -40,58 +35,11 @@ for (const pglite of [false, true]) {
     });
     after(() => t.close());
 
-    /**
-     * A committed experiment with `trials` variations whose managed runs belong to a sweep declaring
-     * `val_loss` minimized and `stopping`. POST …/sweeps does not take an objective on a grid or list yet, so
-     * the sweep row and its runs are inserted with the sweeps repository as its create path inserts them;
-     * everything else goes through the API.
-     */
-    async function sweep(stopping: EarlyStopping | null, trials: number): Promise<SweepRun[]> {
-      const experiment = await createExperiment(t, owner.key, { name: `early stopping ${stopping?.kind}` });
-      const list = Array.from({ length: trials }, (_, i) => ({ lr: i + 1 }));
-      for (const point of list) await addVariation(t, owner.key, experiment.id, `lr: ${point.lr}\n`);
-      assert.equal((await t.as(owner.key).post(`/experiments/${experiment.id}/commit`)).status, 200);
-      const id = randomUUID();
-      const spec = {
-        strategy: 'list',
-        list,
-        base_yaml: 'lr: 0\n',
-        name_prefix: 'sweep',
-        objective: { metric: 'val_loss', goal: 'minimize' },
-        ...(stopping ? { early_stopping: stopping } : {}),
-      };
-      const runs = await t.service.db.transaction(async (tx) => {
-        await insertSweep(tx, {
-          id,
-          experimentId: experiment.id,
-          workflowId: `sweep-${id}`,
-          spec,
-          concurrency: trials,
-          createdBy: owner.id,
-        });
-        const made = [];
-        for (let n = 1; n <= trials; n++)
-          made.push(
-            (await insertManagedRun(tx, {
-              experimentId: experiment.id,
-              n,
-              provisionedBy: owner.id,
-              sweepId: id,
-              recoversRunId: null,
-            }))!,
-          );
-        return made;
-      });
-      return runs.map((r) => ({
-        id: r.id,
-        path: `/experiments/${experiment.id}/variations/${r.n}/runs/${r.r}`,
-        workflowId: r.workflow_id!,
-        key: '',
-      }));
-    }
+    const sweep = (stopping: EarlyStopping | null, trials: number) =>
+      sweepWithStopping(t, owner, stopping, trials);
 
     /** The runner's start: its worker key, its config read, the run started. */
-    async function start(run: SweepRun): Promise<SweepRun> {
+    async function start(run: SweepRunRef): Promise<SweepRun> {
       const { key } = await workerKeyThroughExchange(t, orchestratorKey, run.id);
       assert.equal((await t.as(key).get(`${run.path}/config`)).status, 200);
       const started = await t.as(key).post(`${run.path}/start`, { environment: {} });
