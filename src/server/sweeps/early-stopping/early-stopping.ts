@@ -4,7 +4,7 @@ import type { MetricsObserver } from '../../metrics/metrics-observer.ts';
 import type { RunEvents } from '../../runs/run-events.ts';
 import type { RunRow } from '../../runs/run-repository.ts';
 import * as repo from './early-stopping-repository.ts';
-import { decideStop, type SweepRecords, type TrialReport } from './stop-decision.ts';
+import { decideStop, mayStop, type SweepRecords, type TrialReport } from './stop-decision.ts';
 
 /** What a sweep run's decisions need that never changes (a sweep's declaration is frozen). */
 interface RunSettings {
@@ -57,22 +57,31 @@ export function earlyStopping(db: Db, events: RunEvents): MetricsObserver {
   };
 }
 
-/** One decision, under the sweep's lock: read the run's series and what the pruner asks, record, stop. */
+/** The report the pruner is asked about: the run's objective series as it stands. */
+function reportOf(facts: repo.ObjectiveFacts, s: RunSettings): TrialReport {
+  const best = s.objective.goal === 'minimize' ? facts.min_value : facts.max_value;
+  return {
+    trialNumber: s.trial,
+    step: facts.step,
+    value: facts.value,
+    previousStep: facts.previous_step,
+    best: best ?? Number.NaN,
+    completedRungs: facts.completed_rungs,
+  };
+}
+
+/**
+ * One decision. Most reports fall between rungs (or inside an interval): one read says so, without a lock.
+ * The others are decided under the sweep's lock, on the series read again there: read what the pruner asks,
+ * record the rungs, stop.
+ */
 async function decide(db: Db, runId: string, s: RunSettings) {
+  const glance = await repo.findObjectiveFacts(db, runId, s.objective.metric);
+  if (!glance || !mayStop(s.stopping, s.sweepId, reportOf(glance, s))) return undefined;
   return db.transaction(async (tx) => {
     await repo.lockSweepDecisions(tx, s.sweepId);
     const facts = await repo.findObjectiveFacts(tx, runId, s.objective.metric);
     if (!facts) return undefined;
-    const { goal } = s.objective;
-    const best = goal === 'minimize' ? facts.min_value : facts.max_value;
-    const report: TrialReport = {
-      trialNumber: s.trial,
-      step: facts.step,
-      value: facts.value,
-      previousStep: facts.previous_step,
-      best: best ?? Number.NaN,
-      completedRungs: facts.completed_rungs,
-    };
     const records: SweepRecords = {
       rungsFrom: async (rung) =>
         (await repo.listRungsFrom(tx, s.sweepId, runId, rung)).map((r) => ({
@@ -85,7 +94,7 @@ async function decide(db: Db, runId: string, s: RunSettings) {
         values: await repo.listSucceededValuesAt(tx, s.sweepId, s.objective.metric, step),
       }),
     };
-    const decision = await decideStop(s.stopping, goal, s.sweepId, report, records);
+    const decision = await decideStop(s.stopping, s.objective.goal, s.sweepId, reportOf(facts, s), records);
     if (decision.rungs.length > 0) await repo.insertRungs(tx, s.sweepId, runId, decision.rungs);
     return decision.prune ? repo.requestEarlyStop(tx, runId) : undefined;
   });

@@ -36,9 +36,8 @@ export function medianDecision(
   finished: FinishedTrials,
 ): boolean {
   if (finished.count === 0 || finished.count < settings.startupTrials) return false;
-  const { step, best } = report;
-  if (step < settings.warmupSteps) return false;
-  if (!firstInInterval(settings, report)) return false;
+  if (!medianAsks(settings, report)) return false;
+  const { best } = report;
   if (Number.isNaN(best)) return true;
   if (finished.values.length < settings.minTrials) return false;
   const median = nanMedian(finished.values);
@@ -46,8 +45,12 @@ export function medianDecision(
   return goal === 'maximize' ? best < median : best > median;
 }
 
-/** Optuna's `_is_first_in_interval_step`. */
-function firstInInterval({ warmupSteps, intervalSteps }: MedianSettings, report: MedianReport) {
+/**
+ * Whether the report is one the pruner judges, whatever the other trials did: past the warmup, and the first
+ * report of its interval (Optuna's `_is_first_in_interval_step`).
+ */
+export function medianAsks({ warmupSteps, intervalSteps }: MedianSettings, report: MedianReport) {
+  if (report.step < warmupSteps) return false;
   const nearestLower = Math.floor((report.step - warmupSteps) / intervalSteps) * intervalSteps + warmupSteps;
   return report.previousStep < nearestLower;
 }
