@@ -2,7 +2,6 @@ import type { EarlyStopping, Objective } from '@assay/contract';
 import type { Db } from '../../db/database.ts';
 import type { MetricsObserver } from '../../metrics/metrics-observer.ts';
 import type { RunEvents } from '../../runs/run-events.ts';
-import type { RunRow } from '../../runs/run-repository.ts';
 import * as repo from './early-stopping-repository.ts';
 import { decideStop, mayStop, type SweepRecords, type TrialReport } from './stop-decision.ts';
 
@@ -26,28 +25,28 @@ const CACHED_RUNS = 10_000;
 export function earlyStopping(db: Db, events: RunEvents): MetricsObserver {
   const settings = new Map<string, RunSettings | null>();
 
-  async function settingsOf(run: RunRow & { sweep_id: string }): Promise<RunSettings | null> {
-    const known = settings.get(run.id);
+  async function settingsOf(runId: string, sweepId: string): Promise<RunSettings | null> {
+    const known = settings.get(runId);
     if (known !== undefined) return known;
-    const found = await repo.findRunStopping(db, run.sweep_id, run.id);
+    const found = await repo.findRunStopping(db, sweepId, runId);
     const value =
       found?.objective && found.early_stopping
         ? {
-            sweepId: run.sweep_id,
+            sweepId,
             objective: found.objective,
             stopping: found.early_stopping,
             trial: found.trial,
           }
         : null;
     if (settings.size >= CACHED_RUNS) settings.clear();
-    settings.set(run.id, value);
+    settings.set(runId, value);
     return value;
   }
 
   return {
     async stored(run, points, log) {
       if (run.sweep_id === null || run.state !== 'running' || run.cancel_requested) return;
-      const s = await settingsOf(run as RunRow & { sweep_id: string });
+      const s = await settingsOf(run.id, run.sweep_id);
       if (!s || !points.some((p) => p.key === s.objective.metric)) return;
       const stopped = await decide(db, run.id, s);
       if (!stopped) return;
