@@ -74,7 +74,9 @@ async function phase(name: Phase, timed: { latencies: Latencies; sum: number }):
   const runs =
     name === 'no sweep'
       ? await plainRuns()
-      : await Promise.all((await sweepWithStopping(t, owner, STOPPING[name], trials)).map(startSweepRun));
+      : await Promise.all(
+          (await sweepWithStopping(t, owner, STOPPING[name], trials)).runs.map(startSweepRun),
+        );
   let stopped = 0;
   let next = 0;
   const active: { run: (typeof runs)[number]; step: number; quality: number; told: number }[] = [];

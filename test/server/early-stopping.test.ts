@@ -8,6 +8,14 @@ import type { EarlyStopping } from '@assay/contract';
 import { generateOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { addVariation, createExperiment, createRun } from '../support/fixtures.ts';
+import {
+  optunaDecisions,
+  orderOf,
+  scenarioOf,
+  settingsOf,
+  type Decision,
+} from '../support/optuna-scenarios.ts';
+import { prng, seedFrom } from '../support/prng.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { sweepWithStopping, type SweepRunRef } from '../support/stopping-sweeps.ts';
 import { workerKeyThroughExchange } from '../support/worker-key-exchange.ts';
@@ -35,8 +43,8 @@ for (const pglite of [false, true]) {
     });
     after(() => t.close());
 
-    const sweep = (stopping: EarlyStopping | null, trials: number) =>
-      sweepWithStopping(t, owner, stopping, trials);
+    const sweep = async (stopping: EarlyStopping | null, trials: number) =>
+      (await sweepWithStopping(t, owner, stopping, trials)).runs;
 
     /** The runner's start: its worker key, its config read, the run started. */
     async function start(run: SweepRunRef): Promise<SweepRun> {
@@ -159,6 +167,66 @@ for (const pglite of [false, true]) {
       assert.deepEqual(stopAsked(await read(good!)), [false, null]);
       await log(bad!, [[1, 2.0]]);
       assert.deepEqual(stopAsked(await read(bad!)), [true, 'stopped_early']);
+    });
+
+    it('decides as Optuna on random scenarios replayed through the metrics endpoint', async () => {
+      const seed = seedFrom('EARLY_STOP_SEED');
+      const rng = prng(seed);
+      // Small scenarios (each report is a request): 6 trials at most, 12 reports each, 2 at a time.
+      const scenarios = (['asha', 'hyperband', 'median'] as const).flatMap((kind) =>
+        [0, 1].map(() => {
+          const settings = settingsOf(rng, kind);
+          const full = scenarioOf(
+            rng,
+            kind,
+            kind === 'median' ? { ...settings, startup_trials: 1 } : settings,
+          );
+          const trials = full.trials.slice(0, 6).map((p) => ({ ...p, reports: p.reports.slice(0, 12) }));
+          return { ...full, trials, order: orderOf(rng, trials, 2) };
+        }),
+      );
+      const sweeps = [];
+      for (const s of scenarios) {
+        const stopping = { kind: s.kind, ...s.settings } as EarlyStopping;
+        const made = await sweepWithStopping(t, owner, stopping, s.trials.length, s.goal);
+        // Optuna's study name is the sweep's id; a list sweep's trial numbers are its runs' positions.
+        s.study_name = made.sweepId;
+        sweeps.push(await Promise.all(made.runs.map(start)));
+      }
+      const reference = optunaDecisions(scenarios).decisions;
+      let compared = 0;
+      let pruned = 0;
+      for (const [k, s] of scenarios.entries()) {
+        const runs = sweeps[k]!;
+        const reported = s.trials.map(() => 0);
+        const over = s.trials.map(() => false);
+        const decisions: Decision[] = [];
+        for (const i of s.order) {
+          if (over[i]) continue;
+          const [step, value] = s.trials[i]!.reports[reported[i]!++]!;
+          await log(runs[i]!, [[step, value]]);
+          const stopped = (await read(runs[i]!)).cancel_requested as boolean;
+          decisions.push([i, step, stopped]);
+          if (stopped) {
+            over[i] = true;
+            await t.as(runs[i]!.key).post(`${runs[i]!.path}/fail`, { reason: 'abandoned' });
+          } else if (reported[i] === s.trials[i]!.reports.length) {
+            over[i] = true;
+            if (s.trials[i]!.finishes) await t.as(runs[i]!.key).post(`${runs[i]!.path}/succeed`);
+          }
+        }
+        assert.deepEqual(
+          decisions,
+          reference[k],
+          `seed ${seed}, scenario ${k} (${s.kind} ${JSON.stringify(s.settings)})`,
+        );
+        compared += decisions.length;
+        pruned += decisions.filter((d) => d[2]).length;
+      }
+      assert.ok(compared > 50 && pruned > 0, `${compared} decisions, ${pruned} pruned`);
+      console.log(
+        `seed ${seed}: ${compared} decisions through HTTP equal Optuna's, ${pruned} of them pruned`,
+      );
     });
 
     it('runs outside a sweep, and sweeps without early stopping, are never stopped', async () => {

@@ -1,7 +1,7 @@
 // Sweeps that declare an objective and early stopping, for tests and benchmarks of early stopping.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { EarlyStopping } from '@assay/contract';
+import type { EarlyStopping, Goal } from '@assay/contract';
 import { insertManagedRun } from '../../src/server/orchestration/managed-run-repository.ts';
 import { insertSweep } from '../../src/server/sweeps/sweep-repository.ts';
 import { addVariation, createExperiment } from './fixtures.ts';
@@ -14,8 +14,8 @@ export interface SweepRunRef {
 }
 
 /**
- * A committed experiment with `trials` variations whose managed runs (pending) belong to a sweep declaring
- * `val_loss` minimized and `stopping` (none when null). POST …/sweeps does not take an objective on a grid or
+ * A committed experiment with `trials` variations whose managed runs (pending, in trial order) belong to a
+ * sweep declaring the objective `val_loss` with `goal` and `stopping` (none when null). POST …/sweeps does not take an objective on a grid or
  * list yet, so the sweep row and its runs are inserted with the sweeps repository, as its create path inserts
  * them; everything else goes through the API.
  */
@@ -24,7 +24,8 @@ export async function sweepWithStopping(
   owner: { id: string; key: string },
   stopping: EarlyStopping | null,
   trials: number,
-): Promise<SweepRunRef[]> {
+  goal: Goal = 'minimize',
+): Promise<{ sweepId: string; runs: SweepRunRef[] }> {
   const experiment = await createExperiment(t, owner.key, { name: `early stopping ${stopping?.kind}` });
   const list = Array.from({ length: trials }, (_, i) => ({ lr: i + 1 }));
   for (const point of list) await addVariation(t, owner.key, experiment.id, `lr: ${point.lr}\n`);
@@ -35,7 +36,7 @@ export async function sweepWithStopping(
     list,
     base_yaml: 'lr: 0\n',
     name_prefix: 'sweep',
-    objective: { metric: 'val_loss', goal: 'minimize' },
+    objective: { metric: 'val_loss', goal },
     ...(stopping ? { early_stopping: stopping } : {}),
   };
   const runs = await t.service.db.transaction(async (tx) => {
@@ -60,9 +61,12 @@ export async function sweepWithStopping(
     }
     return made;
   });
-  return runs.map((r) => ({
-    id: r.id,
-    path: `/experiments/${experiment.id}/variations/${r.n}/runs/${r.r}`,
-    workflowId: r.workflow_id!,
-  }));
+  return {
+    sweepId: id,
+    runs: runs.map((r) => ({
+      id: r.id,
+      path: `/experiments/${experiment.id}/variations/${r.n}/runs/${r.r}`,
+      workflowId: r.workflow_id!,
+    })),
+  };
 }

@@ -3,120 +3,19 @@
 // HyperbandPruner and MedianPruner (test/fixtures/optuna/prune_decisions.py) and through our decideStop, fed
 // what the service reads from its tables; every prune decision must be the same. EARLY_STOP_SEED replays.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { EarlyStopping, Goal } from '@assay/contract';
+import type { EarlyStopping } from '@assay/contract';
 import { brackets } from '../../../src/server/sweeps/early-stopping/hyperband.ts';
 import { decideStop, type TrialReport } from '../../../src/server/sweeps/early-stopping/stop-decision.ts';
-import { prng, seedFrom, type Prng } from '../../support/prng.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-const SCRIPT = path.join(ROOT, 'test/fixtures/optuna/prune_decisions.py');
-
-/** The Python with Optuna: ASSAY_SEARCH_PYTHON, else the search worker's venv, else the experiments' one. */
-function optunaPython(): string {
-  if (process.env.ASSAY_SEARCH_PYTHON) return process.env.ASSAY_SEARCH_PYTHON;
-  const project = path.join(ROOT, '.venv-search/bin/python');
-  return existsSync(project) ? project : '/tmp/optvenv/bin/python';
-}
-
-type Value = number | 'NaN' | 'Infinity' | '-Infinity';
-interface Plan {
-  reports: [number, Value][];
-  finishes: boolean;
-}
-interface Scenario {
-  kind: EarlyStopping['kind'];
-  settings: Record<string, number>;
-  goal: Goal;
-  study_name: string;
-  trials: Plan[];
-  order: number[];
-}
-type Decision = [trial: number, step: number, pruned: boolean];
-
-const asNumber = (v: Value) => (typeof v === 'number' ? v : Number(v));
-
-function settingsOf(rng: Prng, kind: Scenario['kind']): Record<string, number> {
-  switch (kind) {
-    case 'asha':
-      return {
-        min_step: 1 + rng.int(4),
-        reduction_factor: 2 + rng.int(3),
-        min_early_stopping_rate: rng.int(3),
-      };
-    case 'hyperband': {
-      const min = 1 + rng.int(3);
-      return {
-        min_step: min,
-        max_step: rng.pick([min, 9, 27, 30, 40 + rng.int(40)]),
-        reduction_factor: 2 + rng.int(3),
-      };
-    }
-    case 'median':
-      return {
-        startup_trials: rng.int(5),
-        warmup_steps: rng.int(6),
-        interval_steps: 1 + rng.int(4),
-        min_trials: 1 + rng.int(3),
-      };
-  }
-}
-
-/** A trial's reports: increasing steps (mostly one apart, sometimes jumping rungs), a noisy curve. */
-function planOf(rng: Prng, ties: boolean): Plan {
-  const reports: [number, Value][] = [];
-  let step = rng.int(2);
-  let level = rng.next() * 4;
-  const length = 1 + rng.int(30);
-  for (let i = 0; i < length; i++) {
-    level += (rng.next() - 0.6) * 0.5;
-    const roll = rng.next();
-    const value: Value =
-      roll < 0.04
-        ? 'NaN'
-        : roll < 0.055
-          ? 'Infinity'
-          : roll < 0.065
-            ? '-Infinity'
-            : ties
-              ? Math.round(level * 2) / 2
-              : level;
-    reports.push([step, value]);
-    step += rng.chance(0.1) ? 2 + rng.int(10) : 1;
-  }
-  return { reports, finishes: rng.chance(0.8) };
-}
-
-/** The reports' order as a sweep of `concurrency` would make it: a trial starts when a slot frees. */
-function orderOf(rng: Prng, trials: Plan[], concurrency: number): number[] {
-  const left = trials.map((t) => t.reports.length);
-  const active: number[] = [];
-  let next = 0;
-  const order: number[] = [];
-  for (;;) {
-    while (active.length < concurrency && next < trials.length) active.push(next++);
-    if (active.length === 0) return order;
-    const at = rng.int(active.length);
-    const trial = active[at]!;
-    order.push(trial);
-    if (--left[trial]! === 0) active.splice(at, 1);
-  }
-}
-
-function scenarioOf(rng: Prng, kind: Scenario['kind'], settings: Record<string, number>): Scenario {
-  const trials = Array.from({ length: 3 + rng.int(12) }, () => planOf(rng, rng.chance(0.3)));
-  return {
-    kind,
-    settings,
-    goal: rng.pick(['minimize', 'maximize'] as const),
-    study_name: rng.uuid(),
-    trials,
-    order: orderOf(rng, trials, 1 + rng.int(4)),
-  };
-}
+import {
+  asNumber,
+  optunaDecisions,
+  scenarioOf,
+  settingsOf,
+  type Decision,
+  type Scenario,
+} from '../../support/optuna-scenarios.ts';
+import { prng, seedFrom } from '../../support/prng.ts';
 
 /**
  * Our side of a scenario: the same replay, each report turned into what the service reads from its tables
@@ -190,14 +89,7 @@ describe('early stopping decides as Optuna 5 does on the same reports', () => {
     for (let min = 1; min <= 4; min++)
       for (let max = 1; max <= 300; max += 1) grid.push([min, max, 2 + (max % 5)]);
 
-    const python = optunaPython();
-    const run = spawnSync(python, [SCRIPT], {
-      input: JSON.stringify({ scenarios, brackets: grid }),
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    assert.equal(run.status, 0, `${python} ${SCRIPT} failed: ${run.error ?? ''} ${run.stderr}`);
-    const reference = JSON.parse(run.stdout) as { decisions: Decision[][]; brackets: number[][] };
+    const reference = optunaDecisions(scenarios, grid);
 
     // Hyperband's brackets: Python's float logarithm and ours land on the same count at exact powers.
     assert.deepEqual(
