@@ -30,6 +30,7 @@ import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
 import type { RunEvents } from './runs/run-events.ts';
 import { runRoutes } from './runs/run-routes.ts';
+import { earlyStopping } from './sweeps/early-stopping/early-stopping.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { configPolicy } from './variations/config-policy.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
@@ -143,7 +144,8 @@ export async function buildApp({
   await app.register(variationRoutes(db, configPolicy(config)));
   await app.register(runRoutes(db, runEvents));
   await app.register(provisionRoutes(db, orchestrator, runEvents, configPolicy(config)));
-  await app.register(metricRoutes(db, config));
+  // Stored metrics are told to the sweeps' early stopping, which stops a pruned run through runEvents.
+  await app.register(metricRoutes(db, config, earlyStopping(db, runEvents)));
   await app.register(sweepRoutes(db, orchestrator, configPolicy(config)));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator, runEvents));
   await app.register(apiKeyRoutes(db, config, authenticator));

@@ -26,6 +26,7 @@ import { withErrors } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
 import { CurveCache } from './curve-cache.ts';
 import * as service from './metric-service.ts';
+import { noMetricsObserver, type MetricsObserver } from './metrics-observer.ts';
 
 const tags = ['metrics'];
 
@@ -76,7 +77,7 @@ function storableTimestamp(text: string): boolean {
 
 const keyOf = (p: { id: string; n: number; r: number }): RunKey => ({ experimentId: p.id, n: p.n, r: p.r });
 
-export function metricRoutes(db: Db, config: ServiceConfig) {
+export function metricRoutes(db: Db, config: ServiceConfig, observer: MetricsObserver = noMetricsObserver) {
   const curves = config.curveCachePoints > 0 ? new CurveCache(config.curveCachePoints) : undefined;
   const limits = { graceMs: config.metricsGraceMs, keysPerRun: config.metricKeysPerRun };
   return async (base: FastifyInstance) => {
@@ -109,7 +110,11 @@ export function metricRoutes(db: Db, config: ServiceConfig) {
           response: withErrors({ 200: LogMetricsResult }, 409),
         },
       },
-      (req) => service.logMetrics(db, req.principal, keyOf(req.params), req.body, limits),
+      (req) =>
+        service.logMetrics(db, req.principal, keyOf(req.params), req.body, limits, {
+          observer,
+          log: req.log,
+        }),
     );
     app.get(
       path,

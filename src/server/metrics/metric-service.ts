@@ -36,6 +36,7 @@ import type { RunKey } from '../runs/run-repository.ts';
 import { getRun } from '../runs/run-service.ts';
 import type { CurveCache } from './curve-cache.ts';
 import * as repo from './metric-repository.ts';
+import type { MetricsObserver, ObserverLog } from './metrics-observer.ts';
 
 const KEY_PATTERN = new RegExp(METRIC_KEY_PATTERN);
 
@@ -57,7 +58,7 @@ export interface MetricLimits {
 /**
  * POST …/metrics: the run must be running, or have ended no more than `graceMs` ago (a runner's last batches
  * may land after it reported the end). The run is found through getRun, the same check that scopes heartbeats
- * and output uploads, so a worker key reaches only its own run.
+ * and output uploads, so a worker key reaches only its own run. Once stored, the batch is told to `watch`.
  */
 export async function logMetrics(
   db: Db,
@@ -65,7 +66,27 @@ export async function logMetrics(
   key: RunKey,
   body: LogMetricsBody,
   limits: MetricLimits,
+  watch?: { observer: MetricsObserver; log: ObserverLog },
 ): Promise<{ stored: number }> {
+  const answer = await storeMetrics(db, principal, key, body, limits);
+  if (watch) {
+    try {
+      await watch.observer.stored(answer.run, body.metrics, watch.log);
+    } catch (err) {
+      // The points are stored: what listens to them must not turn that into an error.
+      watch.log.warn({ err, run_id: answer.run.id }, 'a metrics observer failed');
+    }
+  }
+  return { stored: answer.stored };
+}
+
+async function storeMetrics(
+  db: Db,
+  principal: Principal,
+  key: RunKey,
+  body: LogMetricsBody,
+  limits: MetricLimits,
+) {
   const run = await getRun(db, principal, key);
   const { graceMs } = limits;
   if (run.state === 'pending')
@@ -91,6 +112,7 @@ export async function logMetrics(
   // The common batch (its keys known, its steps new) is one statement, atomic without a transaction; having
   // no new key, it needs no count of the run's keys either.
   const stored = (written: repo.StoredSeries[]) => ({
+    run,
     stored: written.reduce((sum, w) => sum + w.stored, 0),
   });
   const fast = await repo.storePoints(db, run.id, points, true);

@@ -1,6 +1,6 @@
 import type { Queryable, Tx } from '../db/database.ts';
 import { RUN_MOVES, type LaunchAuthor, type RunMove } from '@assay/contract';
-import { CANCELLED_BEFORE_START, RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
+import { CANCELLED_BEFORE_START, failureReasonOf, RUN_COLUMNS, type RunRow } from '../runs/run-repository.ts';
 
 // The orchestrator addresses runs by id and reaches managed runs only; tenancy is not its concern (it has
 // no tenant).
@@ -60,7 +60,7 @@ export const failManagedRun = (db: Queryable, runId: string, reason: string, mes
     db,
     runId,
     'conclude_failed',
-    'ended_at = now(), failure_reason = $3, failure_message = $4',
+    `ended_at = now(), failure_reason = ${failureReasonOf('$3')}, failure_message = $4`,
     [reason, message],
   );
 

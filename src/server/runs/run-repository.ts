@@ -214,11 +214,23 @@ export async function heartbeatRuns(
 export const succeedRun = (db: Queryable, p: Principal, key: RunKey) =>
   applyRunMove(db, p, key, 'succeed', 'ended_at = now()');
 
+/**
+ * The failure reason a fail move records, from the parameter holding the reported one: a run that the sweep's
+ * early stopping asked to stop and that ends `abandoned` (its runner's report after the cancel, or the saga's
+ * after the grace) failed `stopped_early`. Every fail move of a `runs r` row sets it through this.
+ */
+export const failureReasonOf = (param: string) =>
+  `CASE WHEN ${param}::text = 'abandoned' AND r.cancel_reason = 'stopped_early' THEN 'stopped_early' ELSE ${param}::text END`;
+
 export const failRun = (db: Queryable, p: Principal, key: RunKey, reason: string, message: string | null) =>
-  applyRunMove(db, p, key, 'fail', 'ended_at = now(), failure_reason = $7, failure_message = $8', [
-    reason,
-    message,
-  ]);
+  applyRunMove(
+    db,
+    p,
+    key,
+    'fail',
+    `ended_at = now(), failure_reason = ${failureReasonOf('$7')}, failure_message = $8`,
+    [reason, message],
+  );
 
 /** A pending run fails `abandoned` at once. */
 export const cancelPendingRun = (db: Queryable, p: Principal, key: RunKey) =>
