@@ -32,12 +32,24 @@ def suggest_trial(request: dict[str, Any]) -> Suggestion:
         raise ApplicationError(str(error), type="InvalidSuggestRequest", non_retryable=True) from error
 
 
-async def serve(address: str, namespace: str, task_queue: str, threads: int) -> None:
-    client = await Client.connect(address, namespace=namespace)
+async def _watch_parent(parent_pid: int, stop: asyncio.Event) -> None:
+    # Reparented (the parent died, even by SIGKILL): nobody would ever stop this worker otherwise.
+    while not stop.is_set():
+        if os.getppid() != parent_pid:
+            print(f"assay-search-worker: parent {parent_pid} is gone; stopping", flush=True)
+            stop.set()
+        await asyncio.sleep(1)
+
+
+async def serve(
+    address: str, namespace: str, task_queue: str, threads: int, parent_pid: int | None
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    watch = asyncio.create_task(_watch_parent(parent_pid, stop)) if parent_pid else None
+    client = await Client.connect(address, namespace=namespace)
     # Suggestions are CPU work (TPE fits a model) in threads, so the poller never starves; more threads only
     # help while NumPy releases the GIL, and more processes (replicas) scale it further.
     with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -50,6 +62,8 @@ async def serve(address: str, namespace: str, task_queue: str, threads: int) -> 
         ):
             print(f"assay-search-worker: polling {task_queue} in {namespace} on {address}", flush=True)
             await stop.wait()
+    if watch:
+        watch.cancel()
     print("assay-search-worker: stopped", flush=True)
 
 
@@ -59,11 +73,13 @@ def main() -> None:
     parser.add_argument("--namespace", default=os.environ.get("TEMPORAL_NAMESPACE", "default"))
     parser.add_argument("--task-queue", default=os.environ.get("ASSAY_SEARCH_TASK_QUEUE"))
     parser.add_argument("--threads", type=int, default=1, help="suggestions computed at once")
+    parser.add_argument("--parent-pid", type=int, help="exit when this process (the one that started us) is gone")
     args = parser.parse_args()
     if not args.task_queue:
         parser.error("--task-queue (or ASSAY_SEARCH_TASK_QUEUE) is required: the deployment's <queue>-search")
     try:
-        asyncio.run(serve(args.address, args.namespace, args.task_queue, max(1, args.threads)))
+        threads = max(1, args.threads)
+        asyncio.run(serve(args.address, args.namespace, args.task_queue, threads, args.parent_pid))
     except KeyboardInterrupt:
         sys.exit(130)
 
