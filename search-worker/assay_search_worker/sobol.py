@@ -27,7 +27,7 @@ def sobol_point(d: int, seed: int, index: int) -> np.ndarray:
         engine = qmc.Sobol(d, seed=seed, scramble=True)
     if index > 0:
         engine.fast_forward(index)
-    return engine.random(1)[0]
+    return np.asarray(engine.random(1)[0], dtype=np.float64)
 
 
 def _below(high: float) -> float:
