@@ -21,8 +21,10 @@ export interface SearchWorkerOptions {
   /** The deployment's search queue, `searchTaskQueue(deployment queue)`. */
   taskQueue: string;
   log: Log;
-  /** Delays before each restart in a row (the last repeats); a run longer than the last resets them. */
+  /** Delays before each restart in a row (the last repeats). */
   restartDelaysMs?: readonly number[];
+  /** A run at least this long counts as healthy: the next restart starts from the first delay again. */
+  healthyAfterMs?: number;
   /** How long a stop waits after SIGTERM before SIGKILL. */
   stopGraceMs?: number;
 }
@@ -113,8 +115,7 @@ export function startSearchWorker(options: SearchWorkerOptions): SearchWorkerPro
   const onExit = (startedAt: number, code: number | null, signal: NodeJS.Signals | null) => {
     child = undefined;
     if (stopping) return;
-    const lastDelay = delays[delays.length - 1]!;
-    if (Date.now() - startedAt > lastDelay) failuresInARow = 0;
+    if (Date.now() - startedAt >= (options.healthyAfterMs ?? 60_000)) failuresInARow = 0;
     const delay = delays[Math.min(failuresInARow, delays.length - 1)]!;
     failuresInARow += 1;
     log.warn(
