@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--namespace", default=os.environ.get("TEMPORAL_NAMESPACE", "default"))
     parser.add_argument("--task-queue", default=os.environ.get("ASSAY_SEARCH_TASK_QUEUE"))
     parser.add_argument("--threads", type=int, default=1, help="suggestions computed at once")
-    parser.add_argument("--parent-pid", type=int, help="exit when this process (the one that started us) is gone")
+    parser.add_argument("--parent-pid", type=int, help="exit once this process (our starter) is gone")
     args = parser.parse_args()
     if not args.task_queue:
         parser.error("--task-queue (or ASSAY_SEARCH_TASK_QUEUE) is required: the deployment's <queue>-search")
