@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup-test-tools.sh
+bash scripts/setup-search-worker.sh
 bash scripts/setup-browser.sh
 bash scripts/ensure-postgres.sh
 # The service serves the built UI; this rebuilds it only when its sources changed.

@@ -1,102 +1,51 @@
 """Suggestions for random, sobol and tpe sweeps, from well-kept libraries.
 
 - random: Optuna's RandomSampler.
-- sobol: SciPy's scrambled Sobol sequence (what Optuna's QMCSampler draws from), point number `trial - 1`.
-- tpe: Optuna's TPESampler through the ask-and-tell API, fed the finished trials.
+- sobol: SciPy's scrambled Sobol sequence, mapped as Optuna's QMCSampler maps it (sobol.py).
+- tpe: Optuna's TPESampler through the ask-and-tell API, fed every earlier trial.
 
-Seeding: each trial's sampler is seeded from (seed, trial number), so the same request and the same
-results give the same suggestion, and two trials never draw the same random stream.
+Stateless: each request builds a fresh in-memory study from its history, so the same request and the same
+results give the same suggestion. Each trial's sampler is seeded from (seed, trial number): two trials never
+draw the same random stream, and no trial's draw depends on how many were asked before it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
+import warnings
+from typing import Any, Literal, Optional, TypedDict
 
 import optuna
-from optuna.distributions import (
-    BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
-)
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.trial import TrialState, create_trial
-from scipy.stats import qmc
+
+from .sobol import sobol_params
+from .space import InvalidRequest, Spec, distribution_of, from_optuna, ordered, to_optuna
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-def trial_seed(seed: int, trial: int) -> int:
-    """A 32-bit seed for one trial's sampler, mixed so that neighbouring trials are unrelated."""
-    digest = hashlib.sha256(f"{seed}:{trial}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
+class TrialRecord(TypedDict):
+    trial: int
+    params: dict[str, Any]
+    state: Literal["complete", "pruned", "failed", "running"]
+    value: Optional[float]
+    intermediate: list[list[float]]
 
 
-def _choice_key(value: Any) -> Any:
-    # Optuna's CategoricalDistribution takes None, bool, int, float and str; anything else (a list, a
-    # mapping) is chosen by its index and mapped back.
-    return value if value is None or isinstance(value, (bool, int, float, str)) else None
+class SuggestInput(TypedDict):
+    strategy: Literal["random", "sobol", "tpe"]
+    space: dict[str, Spec]
+    goal: Literal["minimize", "maximize"]
+    seed: int
+    trial: int
+    history: list[TrialRecord]
 
 
-def distribution_of(spec: dict[str, Any]) -> BaseDistribution:
-    kind = spec["distribution"]
-    if kind == "uniform":
-        return FloatDistribution(float(spec["low"]), float(spec["high"]))
-    if kind == "log_uniform":
-        return FloatDistribution(float(spec["low"]), float(spec["high"]), log=True)
-    if kind == "int":
-        return IntDistribution(int(spec["low"]), int(spec["high"]), log=bool(spec.get("log", False)))
-    if kind == "choice":
-        return CategoricalDistribution(list(range(len(spec["values"]))))
-    raise ValueError(f"unknown distribution {kind!r}")
-
-
-def _to_internal(spec: dict[str, Any], value: Any) -> Any:
-    """A suggested value as Optuna's distribution holds it (a choice by its index)."""
-    if spec["distribution"] == "choice":
-        values = spec["values"]
-        for i, v in enumerate(values):
-            if v == value:
-                return i
-        raise ValueError(f"{value!r} is not one of the choices")
-    return value
-
-
-def _to_value(spec: dict[str, Any], internal: Any) -> Any:
-    if spec["distribution"] == "choice":
-        return spec["values"][int(internal)]
-    if spec["distribution"] == "int":
-        return int(internal)
-    return float(internal)
-
-
-def _sobol(space: dict[str, dict[str, Any]], seed: int, trial: int) -> dict[str, Any]:
-    names = sorted(space)
-    engine = qmc.Sobol(d=len(names), scramble=True, seed=seed)
-    if trial > 1:
-        engine.fast_forward(trial - 1)
-    point = engine.random(1)[0]
-    params: dict[str, Any] = {}
-    for name, u in zip(names, point):
-        spec = space[name]
-        kind = spec["distribution"]
-        if kind == "uniform":
-            params[name] = float(spec["low"] + u * (spec["high"] - spec["low"]))
-        elif kind == "log_uniform":
-            lo, hi = math.log(spec["low"]), math.log(spec["high"])
-            params[name] = float(math.exp(lo + u * (hi - lo)))
-        elif kind == "int":
-            lo, hi = int(spec["low"]), int(spec["high"])
-            if spec.get("log"):
-                v = math.exp(math.log(lo - 0.5) + u * (math.log(hi + 0.5) - math.log(lo - 0.5)))
-                params[name] = min(hi, max(lo, round(v)))
-            else:
-                params[name] = min(hi, lo + math.floor(u * (hi - lo + 1)))
-        else:
-            values = spec["values"]
-            params[name] = values[min(len(values) - 1, math.floor(u * len(values)))]
-    return params
+class Suggestion(TypedDict):
+    params: dict[str, Any]
 
 
 _STATES = {
@@ -107,44 +56,100 @@ _STATES = {
 }
 
 
-def _optuna(sampler: optuna.samplers.BaseSampler, request: dict[str, Any]) -> dict[str, Any]:
-    space: dict[str, dict[str, Any]] = request["space"]
-    distributions = {name: distribution_of(spec) for name, spec in space.items()}
-    study = optuna.create_study(
-        sampler=sampler,
-        direction="minimize" if request["goal"] == "minimize" else "maximize",
-    )
-    for record in request["history"]:
-        state = _STATES[record["state"]]
-        params = {name: _to_internal(space[name], record["params"][name]) for name in space}
-        value = record.get("value")
-        if state == TrialState.COMPLETE and (value is None or not math.isfinite(value)):
-            state = TrialState.FAIL  # a finished trial that never logged the objective tells TPE nothing
-        intermediate = {int(step): float(v) for step, v in record.get("intermediate", [])}
-        study.add_trial(
-            create_trial(
-                state=state,
-                params={name: distributions[name].to_external_repr(v) for name, v in params.items()},
-                distributions=distributions,
-                value=value if state == TrialState.COMPLETE else None,
-                intermediate_values=intermediate,
-            )
+def trial_seed(seed: int, trial: int) -> int:
+    """A 32-bit seed for one trial's sampler, mixed so that neighbouring trials are unrelated."""
+    digest = hashlib.sha256(f"{seed}:{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def _finite_or_none(value: Any) -> Optional[float]:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def frozen_trial(
+    record: TrialRecord, space: dict[str, Spec], distributions: dict[str, BaseDistribution]
+) -> optuna.trial.FrozenTrial:
+    """A history record as the trial Optuna's own ask-and-tell loop would have stored.
+
+    As `study.tell` does: a complete trial without a value, or with NaN, is FAIL; a pruned trial's value
+    is its last intermediate value unless that is NaN (±inf are values, as in Optuna), or the record's
+    value when it sent no intermediate ones.
+    """
+    if record.get("state") not in _STATES:
+        raise InvalidRequest(f"history: trial {record.get('trial')} has state {record.get('state')!r}")
+    state = _STATES[record["state"]]
+    params = record.get("params") or {}
+    missing = [name for name in space if name not in params]
+    if missing:
+        raise InvalidRequest(f"history: trial {record.get('trial')} lacks {', '.join(missing)}")
+    intermediate: dict[int, float] = {}
+    for step, v in record.get("intermediate") or []:
+        intermediate[int(step)] = float("nan") if v is None else float(v)
+    value = _finite_or_none(record.get("value"))
+    if state == TrialState.COMPLETE and value is None:
+        state = TrialState.FAIL
+    if state == TrialState.PRUNED and intermediate:
+        last = intermediate[max(intermediate)]
+        value = None if math.isnan(last) else last
+    elif state != TrialState.COMPLETE:
+        value = None
+    try:
+        return create_trial(
+            state=state,
+            params={name: to_optuna(name, spec, params[name]) for name, spec in space.items()},
+            distributions=distributions,
+            value=value,
+            intermediate_values=intermediate,
         )
-    trial = study.ask(distributions)
-    return {
-        name: _to_value(space[name], distributions[name].to_internal_repr(trial.params[name]))
-        for name in space
-    }
+    except InvalidRequest:
+        raise
+    except ValueError as error:
+        raise InvalidRequest(f"history: trial {record.get('trial')}: {error}") from error
 
 
-def suggest(request: dict[str, Any]) -> dict[str, Any]:
+def _ask(sampler: BaseSampler, request: SuggestInput, space: dict[str, Spec]) -> dict[str, Any]:
+    distributions = {name: distribution_of(name, spec) for name, spec in space.items()}
+    study = optuna.create_study(sampler=sampler, direction=request["goal"])
+    history = sorted(request.get("history") or [], key=lambda record: int(record["trial"]))
+    for record in history:
+        study.add_trial(frozen_trial(record, space, distributions))
+    with warnings.catch_warnings():
+        # Optuna warns that some sampler options are experimental; the pinned version is the contract.
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        trial = study.ask(distributions)
+    return {name: from_optuna(spec, trial.params[name]) for name, spec in space.items()}
+
+
+def _checked(request: Any) -> tuple[SuggestInput, dict[str, Spec]]:
+    if not isinstance(request, dict):
+        raise InvalidRequest("the request must be an object")
+    if request.get("strategy") not in ("random", "sobol", "tpe"):
+        raise InvalidRequest(f"strategy {request.get('strategy')!r} is not random, sobol or tpe")
+    if request.get("goal") not in ("minimize", "maximize"):
+        raise InvalidRequest(f"goal {request.get('goal')!r} is not minimize or maximize")
+    for key in ("seed", "trial"):
+        value = request.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidRequest(f"{key} must be a non-negative integer")
+    if request["trial"] < 1:
+        raise InvalidRequest("trial must be at least 1")
+    space = ordered(request.get("space"))
+    for name, spec in space.items():
+        distribution_of(name, spec)
+    return request, space  # type: ignore[return-value]
+
+
+def suggest(request: Any) -> Suggestion:
     """One trial's point: dotted path → value, for every key of the space."""
-    strategy = request["strategy"]
-    seed = trial_seed(int(request["seed"]), int(request["trial"]))
-    if strategy == "sobol":
-        return {"params": _sobol(request["space"], int(request["seed"]), int(request["trial"]))}
-    if strategy == "random":
-        return {"params": _optuna(optuna.samplers.RandomSampler(seed=seed), request)}
-    if strategy == "tpe":
-        return {"params": _optuna(optuna.samplers.TPESampler(seed=seed), request)}
-    raise ValueError(f"unknown strategy {strategy!r}")
+    checked, space = _checked(request)
+    seed, trial = checked["seed"], checked["trial"]
+    if checked["strategy"] == "sobol":
+        return {"params": sobol_params(space, seed, trial)}
+    sampler: BaseSampler
+    if checked["strategy"] == "random":
+        sampler = RandomSampler(seed=trial_seed(seed, trial))
+    else:
+        sampler = TPESampler(seed=trial_seed(seed, trial))
+    return {"params": _ask(sampler, checked, space)}

@@ -8,6 +8,7 @@ import type { RunningWorker } from '../worker.ts';
 import type { OrchestratorConfig } from './orchestrator-config.ts';
 import { findTemporalCli, startDevServer, type DevServer } from './temporal-dev-server.ts';
 import { TemporalOrchestrator } from './temporal-orchestrator.ts';
+import { startEmbeddedSearchWorker, type SearchWorkerProcess } from './search-worker-process.ts';
 
 interface Log {
   info(obj: object, msg: string): void;
@@ -76,6 +77,7 @@ export async function prepareOrchestration(
   const temporal = { ...config.temporal, address, uiUrl: config.temporal.uiUrl ?? devServer?.uiUrl };
   const orchestrator = await TemporalOrchestrator.connect({ temporal, saga: config.saga });
   let worker: RunningWorker | undefined;
+  let searchWorker: SearchWorkerProcess | undefined;
   let revokeKey: (() => Promise<void>) | undefined;
   return {
     orchestrator,
@@ -108,8 +110,16 @@ export async function prepareOrchestration(
         { taskQueue, namespace: temporal.namespace, compute: provider.kind },
         'in-process Temporal worker running',
       );
+      if (config.searchWorker.embedded)
+        searchWorker = startEmbeddedSearchWorker(config.searchWorker, {
+          address,
+          namespace: temporal.namespace,
+          deploymentQueue: taskQueue,
+          log: deps.log,
+        });
     },
     async close() {
+      await searchWorker?.stop();
       await worker?.stop();
       await revokeKey?.();
       await orchestrator.close();

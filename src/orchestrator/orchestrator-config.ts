@@ -20,6 +20,8 @@ export type OrchestratorConfig = {
   readonly temporal: TemporalSettings;
   /** `assay server` runs a worker in its own process (the embedded default). */
   readonly inProcessWorker: boolean;
+  /** Beside its in-process worker, `assay server` runs the Python search worker as a child process. */
+  readonly searchWorker: { readonly embedded: boolean; readonly python: string | undefined };
   readonly devServer: {
     readonly port: number;
     readonly uiPort: number;
@@ -48,6 +50,10 @@ export function orchestratorConfig(env: Env): OrchestratorConfig {
       taskQueue: readSetting(env, 'ASSAY_TASK_QUEUE'),
     }),
     inProcessWorker: readSetting(env, 'ASSAY_WORKER'),
+    searchWorker: Object.freeze({
+      embedded: readSetting(env, 'ASSAY_SEARCH_WORKER') === 'embedded',
+      python: readSetting(env, 'ASSAY_SEARCH_PYTHON'),
+    }),
     devServer: Object.freeze({
       port: readSetting(env, 'ASSAY_TEMPORAL_PORT'),
       uiPort: readSetting(env, 'ASSAY_TEMPORAL_UI_PORT'),

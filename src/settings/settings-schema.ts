@@ -525,6 +525,23 @@ export const SETTINGS = {
     table: 'orchestration',
     description: '`assay server` runs a Temporal worker in-process; off when workers run separately',
   },
+  ASSAY_SEARCH_WORKER: {
+    kind: 'text',
+    default: 'embedded',
+    choices: ['embedded', 'off'],
+    readBy: serviceOnly,
+    table: 'orchestration',
+    description:
+      "`embedded`: `assay server`, when it runs its in-process worker, also runs the search worker (the Python sampler of random, sobol and tpe sweeps) as a child process, restarted if it dies. `off` when it runs elsewhere (`python -m assay_search_worker`, compose's `search-worker`); `assay worker` never starts one. Without a search worker those sweeps answer 503",
+  },
+  ASSAY_SEARCH_PYTHON: {
+    kind: 'text',
+    readBy: serviceOnly,
+    table: 'orchestration',
+    shownDefault: '`./.venv-search/bin/python`',
+    description:
+      'The Python the embedded search worker runs with; it must have search-worker/requirements.txt installed (`bash scripts/setup-search-worker.sh` builds the default, and `npm start` runs it)',
+  },
   ASSAY_TASK_QUEUE: {
     kind: 'text',
     readBy: orchestration,

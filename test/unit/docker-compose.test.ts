@@ -385,6 +385,7 @@ describe('docker-compose.yml exposure and operations', () => {
       'TEMPORAL_CLI_PATH',
       'ASSAY_TEMPORAL_PORT',
       'ASSAY_TEMPORAL_UI_PORT',
+      'ASSAY_SEARCH_PYTHON',
     ]);
     // Settings of the workers, which get them instead.
     const workers = new Set([
