@@ -29,6 +29,7 @@ import { workerKeyExchangeRoutes } from './orchestration/worker-key-exchange-rou
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
 import type { RunEvents } from './runs/run-events.ts';
+import { runControlWaits } from './runs/run-control-waits.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { configPolicy } from './variations/config-policy.ts';
@@ -141,7 +142,10 @@ export async function buildApp({
   await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db, configPolicy(config)));
-  await app.register(runRoutes(db, runEvents));
+  const controlWaits = runControlWaits(db, { maxWaiting: config.runControlMaxWaiting }, app.log);
+  // Before the server waits for requests in flight: waiting control polls answer now instead of holding it.
+  app.addHook('preClose', () => controlWaits.close());
+  await app.register(runRoutes(db, runEvents, controlWaits));
   await app.register(provisionRoutes(db, orchestrator, runEvents, configPolicy(config)));
   await app.register(metricRoutes(db, config));
   await app.register(sweepRoutes(db, orchestrator, configPolicy(config)));

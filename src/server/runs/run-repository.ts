@@ -224,9 +224,44 @@ export const failRun = (db: Queryable, p: Principal, key: RunKey, reason: string
 export const cancelPendingRun = (db: Queryable, p: Principal, key: RunKey) =>
   applyRunMove(db, p, key, 'cancel_pending', CANCELLED_BEFORE_START);
 
-/** A running run is asked to stop through its heartbeat answer. */
+/**
+ * A running run is asked to stop (its runner hears it through the control long-poll, or its heartbeat); a
+ * reason set first (a sweep's early stop) is kept.
+ */
 export const requestRunCancel = (db: Queryable, p: Principal, key: RunKey) =>
-  applyRunMove(db, p, key, 'request_cancel', 'cancel_requested = true');
+  applyRunMove(
+    db,
+    p,
+    key,
+    'request_cancel',
+    "cancel_requested = true, cancel_reason = COALESCE(r.cancel_reason, 'cancelled')",
+  );
+
+/**
+ * Where migration 015's trigger announces a run whose state or cancel flag changed (payload: the run's id);
+ * the control long-polls waiting on it answer then.
+ */
+export const RUN_CONTROL_CHANNEL = 'assay_run_control';
+
+export interface RunControlRow {
+  id: string;
+  state: string;
+  cancel_requested: boolean;
+  cancel_reason: string | null;
+}
+
+/** What the runner's control long-poll answers, for a run the caller may address. */
+export async function findRunControl(
+  db: Queryable,
+  principal: Principal,
+  key: RunKey,
+): Promise<RunControlRow | undefined> {
+  const rows = await db.query<RunControlRow>(
+    `SELECT r.id, r.state, r.cancel_requested, r.cancel_reason FROM runs r JOIN experiments e ON ${RUN_ADDRESSED}`,
+    runAddress(principal, key),
+  );
+  return rows[0];
+}
 
 /** The run's variation config; records when the runner first read it (start requires that it did). */
 export async function readConfig(db: Queryable, principal: Principal, key: RunKey) {
