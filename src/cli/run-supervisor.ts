@@ -148,9 +148,7 @@ async function watch(
   const cancelled = (why: CancelReason | null | undefined) => {
     const detail = why === 'stopped_early' ? 'stopped early' : 'cancelled';
     if (ending === undefined)
-      log(
-        `the run was ${detail}; stopping the command (SIGTERM, SIGKILL after ${options.graceMs / 1000} s)`,
-      );
+      log(`the run was ${detail}; stopping the command (SIGTERM, SIGKILL after ${options.graceMs / 1000} s)`);
     stop({ reason: 'cancelled', detail });
   };
   const ended = (state: string) => {

@@ -142,7 +142,11 @@ export async function buildApp({
   await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db, configPolicy(config)));
-  const controlWaits = runControlWaits(db, { maxWaiting: config.runControlMaxWaiting }, app.log);
+  const controlWaits = runControlWaits(
+    db,
+    { maxWaiting: config.runControlMaxWaiting, registry: metrics },
+    app.log,
+  );
   // Before the server waits for requests in flight: waiting control polls answer now instead of holding it.
   app.addHook('preClose', () => controlWaits.close());
   await app.register(runRoutes(db, runEvents, controlWaits));

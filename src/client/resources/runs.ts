@@ -107,12 +107,7 @@ export class Runs {
    * either happens, else after `waitS` seconds (0–60, default 25) with the same shape. The request's timeout
    * is the wait plus the client's own; `signal` abandons it.
    */
-  control(
-    experimentId: string,
-    n: number,
-    r: number,
-    options: RunControlOptions = {},
-  ): Promise<RunControl> {
+  control(experimentId: string, n: number, r: number, options: RunControlOptions = {}): Promise<RunControl> {
     const waitS = options.waitS ?? 25;
     return this.#t.request(
       'GET',

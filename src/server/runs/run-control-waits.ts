@@ -1,3 +1,4 @@
+import { Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/database.ts';
 import { RUN_CONTROL_CHANNEL } from './run-repository.ts';
 
@@ -33,6 +34,8 @@ export interface RunControlWaits {
 export interface RunControlWaitsOptions {
   maxWaiting: number;
   recheckMs?: number;
+  /** Where the waits' gauges are exported (`/metrics`). */
+  registry?: Registry;
 }
 
 export function runControlWaits(
@@ -46,6 +49,20 @@ export function runControlWaits(
   let listening = false;
   let closing = false;
   let warned = false;
+  const registers = options.registry ? [options.registry] : [];
+  new Gauge({
+    name: 'assay_run_control_waiting',
+    help: 'Runner control long-polls waiting on this replica (at most ASSAY_RUN_CONTROL_MAX_WAITING)',
+    registers,
+    collect() {
+      this.set(waiting);
+    },
+  });
+  const listenerUp = new Gauge({
+    name: 'assay_run_control_listener_up',
+    help: 'Whether this replica listens for run control changes (1); while 0 waiting polls re-read their run',
+    registers,
+  });
 
   const wakeAll = (end: WaitEnd) => {
     for (const wakes of byRun.values()) for (const wake of wakes) wake(end);
@@ -56,6 +73,7 @@ export function runControlWaits(
     },
     onListening() {
       listening = true;
+      listenerUp.set(1);
       // Notices sent while the session was down are gone: every wait re-reads its run.
       wakeAll('notified');
       if (warned) log.info({}, 'listening for run control changes again');
@@ -63,9 +81,13 @@ export function runControlWaits(
     },
     onLost(err) {
       listening = false;
+      listenerUp.set(0);
       wakeAll('notified');
       if (!warned)
-        log.warn({ err }, `not listening for run control changes: control polls re-read every ${recheckMs} ms`);
+        log.warn(
+          { err },
+          `not listening for run control changes: control polls re-read every ${recheckMs} ms`,
+        );
       warned = true;
     },
   });
