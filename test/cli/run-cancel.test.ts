@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '../../src/client/index.ts';
 import { spawnCli, tempHome, waitFor, repoRoot } from '../support/cli.ts';
 import { committedExperiment } from '../support/fixtures.ts';
+import { startRecordingProxy } from '../support/recording-proxy.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 const SLEEPER = path.join(repoRoot, 'test/cli/fixtures/sleeper.sh');
@@ -38,7 +39,12 @@ describe('assay run: a cancel reaches the command through the control long-poll'
   });
 
   /** Starts the sleeper under `assay run` (heartbeats every 30 s), cancels it once it runs, and waits. */
-  async function cancelSleeper(name: string, args: string[], env: Record<string, string> = {}) {
+  async function cancelSleeper(
+    name: string,
+    args: string[],
+    env: Record<string, string> = {},
+    heartbeatS = 30,
+  ) {
     const dir = path.join(home, name);
     mkdirSync(dir, { recursive: true });
     const { result } = spawnCli(
@@ -49,7 +55,7 @@ describe('assay run: a cancel reaches the command through the control long-poll'
         '--variation',
         '1',
         '--heartbeat-interval',
-        '30',
+        String(heartbeatS),
         '--outputs',
         path.join(dir, 'outputs'),
         '--',
@@ -99,5 +105,24 @@ describe('assay run: a cancel reaches the command through the control long-poll'
     assert.equal(run.state, 'failed');
     assert.equal(run.failure_reason, 'abandoned');
     assert.equal(run.failure_message, 'cancelled; command: killed by SIGKILL');
+  });
+
+  it('the heartbeat stays the fallback: with every control poll cut off, the next heartbeat stops the command', async () => {
+    const proxy = await startRecordingProxy(t.url!, {
+      intercept: (req) => (req.url?.includes('/control') ? 'reset' : undefined),
+    });
+    try {
+      const { done, run, term } = await cancelSleeper('fallback', [], { SERVICE_SERVER_URL: proxy.url }, 1);
+      assert.ok(
+        proxy.requests.some((line) => line.includes('/control') && line.endsWith('(reset)')),
+        'the runner polled',
+      );
+      assert.match(done.stderr, /control poll failed \(trying again\)/);
+      assert.equal(term, 'stopped\n', `the command got no SIGTERM: ${done.stderr}`);
+      assert.equal(run.state, 'failed');
+      assert.equal(run.failure_reason, 'abandoned');
+    } finally {
+      await proxy.close();
+    }
   });
 });
