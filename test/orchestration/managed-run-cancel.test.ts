@@ -48,4 +48,29 @@ describe('managed run cancelled through the API', () => {
     assert.equal(await readFile(marker, 'utf8'), 'stopped\n');
     assert.equal(await world.provider.describe(provisioned.body.workflow_id), undefined);
   });
+
+  test("a program ignoring SIGTERM is SIGKILLed after the launch block's ASSAY_RUN_GRACE_S, before the saga's grace", async () => {
+    const marker = path.join(dir, 'ignored');
+    const run = await m.pendingRun(
+      `trap 'echo ignored > ${marker}' TERM; for i in $(seq 300); do sleep 0.2; done`,
+      { ASSAY_RUN_GRACE_S: '1' },
+    );
+    const provisioned = await m.provision(run);
+    assert.equal(provisioned.status, 202, JSON.stringify(provisioned.body));
+    await m.waitForState(run, 'running');
+    assert.equal(
+      (
+        await m
+          .svc()
+          .as(m.key())
+          .post(`${m.runPath(run)}/cancel`)
+      ).status,
+      200,
+    );
+    const result = await m.result(provisioned.body.workflow_id);
+    assert.deepEqual([result.state, result.failureReason], ['failed', 'abandoned']);
+    // The runner killed it after its own grace and reported; the saga (20 s here) did not have to.
+    assert.equal((await m.getRun(run)).failure_message, 'cancelled; command: killed by SIGKILL');
+    assert.equal(await readFile(marker, 'utf8'), 'ignored\n');
+  });
 });
