@@ -162,6 +162,8 @@ describe('run control long-poll across two replicas on one PostgreSQL', () => {
     const done = await answer;
     assert.deepEqual(done.body, { state: 'running', cancel_requested: true, cancel_reason: 'stopped_early' });
     assert.equal((await a.as(key).post(`${run.path}/cancel`)).body.cancel_reason, 'stopped_early');
+    // The heartbeat, the runner's fallback, carries the reason too.
+    assert.equal((await b.as(key).post(`${run.path}/heartbeat`)).body.cancel_reason, 'stopped_early');
   });
 });
 

@@ -159,6 +159,7 @@ export interface HeartbeatAsk {
 export interface HeartbeatRow {
   state: string;
   cancel_requested: boolean;
+  cancel_reason: string | null;
   last_heartbeat_at: Date | null;
 }
 
@@ -194,8 +195,9 @@ export async function heartbeatRuns(
      beat AS (
        UPDATE runs r SET state = $6, last_heartbeat_at = now() FROM locked l
         WHERE r.id = l.id AND r.state = ANY($7::text[])
-       RETURNING r.id, r.state, r.cancel_requested, r.last_heartbeat_at)
-     SELECT t.i::int AS i, b.state, b.cancel_requested, b.last_heartbeat_at FROM target t JOIN beat b ON b.id = t.id`,
+       RETURNING r.id, r.state, r.cancel_requested, r.cancel_reason, r.last_heartbeat_at)
+     SELECT t.i::int AS i, b.state, b.cancel_requested, b.cancel_reason, b.last_heartbeat_at
+       FROM target t JOIN beat b ON b.id = t.id`,
     [
       asks.map((a) => a.principal.userId),
       asks.map((a) => a.key.experimentId),
