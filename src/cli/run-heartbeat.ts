@@ -1,9 +1,11 @@
-// The background heartbeat of `assay run`: keeps the run alive and hears about cancels.
+// The background heartbeat of `assay run`: keeps the run alive, and hears about cancels should the control
+// long-poll (run-control-poll.ts) not get through.
 import { ConflictError, type Run } from '../client/index.ts';
+import type { CancelReason } from '@assay/contract';
 
 export interface HeartbeatEvents {
   /** The answer said cancel_requested: stop the command, fail the run `abandoned`. */
-  onCancel(): void;
+  onCancel(reason: CancelReason | null | undefined): void;
   /** The run is no longer running (failed by the watchdog, by someone else): stop the command. */
   onEnded(state: string): void;
   /** A heartbeat that did not get through; the next one tries again (the client never retries). */
@@ -54,7 +56,7 @@ export class Heartbeat {
     try {
       const answer = await this.#run.heartbeat();
       if (this.#stopped) return;
-      if (answer.cancel_requested) this.#events.onCancel();
+      if (answer.cancel_requested) this.#events.onCancel(answer.cancel_reason);
       else if (answer.state !== 'running') this.#events.onEnded(answer.state);
     } catch (error) {
       if (this.#stopped) return;

@@ -1,15 +1,18 @@
 // The flow of `assay run`: config → start → heartbeats and output uploads while the command runs →
-// succeed or fail by how it ended. Signals and cancels stop the command and fail the run `abandoned`.
+// succeed or fail by how it ended. Signals and cancels (heard through the control long-poll, or a heartbeat)
+// stop the command and fail the run `abandoned`.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '../client/client.ts';
 import { APIConnectionError, ConflictError, ServerError, type Run } from '../client/index.ts';
 import { formatBytes } from '../client/format-bytes.ts';
+import type { CancelReason } from '@assay/contract';
 import { componentName, contentTypeOf } from './content-type.ts';
 import { errorLine } from './output.ts';
 import { describeExit, exitCodeOf, startChild, type ChildExit } from './run-child.ts';
 import { environmentSnapshot } from '../client/environment.ts';
+import { ControlPoll } from './run-control-poll.ts';
 import { Heartbeat } from './run-heartbeat.ts';
 import { OutputsWatcher, type OutputsSummary } from './run-outputs.ts';
 import { describeProgress, ProgressLine } from './upload-progress.ts';
@@ -141,16 +144,31 @@ async function watch(
       child.signal('SIGKILL'); // a signal while already stopping: no second grace period
     }
   };
+  // The control long-poll hears a cancel at once; the heartbeat's answer is the fallback.
+  const cancelled = (why: CancelReason | null | undefined) => {
+    const detail = why === 'stopped_early' ? 'stopped early' : 'cancelled';
+    if (ending === undefined)
+      log(`the run was ${detail}; stopping the command (SIGTERM, SIGKILL after ${options.graceMs / 1000} s)`);
+    stop({ reason: 'cancelled', detail });
+  };
+  const ended = (state: string) => {
+    if (ending === undefined) log(`the run is ${state} on the server; stopping the command`);
+    stop({ reason: 'ended', detail: state });
+  };
   const heartbeat = new Heartbeat(run, options.heartbeatMs, {
-    onCancel: () => {
-      if (ending === undefined) log('the run was cancelled; stopping the command');
-      stop({ reason: 'cancelled', detail: 'cancelled' });
-    },
-    onEnded: (state) => {
-      if (ending === undefined) log(`the run is ${state} on the server; stopping the command`);
-      stop({ reason: 'ended', detail: state });
-    },
+    onCancel: cancelled,
+    onEnded: ended,
     onError: (error) => log(`heartbeat failed (the next one tries again): ${errorLine(error)}`),
+  });
+  const control = new ControlPoll(run, {
+    onCancel: cancelled,
+    onEnded: ended,
+    onError: (error, retrying) =>
+      log(
+        retrying
+          ? `control poll failed (trying again): ${errorLine(error)}`
+          : `control poll refused (cancels arrive with the heartbeat): ${errorLine(error)}`,
+      ),
   });
   // Signals go to the command (its own process group, so a terminal's Ctrl-C arrives only through us).
   let lateSignal: (signal: NodeJS.Signals) => void = () => undefined;
@@ -159,9 +177,11 @@ async function watch(
   for (const s of SIGNALS) process.on(s, onSignal);
   try {
     heartbeat.start();
+    control.start();
     outputs.start();
     const exit = await child.exited;
     exited = true;
+    await control.stop();
     if (exit.error !== undefined) log(exit.error);
     // The command's last points are stored before its run ends.
     await (await metrics).finish();
@@ -189,6 +209,7 @@ async function watch(
   } finally {
     for (const s of SIGNALS) process.off(s, onSignal);
     (await metrics).stop();
+    await control.stop();
     await heartbeat.stop();
     progress.done();
   }

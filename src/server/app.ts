@@ -29,6 +29,7 @@ import { workerKeyExchangeRoutes } from './orchestration/worker-key-exchange-rou
 import { meRoutes } from './organizations/me-routes.ts';
 import { organizationRoutes } from './organizations/organization-routes.ts';
 import type { RunEvents } from './runs/run-events.ts';
+import { runControlWaits } from './runs/run-control-waits.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { earlyStopping } from './sweeps/early-stopping/early-stopping.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
@@ -142,7 +143,14 @@ export async function buildApp({
   await app.register(healthRoutes(db, storage));
   await app.register(experimentRoutes(db));
   await app.register(variationRoutes(db, configPolicy(config)));
-  await app.register(runRoutes(db, runEvents));
+  const controlWaits = runControlWaits(
+    db,
+    { maxWaiting: config.runControlMaxWaiting, registry: metrics },
+    app.log,
+  );
+  // Before the server waits for requests in flight: waiting control polls answer now instead of holding it.
+  app.addHook('preClose', () => controlWaits.close());
+  await app.register(runRoutes(db, runEvents, controlWaits));
   await app.register(provisionRoutes(db, orchestrator, runEvents, configPolicy(config)));
   // Stored metrics are told to the sweeps' early stopping, which stops a pruned run through runEvents.
   await app.register(metricRoutes(db, config, earlyStopping(db, runEvents)));

@@ -39,6 +39,8 @@ export interface ServiceConfig {
   /** The scope a bearer needs to read /metrics; undefined: /metrics is open. */
   readonly metricsScope: Scope | undefined;
   readonly watchdogTimeoutMs: number;
+  /** Runner control long-polls one replica holds open at once; past it a poll answers at once. */
+  readonly runControlMaxWaiting: number;
   readonly watchdogIntervalMs: number;
   /**
    * How often managed runs left pending without a workflow get it started, and how long until they
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     authCacheMaxEntries: readSetting(env, 'ASSAY_AUTH_CACHE_MAX'),
     watchdogTimeoutMs: readSetting(env, 'ASSAY_WATCHDOG_TIMEOUT_S'),
     watchdogIntervalMs: readSetting(env, 'ASSAY_WATCHDOG_INTERVAL_S'),
+    runControlMaxWaiting: readSetting(env, 'ASSAY_RUN_CONTROL_MAX_WAITING'),
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
     metricsGraceMs: readSetting(env, 'ASSAY_METRICS_GRACE_S'),
     metricKeysPerRun: readSetting(env, 'ASSAY_METRIC_KEYS_PER_RUN'),

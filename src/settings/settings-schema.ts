@@ -217,6 +217,16 @@ export const SETTINGS = {
     table: 'service',
     description: 'How often the watchdog looks',
   },
+  ASSAY_RUN_CONTROL_MAX_WAITING: {
+    kind: 'integer',
+    default: 10_000,
+    min: 0,
+    max: 1_000_000,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      "Runner control long-polls (`GET …/runs/{r}/control`) one replica holds open at once; past it a poll answers at once and the runner's next one tries again",
+  },
   ASSAY_RECONCILE_INTERVAL_S: {
     kind: 'seconds',
     default: 60,

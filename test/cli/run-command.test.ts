@@ -119,7 +119,7 @@ describe('assay run: a bash script as the command, against the real service', ()
     await assertOutputsUploaded(run.r, outputs);
   });
 
-  it('cancelled through the API: the heartbeat answer stops the command (SIGTERM), the run fails abandoned', async () => {
+  it('cancelled through the API: the control long-poll stops the command (SIGTERM), the run fails abandoned', async () => {
     const pidFile = path.join(home, 'cancel.pid');
     const { outputs, result } = assayRun(
       'cancel',

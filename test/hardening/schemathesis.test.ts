@@ -200,6 +200,17 @@ describe('schemathesis: the API against its own OpenAPI document', () => {
     const bind = (dictionary: string, probability = 0.5) =>
       `{ dictionary = ${tomlString(dictionary)}, probability = ${probability} }`;
     const operations: [string, Record<string, string>, Record<string, string>?][] = [
+      // The runner's long-poll holds a running run's request for wait_s (up to 60 s, past the 10 s request
+      // timeout): fuzzed without waiting, its wait is tested in run-control.test.ts.
+      [
+        '/control$',
+        {
+          'path.id': bind('experiments', 0.7),
+          'path.n': bind('variations', 0.8),
+          'path.r': bind('runs', 0.8),
+          'query.wait_s': '0',
+        },
+      ],
       [
         '^/experiments',
         {

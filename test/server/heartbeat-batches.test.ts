@@ -41,6 +41,7 @@ for (const driver of ['postgres', 'pglite'] as const) {
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
         assert.equal(answer.body.state, 'running');
         assert.equal(answer.body.cancel_requested, cancelled.has(runs[i]!.id), `run ${runs[i]!.r}`);
+        assert.equal(answer.body.cancel_reason, cancelled.has(runs[i]!.id) ? 'cancelled' : null);
         const stored = (await t.as(key).get(runs[i]!.path)).body;
         assert.equal(
           answer.body.last_heartbeat_at,

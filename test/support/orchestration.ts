@@ -76,7 +76,12 @@ export async function startTemporal(
 }
 
 export async function startOrchestration(
-  options: { saga?: Partial<SagaSettings>; env?: TestWorkflowEnvironment } = {},
+  options: {
+    saga?: Partial<SagaSettings>;
+    env?: TestWorkflowEnvironment;
+    /** The runners' heartbeat interval (default 0.3 s); a long one leaves cancels to the control long-poll. */
+    heartbeatS?: number;
+  } = {},
 ): Promise<Orchestration> {
   const env = options.env ?? (await startTemporal());
   const taskQueue = `assay-test-${randomUUID()}`;
@@ -108,7 +113,7 @@ export async function startOrchestration(
     runnerEntry(),
     'run',
     '--heartbeat-interval',
-    '0.3',
+    String(options.heartbeatS ?? 0.3),
     '--',
   ];
   // These scenarios' researchers are not admins: the machine is the tests' own, as a single-team server's is.

@@ -1,5 +1,5 @@
 // `assay run`: the declaration of the runner; run-command.ts and run-supervisor.ts do the work.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { seconds, secondsOrZero, wholeNumber } from '../command-args.ts';
 import type { RunOptions } from '../run-command.ts';
 import { exitWith } from './shared-options.ts';
@@ -8,7 +8,9 @@ const HELP = `
 Runs COMMAND as run R of variation N (a new run when --run is not given): reads the variation's config,
 starts the run with an environment snapshot, heartbeats in the background, uploads the files that appear in
 the outputs directory as assets of kind "output", records the metrics COMMAND writes to ASSAY_METRICS_FILE,
-and succeeds or fails the run by how COMMAND ends.
+and succeeds or fails the run by how COMMAND ends. A cancel (a person's, a sweep's, an early stop) arrives
+through a long-poll kept open on the service, within about a second: COMMAND's process group gets SIGTERM,
+then SIGKILL after --grace seconds, and the run fails "abandoned" (never succeeds).
 Without the three flags, the ids come from SERVICE_EXPERIMENT_ID, SERVICE_VARIATION and SERVICE_RUN (the
 variables of a managed worker). A managed worker's SERVICE_EXCHANGE_TOKEN is traded for its run's worker key
 first (it works once); the key then takes SERVICE_API_KEY's place. Options end at "--" or at the first word
@@ -39,11 +41,11 @@ export function addRunCommand(program: Command): void {
     .option('--run <r>', 'an existing pending run (default: a new run)', wholeNumber)
     .option('--outputs <dir>', 'the outputs directory', 'outputs')
     .option('--heartbeat-interval <seconds>', 'seconds between heartbeats', seconds, 30)
-    .option(
-      '--grace <seconds>',
-      'on a cancel or a signal: seconds between SIGTERM and SIGKILL',
-      secondsOrZero,
-      30,
+    .addOption(
+      new Option('--grace <seconds>', 'on a cancel or a signal: seconds between SIGTERM and SIGKILL')
+        .env('ASSAY_RUN_GRACE_S')
+        .argParser(secondsOrZero)
+        .default(30),
     )
     .passThroughOptions()
     .addHelpText('after', HELP)

@@ -25,6 +25,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Overrides the per-request timeout, in seconds. */
   timeout?: number;
+  /** Abandons the request (it rejects with APITimeoutError, as a timeout does). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -46,6 +48,11 @@ export class Transport {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
+  /** The per-request timeout, in seconds; a long-poll's is its wait plus this. */
+  get timeoutS(): number {
+    return this.#timeoutMs / 1000;
+  }
+
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = `${this.serverUrl}${path}`;
     const headers: Record<string, string> = {
@@ -61,7 +68,9 @@ export class Transport {
     let response: FetchLikeResponse;
     let text: string;
     try {
-      response = await this.#fetch(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+      response = await this.#fetch(url, { method, headers, body, signal });
       text = await response.text();
     } catch (error) {
       if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {

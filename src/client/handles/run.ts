@@ -1,7 +1,19 @@
 import type { ClientCore } from '../core/client-core.ts';
 import { path } from '../core/path.ts';
-import type { MetricSeries, MetricSummary, RunHeartbeat, RunnerFailureReason } from '@assay/contract';
-import type { Checkpoint, MetricSeriesParams, RunConfig, RunData } from '../resources/runs.ts';
+import type {
+  MetricSeries,
+  MetricSummary,
+  RunControl,
+  RunHeartbeat,
+  RunnerFailureReason,
+} from '@assay/contract';
+import type {
+  Checkpoint,
+  MetricSeriesParams,
+  RunConfig,
+  RunControlOptions,
+  RunData,
+} from '../resources/runs.ts';
 import { MetricBuffer, type MetricTime } from './metric-buffer.ts';
 
 /**
@@ -73,6 +85,15 @@ export class Run {
   async heartbeat(): Promise<RunHeartbeat> {
     this.#data = undefined;
     return this.#core.transport.post(`${this.#path}/heartbeat`);
+  }
+
+  /**
+   * Waits up to `waitS` seconds (default 25) for the run to be asked to stop or to end, and answers at once
+   * when it already was: `{ state, cancel_requested, cancel_reason }`. A runner keeps one open while its
+   * program runs, so a cancel reaches it without waiting for a heartbeat.
+   */
+  control(options: RunControlOptions = {}): Promise<RunControl> {
+    return this.#core.runs.control(this.experimentId, this.n, this.r, options);
   }
 
   /**

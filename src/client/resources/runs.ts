@@ -8,6 +8,7 @@ import type {
   Provisioned,
   Run,
   RunConfig,
+  RunControl,
   RunMetricList,
 } from '@assay/contract';
 import { path, query } from '../core/path.ts';
@@ -23,6 +24,7 @@ export type {
   MetricSummary,
   MetricValue,
   RunConfig,
+  RunControl,
   RunHeartbeat,
   RunMetricList,
   RunState,
@@ -57,6 +59,12 @@ export interface RunMetricKeysParams {
   cursor?: string;
   /** Only the keys holding this text, letter case ignored. */
   contains?: string;
+}
+
+/** How long `Runs.control` may wait, and a signal to abandon it. */
+export interface RunControlOptions {
+  waitS?: number;
+  signal?: AbortSignal;
 }
 
 /** A run as the service answers it (the contract's Run). */
@@ -94,7 +102,21 @@ export class Runs {
     return this.#t.get(path`/experiments/${experimentId}/variations/${n}/runs/${r}/config`);
   }
 
-  /** Cancels: a pending run fails `abandoned` at once; a running one is asked to stop via its heartbeat. */
+  /**
+   * The runner's long-poll: answers at once when the run was asked to stop or is no longer running, else when
+   * either happens, else after `waitS` seconds (0–60, default 25) with the same shape. The request's timeout
+   * is the wait plus the client's own; `signal` abandons it.
+   */
+  control(experimentId: string, n: number, r: number, options: RunControlOptions = {}): Promise<RunControl> {
+    const waitS = options.waitS ?? 25;
+    return this.#t.request(
+      'GET',
+      `${path`/experiments/${experimentId}/variations/${n}/runs/${r}/control`}${query({ wait_s: waitS })}`,
+      { timeout: waitS + this.#t.timeoutS, ...(options.signal ? { signal: options.signal } : {}) },
+    );
+  }
+
+  /** Cancels: a pending run fails `abandoned` at once; a running one is asked to stop (see `control`). */
   cancel(experimentId: string, n: number, r: number): Promise<RunData> {
     return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/cancel`);
   }

@@ -159,6 +159,7 @@ export interface HeartbeatAsk {
 export interface HeartbeatRow {
   state: string;
   cancel_requested: boolean;
+  cancel_reason: string | null;
   last_heartbeat_at: Date | null;
 }
 
@@ -194,8 +195,9 @@ export async function heartbeatRuns(
      beat AS (
        UPDATE runs r SET state = $6, last_heartbeat_at = now() FROM locked l
         WHERE r.id = l.id AND r.state = ANY($7::text[])
-       RETURNING r.id, r.state, r.cancel_requested, r.last_heartbeat_at)
-     SELECT t.i::int AS i, b.state, b.cancel_requested, b.last_heartbeat_at FROM target t JOIN beat b ON b.id = t.id`,
+       RETURNING r.id, r.state, r.cancel_requested, r.cancel_reason, r.last_heartbeat_at)
+     SELECT t.i::int AS i, b.state, b.cancel_requested, b.cancel_reason, b.last_heartbeat_at
+       FROM target t JOIN beat b ON b.id = t.id`,
     [
       asks.map((a) => a.principal.userId),
       asks.map((a) => a.key.experimentId),
@@ -236,9 +238,44 @@ export const failRun = (db: Queryable, p: Principal, key: RunKey, reason: string
 export const cancelPendingRun = (db: Queryable, p: Principal, key: RunKey) =>
   applyRunMove(db, p, key, 'cancel_pending', CANCELLED_BEFORE_START);
 
-/** A running run is asked to stop through its heartbeat answer. */
+/**
+ * A running run is asked to stop (its runner hears it through the control long-poll, or its heartbeat); a
+ * reason set first (a sweep's early stop) is kept.
+ */
 export const requestRunCancel = (db: Queryable, p: Principal, key: RunKey) =>
-  applyRunMove(db, p, key, 'request_cancel', 'cancel_requested = true');
+  applyRunMove(
+    db,
+    p,
+    key,
+    'request_cancel',
+    "cancel_requested = true, cancel_reason = COALESCE(r.cancel_reason, 'cancelled')",
+  );
+
+/**
+ * Where migration 015's trigger announces a run whose state or cancel flag changed (payload: the run's id);
+ * the control long-polls waiting on it answer then.
+ */
+export const RUN_CONTROL_CHANNEL = 'assay_run_control';
+
+export interface RunControlRow {
+  id: string;
+  state: string;
+  cancel_requested: boolean;
+  cancel_reason: string | null;
+}
+
+/** What the runner's control long-poll answers, for a run the caller may address. */
+export async function findRunControl(
+  db: Queryable,
+  principal: Principal,
+  key: RunKey,
+): Promise<RunControlRow | undefined> {
+  const rows = await db.query<RunControlRow>(
+    `SELECT r.id, r.state, r.cancel_requested, r.cancel_reason FROM runs r JOIN experiments e ON ${RUN_ADDRESSED}`,
+    runAddress(principal, key),
+  );
+  return rows[0];
+}
 
 /** The run's variation config; records when the runner first read it (start requires that it did). */
 export async function readConfig(db: Queryable, principal: Principal, key: RunKey) {

@@ -5,6 +5,8 @@ import {
   NoBody,
   Run,
   RunConfig,
+  RunControl,
+  RunControlQuery,
   RunHeartbeat,
   RunList,
   RunParams,
@@ -13,6 +15,8 @@ import {
 } from '@assay/contract';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
+import { awaitRunControl } from './run-control.ts';
+import type { RunControlWaits } from './run-control-waits.ts';
 import type { RunEvents } from './run-events.ts';
 import { runKeyOf as keyOf, type RunRow } from './run-repository.ts';
 import * as service from './run-service.ts';
@@ -20,7 +24,7 @@ import * as service from './run-service.ts';
 const tags = ['runs'];
 
 /** The runs' own routes; provisioning needs the orchestrator: `orchestration/provision-routes.ts`. */
-export function runRoutes(db: Db, events: RunEvents) {
+export function runRoutes(db: Db, events: RunEvents, waits: RunControlWaits) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     // A moved run answers as a Run; a managed run's workflow hears of the move at once instead of at its
@@ -127,6 +131,28 @@ export function runRoutes(db: Db, events: RunEvents) {
         },
       },
       (req) => heartbeat(req.principal, keyOf(req.params)),
+    );
+    app.get(
+      `${path}/:r/control`,
+      {
+        config: read,
+        schema: {
+          tags,
+          operationId: 'runControl',
+          summary:
+            "The runner's long-poll: answers when the run is asked to stop or no longer running, else after wait_s",
+          params: RunParams,
+          querystring: RunControlQuery,
+          response: withErrors({ 200: RunControl }),
+        },
+      },
+      (req, reply) => {
+        // The caller gave up (the runner ended, a proxy timed out): its place among the waiting is freed.
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        const waitS = req.query.wait_s ?? 25;
+        return awaitRunControl(db, waits, req.principal, keyOf(req.params), waitS, gone.signal);
+      },
     );
     app.post(
       `${path}/:r/succeed`,

@@ -192,6 +192,7 @@ export function heartbeats(db: Db): Heartbeat {
     return {
       state: run.state,
       cancel_requested: run.cancel_requested,
+      cancel_reason: run.cancel_reason as CancelReason | null,
       last_heartbeat_at: iso(run.last_heartbeat_at),
     };
   };
@@ -209,8 +210,8 @@ export const failRun = async (
 ) => moved(db, p, key, 'fail', 'fail', await repo.failRun(db, p, key, reason, message ?? null));
 
 /**
- * Cancel: a pending run fails `abandoned` at once; a running one is asked to stop through its
- * heartbeat answer.
+ * Cancel: a pending run fails `abandoned` at once; a running one is asked to stop (its runner hears it on the
+ * control long-poll, or in its heartbeat answer).
  */
 export async function cancelRun(db: Db, p: Principal, key: repo.RunKey) {
   const pending = await repo.cancelPendingRun(db, p, key);
