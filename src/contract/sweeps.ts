@@ -15,7 +15,7 @@ const SWEEP_COMMON = {
 /** One dimension of a search space, by `distribution`. */
 export const UniformDistribution = Type.Object(
   { distribution: Type.Literal('uniform'), low: Type.Number(), high: Type.Number() },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'UniformDistribution' },
 );
 export const LogUniformDistribution = Type.Object(
   {
@@ -23,7 +23,7 @@ export const LogUniformDistribution = Type.Object(
     low: Type.Number({ description: 'greater than 0' }),
     high: Type.Number(),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'LogUniformDistribution' },
 );
 export const IntDistribution = Type.Object(
   {
@@ -32,14 +32,14 @@ export const IntDistribution = Type.Object(
     high: Type.Integer({ description: 'inclusive' }),
     log: Type.Optional(Type.Boolean({ default: false, description: 'sample on a log scale (low ≥ 1)' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'IntDistribution' },
 );
 export const ChoiceDistribution = Type.Object(
   {
     distribution: Type.Literal('choice'),
     values: Type.Array(Type.Unknown(), { maxItems: 1000, description: 'at least one value' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, $id: 'ChoiceDistribution' },
 );
 export const DISTRIBUTIONS = {
   uniform: UniformDistribution,
