@@ -213,6 +213,42 @@ describe('reading sweeps: progress by run state, each trial’s objective, the b
     }
   });
 
+  it('links a retry to the run it retries, counts that run as retried, and is done once the retries are spent', async () => {
+    const { id, sweep } = await createSweep({ list: [{ seed: 1 }], max_retries: 1 });
+    fake.workflows.set(sweep.workflow_id, { open: true, status: 'RUNNING' });
+    await start(id, 1);
+    await t.as(owner).post(`${runPath(id, 1)}/fail`, { reason: 'crash' });
+    // The next run of the variation, made a retry as the sweep's workflow records one (retries_run_id).
+    const first = await runId(id, 1);
+    const next = await t.as(orchestratorKey).post(`/orchestrator/runs/${first}/recovery`);
+    await t.service.db.query(
+      `UPDATE runs SET retries_run_id = recovers_run_id, recovers_run_id = NULL WHERE id = $1`,
+      [next.body.id],
+    );
+    const s = await read(id, sweep.id);
+    assert.deepEqual(
+      s.runs.map((r: Record<string, unknown>) => [r.id, r.r, r.state, r.retries_run_id]),
+      [
+        [first, 1, 'failed', null],
+        [next.body.id, 2, 'pending', first],
+      ],
+    );
+    assert.deepEqual(
+      [s.progress.retried, s.progress.failed, s.progress.pending, s.progress.done],
+      [1, 0, 1, false],
+    );
+    // The retry crashes too: its one retry is spent, so the sweep is done without asking its workflow.
+    await start(id, 1, 2);
+    await t.as(owner).post(`${runPath(id, 1, 2)}/fail`, { reason: 'crash' });
+    const asked = fake.callsOf('workflowState').length;
+    const done = await read(id, sweep.id);
+    assert.deepEqual(
+      [done.progress.retried, done.progress.failed_by_reason, done.progress.done],
+      [1, { crash: 1 }, true],
+    );
+    assert.equal(fake.callsOf('workflowState').length, asked);
+  });
+
   it('shows a searching sweep’s trials from its variations and is not done before its last trial is made', async () => {
     // The rows a searching sweep writes (its declaration, each trial's variation marked with its trial and
     // point), written here around the API onto a list sweep's own, as the read side sees them.
