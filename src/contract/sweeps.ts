@@ -277,6 +277,8 @@ export type SweepRunCounts = Static<typeof SweepRunCounts>;
 
 /** One managed run of a sweep, on a variation of its own (a trial's), or a repeat of an existing one. */
 export const SweepRun = Type.Object({
+  /** The run's id, which a retry's `retries_run_id` names. */
+  id: Uuid,
   n: Type.Integer(),
   r: Type.Integer(),
   variation_name: Type.String(),
