@@ -41,7 +41,7 @@ export type ListSweepBody = Static<typeof ListSweepBody>;
 /** One dimension of a search space, by `distribution`. */
 export const UniformDistribution = Type.Object(
   { distribution: Type.Literal('uniform'), low: Type.Number(), high: Type.Number() },
-  { additionalProperties: false, $id: 'UniformDistribution' },
+  { additionalProperties: false },
 );
 export const LogUniformDistribution = Type.Object(
   {
@@ -49,7 +49,7 @@ export const LogUniformDistribution = Type.Object(
     low: Type.Number({ description: 'greater than 0' }),
     high: Type.Number(),
   },
-  { additionalProperties: false, $id: 'LogUniformDistribution' },
+  { additionalProperties: false },
 );
 export const IntDistribution = Type.Object(
   {
@@ -58,14 +58,14 @@ export const IntDistribution = Type.Object(
     high: Type.Integer({ description: 'inclusive' }),
     log: Type.Optional(Type.Boolean({ default: false, description: 'sample on a log scale (low ≥ 1)' })),
   },
-  { additionalProperties: false, $id: 'IntDistribution' },
+  { additionalProperties: false },
 );
 export const ChoiceDistribution = Type.Object(
   {
     distribution: Type.Literal('choice'),
     values: Type.Array(Type.Unknown(), { maxItems: 1000, description: 'at least one value' }),
   },
-  { additionalProperties: false, $id: 'ChoiceDistribution' },
+  { additionalProperties: false },
 );
 export const DISTRIBUTIONS = {
   uniform: UniformDistribution,
@@ -99,7 +99,7 @@ export const Objective = Type.Object(
     metric: Type.String({ minLength: 1, maxLength: 255 }),
     goal: OneOf(GOALS),
   },
-  { additionalProperties: false, $id: 'Objective' },
+  { additionalProperties: false },
 );
 export type Objective = Static<typeof Objective>;
 
@@ -116,7 +116,7 @@ export const AshaStopping = Type.Object(
     reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, default: 3 })),
     min_early_stopping_rate: Type.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 0 })),
   },
-  { additionalProperties: false, $id: 'AshaStopping' },
+  { additionalProperties: false },
 );
 /** Hyperband (as Optuna's HyperbandPruner): successive-halving brackets, each trial in one by its number. */
 export const HyperbandStopping = Type.Object(
@@ -126,7 +126,7 @@ export const HyperbandStopping = Type.Object(
     max_step: Type.Integer({ minimum: 1 }),
     reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, default: 3 })),
   },
-  { additionalProperties: false, $id: 'HyperbandStopping' },
+  { additionalProperties: false },
 );
 /**
  * Median (as Optuna's MedianPruner): a trial stops when its best value so far is worse than the median of the
@@ -140,7 +140,7 @@ export const MedianStopping = Type.Object(
     interval_steps: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
     min_trials: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
   },
-  { additionalProperties: false, $id: 'MedianStopping' },
+  { additionalProperties: false },
 );
 export const EARLY_STOPPING_KINDS = {
   asha: AshaStopping,
