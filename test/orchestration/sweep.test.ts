@@ -138,7 +138,7 @@ describe('sweeps', () => {
     }
     const after = (await world.svc.as(key).get(`/experiments/${experimentId}/sweeps/${created.body.id}`))
       .body;
-    assert.deepEqual(after.progress, { ...summary, failed_by_reason: {} });
+    assert.deepEqual(after.progress, { ...summary, stopped_early: 0, retried: 0, failed_by_reason: {} });
     await recordHistory(world.env, created.body.workflow_id, 'sweep-3x3');
     // A run of a sweep signals it (runEnded) as it ends: its history has a step that a lone run's has not.
     await recordHistory(world.env, created.body.runs[0].workflow_id, 'managed-run-in-sweep');

@@ -56,15 +56,15 @@ async function attempt(ctx: TrialContext, run: ManagedRunRef, mayRetry: boolean)
   const running = child(ctx, run).finally(() => {
     returned = true;
   });
+  // Awaited by the sweep whatever happens here: a cancelled sweep waits for its children's compensations.
+  ctx.concluding.push(running.then(() => undefined));
   const released = () => {
     const state = ctx.ended.get(run.runId);
     return state === 'succeeded' || (state !== undefined && !mayRetry);
   };
   await condition(() => returned || released());
-  if (!returned) {
-    ctx.concluding.push(running.then(() => undefined));
+  if (!returned)
     return { kind: 'ended', outcome: ctx.ended.get(run.runId) === 'succeeded' ? 'succeeded' : 'failed' };
-  }
   const result = await running;
   if (!result) return { kind: 'ended', outcome: 'failed' };
   const last = lastOf(result);
