@@ -37,7 +37,11 @@ export async function startSearchWorker(temporal: {
     {
       name: 'assay search worker',
       cwd: repoRoot,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: path.join(repoRoot, 'search-worker') },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PYTHONPATH: path.join(repoRoot, 'search-worker'),
+      },
       stopGraceMs: 2_000,
     },
   );
