@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { managedRunWorld } from '../support/managed-runs.ts';
-import { startOrchestration, type Orchestration } from '../support/orchestration.ts';
+import { recordHistory, startOrchestration, type Orchestration } from '../support/orchestration.ts';
 import type { ProcessGroup } from '../support/process-group.ts';
 import { startSearchWorker } from '../support/search-worker.ts';
 
@@ -125,6 +125,7 @@ describe('searching sweeps', () => {
     }
     assert.equal((await executions(log)).length, 6, 'each trial’s program ran once');
     assert.equal(await world.instancesStarted(), 6);
+    await recordHistory(world.env, created.workflow_id, 'trial-sweep-random');
   });
 
   test('tpe at concurrency 1, twice with the same seed and a deterministic objective: the same suggestions', async () => {
@@ -172,6 +173,7 @@ describe('searching sweeps', () => {
     assert.equal(runs[1].retries_run_id, runs[0].id);
     assert.equal((await executions(log)).length, 2);
     assert.equal((await trials(created.id))[0]!.state, 'complete');
+    await recordHistory(world.env, created.workflow_id, 'trial-sweep-retried');
   });
 
   test('repeat: each run of a committed experiment’s variation reads its own seed at its config’s top level', async () => {
