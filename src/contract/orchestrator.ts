@@ -78,7 +78,8 @@ export const SweepTrialRecord = Type.Object({
   params: JsonObject,
   state: OneOf(['complete', 'pruned', 'failed', 'running'] as const),
   value: Nullable(Type.Number()),
-  intermediate: Type.Array(Type.Tuple([Type.Integer(), Type.Number()])),
+  /** [step, value] pairs. */
+  intermediate: Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })),
 });
 export type SweepTrialRecord = Static<typeof SweepTrialRecord>;
 export const SweepTrialHistory = ItemList(SweepTrialRecord);

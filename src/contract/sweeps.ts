@@ -12,6 +12,16 @@ const SWEEP_COMMON = {
   name_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, default: 'sweep' })),
 };
 
+/** New runs a trial gets after failing crash, heartbeat_timeout or provision_failed; any strategy takes it. */
+const MAX_RETRIES = Type.Optional(
+  Type.Integer({
+    minimum: 0,
+    maximum: 10,
+    default: 0,
+    description: 'new runs of a trial that failed crash, heartbeat_timeout or provision_failed',
+  }),
+);
+
 /** `strategy: grid`: every combination of the values, the first path varying slowest. */
 export const GridSweepBody = Type.Object(
   {
@@ -19,6 +29,7 @@ export const GridSweepBody = Type.Object(
     grid: Type.Record(Type.String(), Type.Array(Type.Unknown()), {
       description: 'dotted path → values; every combination, in key order',
     }),
+    max_retries: MAX_RETRIES,
     ...SWEEP_COMMON,
   },
   { additionalProperties: false, $id: 'GridSweepBody' },
@@ -32,6 +43,7 @@ export const ListSweepBody = Type.Object(
     list: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
       description: 'one variation per entry of dotted path → value',
     }),
+    max_retries: MAX_RETRIES,
     ...SWEEP_COMMON,
   },
   { additionalProperties: false, $id: 'ListSweepBody' },
@@ -163,14 +175,7 @@ export const MAX_SWEEP_TRIALS = 1000;
 const SWEEP_TUNING = {
   objective: Type.Optional(Objective),
   early_stopping: Type.Optional(EarlyStopping),
-  max_retries: Type.Optional(
-    Type.Integer({
-      minimum: 0,
-      maximum: 10,
-      default: 0,
-      description: 'new runs of a trial that failed crash, heartbeat_timeout or provision_failed',
-    }),
-  ),
+  max_retries: MAX_RETRIES,
 };
 
 /** random, sobol and tpe: `trials` suggestions from the space, each a variation made when it starts. */

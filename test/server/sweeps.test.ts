@@ -555,4 +555,20 @@ describe('searching sweeps (random, sobol, tpe) and repeats: the declaration che
     const start = fake.callsOf<SweepStart>('startSweep').at(-1)!;
     assert.deepEqual([start.runs.length, start.maxRetries, start.search], [6, 1, undefined]);
   });
+
+  it('gives a grid or list sweep max_retries too (0 when absent)', async () => {
+    for (const [body, retries] of [
+      [{ strategy: 'grid', grid: { seed: [1, 2] }, max_retries: 3 }, 3],
+      [{ list: [{ seed: 1 }] }, 0],
+    ] as const) {
+      const id = (await createExperiment(t, owner, { name: 'retries' })).id;
+      const res = await t.as(owner).post(`/experiments/${id}/sweeps`, { base_yaml: BASE, ...body });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      const start = fake.callsOf<SweepStart>('startSweep').at(-1)!;
+      assert.deepEqual(
+        [start.sweepId, start.maxRetries, start.runs.length],
+        [res.body.id, retries, res.body.runs.length],
+      );
+    }
+  });
 });
