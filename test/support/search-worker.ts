@@ -1,5 +1,6 @@
 // The Python search worker (search-worker/, Optuna and SciPy) for a test's Temporal and task queue: started
 // as the operator starts it, stopped (or killed) by the test.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { searchTaskQueue } from '../../workflows/sweep-types.ts';
 import { eventually } from './bounded-waits.ts';
@@ -9,7 +10,10 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 /** The interpreter with the worker's dependencies: ASSAY_SEARCH_PYTHON, the repo's .venv-search, or /tmp's. */
 export function searchPython(): string {
-  return process.env.ASSAY_SEARCH_PYTHON ?? '/tmp/optvenv/bin/python';
+  if (process.env.ASSAY_SEARCH_PYTHON) return process.env.ASSAY_SEARCH_PYTHON;
+  // scripts/setup-search-worker.sh makes it; until then, the machine's prepared one.
+  const venv = path.join(repoRoot, '.venv-search/bin/python');
+  return existsSync(venv) ? venv : '/tmp/optvenv/bin/python';
 }
 
 /**
