@@ -3,9 +3,10 @@
 // harmless twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isTerminalRunState, type FailureReason } from '@assay/contract';
-import { ConflictError, NotFoundError, type RunData } from '../src/client/index.ts';
+import { BadRequestError, ConflictError, NotFoundError, type RunData } from '../src/client/index.ts';
 import { LaunchConfigError, type ComputeProvider } from '../src/compute/compute-provider.ts';
 import type { OrchestratorApi } from './orchestrator-api.ts';
+import { createSweepActivities } from './sweep-activities.ts';
 import type { RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {
@@ -37,6 +38,8 @@ async function orchestrated<T>(call: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof NotFoundError) throw ApplicationFailure.nonRetryable(error.message, 'RunNotFound');
     if (error instanceof ConflictError) throw ApplicationFailure.nonRetryable(error.message, 'RunConflict');
+    // A request the service refuses (a trial's config its policy rejects) is refused again on a retry.
+    if (error instanceof BadRequestError) throw ApplicationFailure.nonRetryable(error.message, 'Refused');
     throw error;
   }
 }
@@ -73,6 +76,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
   }
 
   return {
+    ...createSweepActivities(api, orchestrated),
     readRun,
 
     /**

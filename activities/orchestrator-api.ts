@@ -1,12 +1,15 @@
 // The service's /orchestrator/* routes, for the Temporal activities only: not part of the public client.
 import type {
+  AbandonedRuns,
   ExchangeToken,
   ManagedRun,
   OrchestratorDeployment,
   OrchestratorFailureReason,
   RunAssetSummary,
   RunInstance,
+  SweepTrialHistory,
 } from '@assay/contract';
+
 import { path, Transport } from '../src/client/transport.ts';
 import type { RunData } from '../src/client/index.ts';
 
@@ -71,5 +74,25 @@ export class OrchestratorApi {
   /** The run's assets (its outputs and checkpoints), without components. */
   listRunAssets(runId: string): Promise<{ items: RunAssetSummary[] }> {
     return this.#t.get(path`/orchestrator/runs/${runId}/assets`);
+  }
+
+  /** The sweep's trials so far, as the sampler takes them. */
+  sweepTrials(sweepId: string): Promise<SweepTrialHistory> {
+    return this.#t.get(path`/orchestrator/sweeps/${sweepId}/trials`);
+  }
+
+  /** The trial's variation and first run, made once: asking again answers the same run. */
+  createTrial(sweepId: string, trial: number, params: Record<string, unknown>): Promise<RunData> {
+    return this.#t.post(path`/orchestrator/sweeps/${sweepId}/trials`, { trial, params });
+  }
+
+  /** Fails the sweep's pending runs `abandoned` (a cancelled sweep's runs that never started). */
+  abandonPendingSweepRuns(sweepId: string): Promise<AbandonedRuns> {
+    return this.#t.post(path`/orchestrator/sweeps/${sweepId}/abandon-pending`);
+  }
+
+  /** The run that retries this failed sweep run (same variation and seed); asking again answers the same. */
+  createRetryRun(runId: string): Promise<RunData> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/retry`);
   }
 }

@@ -2,3 +2,4 @@
 export { progressQuery, runChangedSignal } from './definitions.ts';
 export { managedRun } from './managed-run.ts';
 export { variationSweep } from './variation-sweep.ts';
+export { trialSweep } from './trial-sweep.ts';

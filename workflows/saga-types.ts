@@ -2,6 +2,7 @@
 // service, the worker and the workflow bundle share them without sharing code. Run states and failure reasons
 // are the wire contract's.
 import type { FailureReason, RunState, SweepProgress } from '@assay/contract';
+import type { SearchPlan } from './sweep-types.ts';
 
 export type { SweepProgress };
 
@@ -88,5 +89,21 @@ export interface SweepInput {
   runs: ManagedRunRef[];
   settings: SagaSettings;
   /** Absent in workflows started before labels existed. */
+  labels?: WorkflowLabels;
+}
+
+/**
+ * The trial sweep (workflows/trial-sweep.ts): either pre-made runs (grid, list, repeat), one trial each, or
+ * `search`, whose trials are suggested by the sampler and made as they start.
+ */
+export interface TrialSweepInput {
+  sweepId: string;
+  experimentId: string;
+  concurrency: number;
+  /** New runs a trial gets after failing crash, heartbeat_timeout or provision_failed. */
+  maxRetries: number;
+  runs: ManagedRunRef[];
+  search?: SearchPlan;
+  settings: SagaSettings;
   labels?: WorkflowLabels;
 }

@@ -35,3 +35,15 @@ export interface SuggestInput {
 export interface Suggestion {
   params: Record<string, unknown>;
 }
+
+/** What a searching sweep asks its sampler, fixed at the sweep's start. */
+export interface SearchPlan {
+  strategy: SearchStrategy;
+  space: SearchSpace;
+  goal: Goal;
+  seed: number;
+  /** How many trials the sweep makes. */
+  trials: number;
+  /** The sampler's task queue (searchTaskQueue of the deployment's). */
+  queue: string;
+}

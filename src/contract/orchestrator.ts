@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Uuid, ItemList, Nullable, OneOf, Timestamp } from './common.ts';
+import { JsonObject, Uuid, ItemList, Nullable, OneOf, Timestamp } from './common.ts';
 import { RunAssetSummary } from './assets.ts';
 import { LaunchAuthor, LaunchConfig } from './launch.ts';
 import { ORCHESTRATOR_FAILURE_REASONS, Run } from './runs.ts';
@@ -61,3 +61,30 @@ export const FailManagedRunBody = Type.Object(
 export type FailManagedRunBody = Static<typeof FailManagedRunBody>;
 
 export const RunAssetList = ItemList(RunAssetSummary);
+
+/** A sweep's trials, for the trial sweep workflow's activities. */
+export const SweepTrialParams = Type.Object({ sweep_id: Uuid });
+
+/** The trial the sampler suggested: a variation and a run are made for it, once per (sweep, trial). */
+export const CreateTrialBody = Type.Object(
+  { trial: Type.Integer({ minimum: 1 }), params: JsonObject },
+  { additionalProperties: false },
+);
+export type CreateTrialBody = Static<typeof CreateTrialBody>;
+
+/** A trial as the sampler sees it (workflows/sweep-types.ts TrialRecord). */
+export const SweepTrialRecord = Type.Object({
+  trial: Type.Integer(),
+  params: JsonObject,
+  state: OneOf(['complete', 'pruned', 'failed', 'running'] as const),
+  value: Nullable(Type.Number()),
+  /** [step, value] pairs. */
+  intermediate: Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })),
+});
+export type SweepTrialRecord = Static<typeof SweepTrialRecord>;
+export const SweepTrialHistory = ItemList(SweepTrialRecord);
+export type SweepTrialHistory = Static<typeof SweepTrialHistory>;
+
+/** How many never-started runs of a cancelled sweep were failed `abandoned`. */
+export const AbandonedRuns = Type.Object({ abandoned: Type.Integer() });
+export type AbandonedRuns = Static<typeof AbandonedRuns>;

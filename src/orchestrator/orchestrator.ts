@@ -2,6 +2,9 @@
 // `src/orchestrator/temporal-orchestrator.ts` implements it, and a service without one answers 503.
 
 import type { ManagedRunRef, WorkflowLabels } from '../../workflows/saga-types.ts';
+import { searchTaskQueue, type SearchPlan } from '../../workflows/sweep-types.ts';
+
+export { searchTaskQueue };
 
 // One definition of the run a workflow carries: the workflows' own input shape.
 export type { ManagedRunRef };
@@ -16,7 +19,12 @@ export interface SweepStart {
   workflowId: string;
   experimentId: string;
   concurrency: number;
+  /** Pre-made runs (grid, list, repeat), one trial each; none for a searching sweep. */
   runs: ManagedRunRef[];
+  /** New runs a trial gets after failing crash, heartbeat_timeout or provision_failed. */
+  maxRetries: number;
+  /** A searching sweep's sampler inputs; the orchestrator names the sampler's queue. */
+  search?: Omit<SearchPlan, 'queue'>;
   labels: Omit<RunLabels, 'sweepId'>;
 }
 
@@ -49,6 +57,8 @@ export interface Orchestrator {
   workflowState(workflowId: string): Promise<WorkflowState | undefined>;
   /** Starts the sweep workflow, or finds the one already started. */
   startSweep(sweep: SweepStart): Promise<void>;
+  /** Whether a search worker (the sampler of searching sweeps) polls this deployment's search queue. */
+  samplerAvailable(): Promise<boolean>;
   /** Cancels the sweep workflow, which cancels its runs; an unknown or finished workflow is success. */
   cancelSweep(workflowId: string): Promise<void>;
   /**

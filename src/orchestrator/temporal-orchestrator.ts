@@ -17,7 +17,8 @@ import {
   sweepSearchAttributes,
   workflowMemo,
 } from '../../workflows/definitions.ts';
-import type { SagaSettings } from '../../workflows/saga-types.ts';
+import type { SagaSettings, TrialSweepInput } from '../../workflows/saga-types.ts';
+import { searchTaskQueue } from '../../workflows/sweep-types.ts';
 import type { TemporalSettings } from './orchestrator-config.ts';
 
 export interface TemporalOrchestratorOptions {
@@ -37,6 +38,11 @@ type StartOf = (indexed: boolean) => {
   typedSearchAttributes: SearchAttributePair[];
   memo: Record<string, unknown>;
 };
+
+// temporal.api.enums.v1 TaskQueueKind.TASK_QUEUE_KIND_NORMAL and TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (the
+// proto package is the client's dependency, not ours).
+const NORMAL_QUEUE = 1;
+const ACTIVITY_QUEUE = 2;
 
 /** Temporal refuses a start that sets a search attribute the namespace does not have. */
 function unregisteredAttribute(error: unknown): boolean {
@@ -117,11 +123,18 @@ export class TemporalOrchestrator implements Orchestrator {
   }
 
   async startSweep(sweep: SweepStart): Promise<void> {
-    const { workflowId, labels, ...input } = sweep;
-    await this.#start('variationSweep', workflowId, startOnce, (indexed) => {
+    const { workflowId, labels, search, ...rest } = sweep;
+    const queue = searchTaskQueue(await this.#taskQueue);
+    await this.#start('trialSweep', workflowId, startOnce, (indexed) => {
       const all = { ...labels, indexed };
+      const input: TrialSweepInput = {
+        ...rest,
+        ...(search ? { search: { ...search, queue } } : {}),
+        settings: this.#options.saga,
+        labels: all,
+      };
       return {
-        args: [{ ...input, settings: this.#options.saga, labels: all }],
+        args: [input],
         typedSearchAttributes: sweepSearchAttributes(input, all),
         memo: workflowMemo(all),
       };
@@ -136,6 +149,15 @@ export class TemporalOrchestrator implements Orchestrator {
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;
     }
+  }
+
+  async samplerAvailable(): Promise<boolean> {
+    const { pollers } = await this.#client.workflowService.describeTaskQueue({
+      namespace: this.#options.temporal.namespace,
+      taskQueue: { name: searchTaskQueue(await this.#taskQueue), kind: NORMAL_QUEUE },
+      taskQueueType: ACTIVITY_QUEUE,
+    });
+    return (pollers ?? []).length > 0;
   }
 
   async cancelSweep(workflowId: string): Promise<void> {

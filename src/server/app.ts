@@ -33,6 +33,7 @@ import { runControlWaits } from './runs/run-control-waits.ts';
 import { runRoutes } from './runs/run-routes.ts';
 import { earlyStopping } from './sweeps/early-stopping/early-stopping.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
+import { trialRoutes } from './sweeps/trial-routes.ts';
 import { configPolicy } from './variations/config-policy.ts';
 import { variationRoutes } from './variations/variation-routes.ts';
 import { builtWebDir, webRoutes } from './web/web-routes.ts';
@@ -156,6 +157,7 @@ export async function buildApp({
   await app.register(metricRoutes(db, config, earlyStopping(db, runEvents)));
   await app.register(sweepRoutes(db, orchestrator, configPolicy(config)));
   await app.register(orchestratorRoutes(db, config, authenticator, orchestrator, runEvents));
+  await app.register(trialRoutes(db, configPolicy(config), runEvents));
   await app.register(apiKeyRoutes(db, config, authenticator));
   await app.register(workerKeyExchangeRoutes(db, config, authenticator));
   await app.register(organizationRoutes(db));

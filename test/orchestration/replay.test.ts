@@ -38,6 +38,7 @@ const KEPT_PATHS = [
   'managedRun: lean-saga',
   'variationSweep: none',
   'variationSweep: lean-saga',
+  'trialSweep: none',
 ];
 
 interface History {

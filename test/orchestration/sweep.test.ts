@@ -11,7 +11,7 @@ import { managedRunWorld } from '../support/managed-runs.ts';
 
 /**
  * Polls how many instances are alive at once while their runs are not over, until stopped; returns the
- * largest count seen. A sweep starts its next run once a run has ended (workflows/variation-sweep.ts), while
+ * largest count seen. A sweep starts its next run once a run has ended (workflows/trial-sweep.ts), while
  * the ended run's runner may still be exiting: `over` says which instance's run has ended.
  */
 function watchConcurrency(world: Orchestration, over: (workflowId: string) => Promise<boolean>) {
@@ -113,7 +113,7 @@ describe('sweeps', () => {
       `at most 2 instances of unfinished runs at once, and the bound was used (${seen.samples} samples)`,
     );
     assert.equal(await world.instancesStarted(), 9);
-    // Each run freed its slot as it ended, before its saga concluded (workflows/variation-sweep.ts).
+    // Each run freed its slot as it ended, before its saga concluded (workflows/trial-sweep.ts).
     const events = (await world.env.client.workflow.getHandle(created.body.workflow_id).fetchHistory())
       .events!;
     assert.equal(
@@ -139,9 +139,9 @@ describe('sweeps', () => {
     const after = (await world.svc.as(key).get(`/experiments/${experimentId}/sweeps/${created.body.id}`))
       .body;
     assert.deepEqual(after.progress, { ...summary, stopped_early: 0, retried: 0, failed_by_reason: {} });
-    await recordHistory(world.env, created.body.workflow_id, 'sweep-3x3');
+    await recordHistory(world.env, created.body.workflow_id, 'trial-sweep-3x3');
     // A run of a sweep signals it (runEnded) as it ends: its history has a step that a lone run's has not.
-    await recordHistory(world.env, created.body.runs[0].workflow_id, 'managed-run-in-sweep');
+    await recordHistory(world.env, created.body.runs[0].workflow_id, 'managed-run-in-trial-sweep');
   });
 
   test('cancelling a sweep cancels its running runs and ends the ones not started', async () => {
@@ -167,7 +167,7 @@ describe('sweeps', () => {
       assert.deepEqual([state.state, state.failure_reason], ['failed', 'abandoned'], JSON.stringify(state));
     }
     assert.ok((await world.instancesStarted()) <= 9 + 2, 'at most the two running runs had instances');
-    await recordHistory(world.env, created.body.workflow_id, 'sweep-cancelled');
+    await recordHistory(world.env, created.body.workflow_id, 'trial-sweep-cancelled');
   });
 
   test("every run of a sweep is one visibility query away (AssaySweepId), labelled with the experiment's name", async () => {

@@ -355,3 +355,220 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
     assert.deepEqual([different.status, different.body.error.code], [409, 'experiment_not_draft']);
   });
 });
+
+describe('searching sweeps (random, sobol, tpe) and repeats: the declaration checked, then recorded', () => {
+  let t: TestService;
+  let fake: FakeOrchestrator;
+  let owner: string;
+  const SPACE = {
+    'optimizer.lr': { distribution: 'log_uniform', low: 1e-5, high: 1 },
+    seed: { distribution: 'int', low: 0, high: 9 },
+    'optimizer.name': { distribution: 'choice', values: ['adamw', 'sgd'] },
+  };
+  const search = (experimentId: string, body: Record<string, unknown>) =>
+    t.as(owner).post(`/experiments/${experimentId}/sweeps`, {
+      base_yaml: BASE,
+      strategy: 'random',
+      space: SPACE,
+      trials: 4,
+      ...body,
+    });
+
+  before(async () => {
+    fake = new FakeOrchestrator();
+    t = await startTestService({ orchestrator: fake, env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' } });
+    owner = (await t.createUser()).key;
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  it('refuses a bad space, a path the base lacks and a missing objective with 422 naming the field, and creates nothing', async () => {
+    const id = (await createExperiment(t, owner, { name: 'search' })).id;
+    const starts = fake.callsOf('startSweep').length;
+    const cases: [string, Record<string, unknown>, string, RegExp][] = [
+      [
+        'low ≥ high',
+        { space: { seed: { distribution: 'uniform', low: 2, high: 2 } } },
+        'space.seed.low',
+        /below high/,
+      ],
+      [
+        'log_uniform from 0',
+        { space: { 'optimizer.lr': { distribution: 'log_uniform', low: 0, high: 1 } } },
+        'space.optimizer.lr.low',
+        /above 0/,
+      ],
+      [
+        'an int on a log scale from 0',
+        { space: { seed: { distribution: 'int', low: 0, high: 8, log: true } } },
+        'space.seed.low',
+        /low ≥ 1/,
+      ],
+      [
+        'an empty choice',
+        { space: { 'optimizer.name': { distribution: 'choice', values: [] } } },
+        'space.optimizer.name.values',
+        /at least one value/,
+      ],
+      [
+        'a key the base lacks',
+        { space: { 'optimizer.momentum': { distribution: 'uniform', low: 0, high: 1 } } },
+        'space.optimizer.momentum',
+        /optimizer exists but has no key momentum/,
+      ],
+      [
+        'a top-level key the base lacks',
+        { space: { dropout: { distribution: 'uniform', low: 0, high: 1 } } },
+        'space.dropout',
+        /base_yaml has no key dropout/,
+      ],
+      [
+        'a path through a value that is no mapping',
+        { space: { 'seed.x': { distribution: 'uniform', low: 0, high: 1 } } },
+        'space.seed.x',
+        /seed is not a mapping/,
+      ],
+      ['tpe without an objective', { strategy: 'tpe' }, 'objective', /tpe learns from the objective/],
+      [
+        'early stopping without an objective',
+        { early_stopping: { kind: 'median' } },
+        'objective',
+        /early stopping compares trials/,
+      ],
+    ];
+    for (const [what, body, field, message] of cases) {
+      const res = await search(id, body);
+      assert.deepEqual(
+        [res.status, res.body.error?.code, res.body.error?.details?.field],
+        [422, 'invalid_search_space', field],
+        `${what}: ${JSON.stringify(res.body)}`,
+      );
+      assert.match(res.body.error.message, message, what);
+    }
+    const unknown = await search(id, { space: { seed: { distribution: 'normal', low: 0, high: 1 } } });
+    assert.equal(unknown.status, 422, 'an unknown distribution is the schema’s to refuse');
+    const over = await search(id, { trials: 1001 });
+    assert.equal(over.status, 422, 'trials over the cap');
+
+    const experiment = await t.as(owner).get(`/experiments/${id}`);
+    assert.deepEqual(
+      [experiment.body.state, experiment.body.variations.length],
+      ['draft', 0],
+      'nothing was written',
+    );
+    assert.equal(fake.callsOf('startSweep').length, starts, 'no workflow was started');
+  });
+
+  it('answers 503 sampler_unavailable naming what to run when no search worker polls, and creates nothing', async () => {
+    const id = (await createExperiment(t, owner, { name: 'no sampler' })).id;
+    fake.sampler = false;
+    try {
+      const res = await search(id, {});
+      assert.deepEqual(
+        [res.status, res.body.error.code],
+        [503, 'sampler_unavailable'],
+        JSON.stringify(res.body),
+      );
+      assert.match(res.body.error.message, /setup-search-worker\.sh/);
+      assert.match(res.body.error.message, /assay_search_worker --task-queue \S+-search/);
+    } finally {
+      fake.sampler = true;
+    }
+    assert.equal((await t.as(owner).get(`/experiments/${id}`)).body.state, 'draft');
+  });
+
+  it('records a random sweep on a draft with no variations: the commit freezes it, the seed is chosen and kept, a repeat finds it', async () => {
+    const id = (await createExperiment(t, owner, { name: 'random' })).id;
+    const res = await search(id, {
+      max_retries: 2,
+      concurrency: 2,
+      objective: { metric: 'loss', goal: 'maximize' },
+    });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.deepEqual(res.body.runs, [], 'trials are made as they start');
+    const experiment = await t.as(owner).get(`/experiments/${id}`);
+    assert.deepEqual([experiment.body.state, experiment.body.variations.length], ['committed', 0]);
+
+    const [start] = fake.callsOf<SweepStart>('startSweep').slice(-1);
+    assert.ok(start);
+    const seed = start.search?.seed;
+    assert.ok(Number.isInteger(seed), 'a seed chosen');
+    assert.deepEqual(start.search, {
+      strategy: 'random',
+      space: start.search?.space,
+      goal: 'maximize',
+      seed,
+      trials: 4,
+    });
+    assert.deepEqual(Object.keys(start.search!.space).sort(), Object.keys(SPACE).sort());
+    assert.deepEqual([start.maxRetries, start.concurrency, start.runs], [2, 2, []]);
+
+    const again = await search(id, {
+      max_retries: 2,
+      concurrency: 2,
+      objective: { metric: 'loss', goal: 'maximize' },
+    });
+    assert.deepEqual(
+      [again.status, again.body.id],
+      [202, res.body.id],
+      'the same request finds the same sweep',
+    );
+    assert.equal(fake.callsOf<SweepStart>('startSweep').at(-1)!.search?.seed, seed, 'with the same seed');
+
+    // The committed experiment takes no variation but its sweep's trials.
+    const direct = await t.as(owner).post(`/experiments/${id}/variations`, { config_yaml: 'lr: 1\n' });
+    assert.equal(direct.status, 409);
+  });
+
+  it('repeats a committed experiment’s variations with a distinct seed per run; a draft is refused (409)', async () => {
+    const draftId = (await createExperiment(t, owner, { name: 'draft repeat' })).id;
+    const refused = await t
+      .as(owner)
+      .post(`/experiments/${draftId}/sweeps`, { strategy: 'repeat', repeats: 2 });
+    assert.deepEqual([refused.status, refused.body.error.code], [409, 'experiment_not_committed']);
+
+    const id = (await createExperiment(t, owner, { name: 'repeat' })).id;
+    await addVariation(t, owner, id, 'lr: 0.1\nlaunch:\n  command: "true"\n');
+    await addVariation(t, owner, id, 'lr: 0.2\nlaunch:\n  command: "true"\n');
+    assert.equal((await t.as(owner).post(`/experiments/${id}/commit`)).status, 200);
+    const missing = await t
+      .as(owner)
+      .post(`/experiments/${id}/sweeps`, { strategy: 'repeat', repeats: 2, variations: [2, 7] });
+    assert.deepEqual(
+      [missing.status, missing.body.error.details],
+      [422, { field: 'variations', missing: [7] }],
+    );
+
+    const res = await t
+      .as(owner)
+      .post(`/experiments/${id}/sweeps`, { strategy: 'repeat', repeats: 3, seed: 11, max_retries: 1 });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.runs.map((r: { n: number; r: number }) => [r.n, r.r]),
+      [1, 2].flatMap((n) => [1, 2, 3].map((r) => [n, r])),
+    );
+    const seeds = [];
+    for (const run of res.body.runs)
+      seeds.push((await t.as(owner).get(`/experiments/${id}/variations/${run.n}/runs/${run.r}`)).body.seed);
+    assert.deepEqual(seeds, [12, 13, 14, 15, 16, 17], 'distinct seeds derived from the sweep’s');
+    const start = fake.callsOf<SweepStart>('startSweep').at(-1)!;
+    assert.deepEqual([start.runs.length, start.maxRetries, start.search], [6, 1, undefined]);
+  });
+
+  it('gives a grid or list sweep max_retries too (0 when absent)', async () => {
+    for (const [body, retries] of [
+      [{ strategy: 'grid', grid: { seed: [1, 2] }, max_retries: 3 }, 3],
+      [{ list: [{ seed: 1 }] }, 0],
+    ] as const) {
+      const id = (await createExperiment(t, owner, { name: 'retries' })).id;
+      const res = await t.as(owner).post(`/experiments/${id}/sweeps`, { base_yaml: BASE, ...body });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      const start = fake.callsOf<SweepStart>('startSweep').at(-1)!;
+      assert.deepEqual(
+        [start.sweepId, start.maxRetries, start.runs.length],
+        [res.body.id, retries, res.body.runs.length],
+      );
+    }
+  });
+});

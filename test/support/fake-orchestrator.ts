@@ -22,6 +22,8 @@ export class FakeOrchestrator implements Orchestrator {
   /** Workflow ids started again with `restartClosed` while their workflow was closed. */
   readonly restarted: string[] = [];
   installationId: string | undefined;
+  /** What samplerAvailable answers: whether a search worker polls the search queue. */
+  sampler = true;
   readonly uiUrl = 'http://temporal-ui.test';
 
   #record(method: Method, arg: unknown): void {
@@ -58,6 +60,10 @@ export class FakeOrchestrator implements Orchestrator {
   }
   async startSweep(sweep: SweepStart): Promise<void> {
     this.#record('startSweep', sweep);
+  }
+  async samplerAvailable(): Promise<boolean> {
+    this.#record('samplerAvailable', undefined);
+    return this.sampler;
   }
   async cancelSweep(workflowId: string): Promise<void> {
     this.#record('cancelSweep', workflowId);

@@ -126,11 +126,15 @@ export async function applyMove(
   id: string,
   move: ExperimentMove,
   reason: string | null,
+  opts: { searching?: boolean } = {},
 ): Promise<ExperimentRow | undefined> {
   const { from, to, stamp } = EXPERIMENT_MOVES[move];
-  // Committing freezes the variations, so an experiment with none has nothing to run.
+  // Committing freezes the variations, so an experiment with none has nothing to run; unless a searching
+  // sweep commits it, which adds its trials' variations afterwards.
   const needsVariation =
-    move === 'commit' ? 'AND EXISTS (SELECT 1 FROM variations v WHERE v.experiment_id = e.id)' : '';
+    move === 'commit' && !opts.searching
+      ? 'AND EXISTS (SELECT 1 FROM variations v WHERE v.experiment_id = e.id)'
+      : '';
   const rows = await db.query<ExperimentRow>(
     `UPDATE experiments e SET state = $3, ${stamp} = now(), updated_at = now(),
             retraction_reason = COALESCE($5, e.retraction_reason)

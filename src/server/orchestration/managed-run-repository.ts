@@ -18,6 +18,10 @@ export async function insertManagedRun(
     provisionedBy: string | null;
     sweepId: string | null;
     recoversRunId: string | null;
+    /** The failed sweep run this one retries. */
+    retriesRunId?: string | null;
+    /** A repeat sweep's seed, which the run's config carries. */
+    seed?: number | null;
   },
 ): Promise<RunRow | undefined> {
   // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
@@ -33,9 +37,20 @@ export async function insertManagedRun(
        UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
         WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
         RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
-     INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id)
-     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7 FROM counter RETURNING ${RUN_COLUMNS}`,
-    [run.experimentId, run.n, head, tail, run.provisionedBy, run.sweepId, run.recoversRunId],
+     INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id,
+                            retries_run_id, seed)
+     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7, $8, $9 FROM counter RETURNING ${RUN_COLUMNS}`,
+    [
+      run.experimentId,
+      run.n,
+      head,
+      tail,
+      run.provisionedBy,
+      run.sweepId,
+      run.recoversRunId,
+      run.retriesRunId ?? null,
+      run.seed ?? null,
+    ],
   );
   return rows[0];
 }

@@ -89,6 +89,13 @@ export async function findRecoveryOf(db: Queryable, runId: string): Promise<RunR
   return rows[0];
 }
 
+export async function findRetryOf(db: Queryable, runId: string): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.retries_run_id = $1`, [
+    runId,
+  ]);
+  return rows[0];
+}
+
 export async function listRunAssets(db: Queryable, runId: string) {
   return db.query<{ id: string; kind: string; name: string; state: string }>(
     'SELECT id, kind, name, state FROM assets WHERE run_id = $1 ORDER BY created_at, id',

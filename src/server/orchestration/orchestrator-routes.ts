@@ -198,6 +198,27 @@ export function orchestratorRoutes(
       },
     );
 
+    app.post(
+      `${path}/retry`,
+      {
+        config: orchestrate,
+        schema: {
+          tags,
+          operationId: 'createRetryRun',
+          summary:
+            'The run that retries this failed sweep run (same variation and seed): 201 when created, 200 when it already exists',
+          params: ManagedRunParams,
+          body: NoBody,
+          response: withErrors({ 200: Run, 201: Run }, 409),
+        },
+      },
+      async (req, reply) => {
+        const { run, created } = await service.createRetryRun(db, req.params.run_id);
+        reply.code(created ? 201 : 200);
+        return api(run);
+      },
+    );
+
     app.get(
       `${path}/assets`,
       {

@@ -77,6 +77,39 @@ export async function createRecoveryRun(db: Db, runId: string): Promise<{ run: R
   });
 }
 
+/**
+ * The run that retries this failed sweep run (it failed crash, heartbeat_timeout or provision_failed): the
+ * next run of the same variation, for the same user, sweep and seed. One per run: asking again answers the
+ * same run, with `created: false`.
+ */
+export async function createRetryRun(db: Db, runId: string): Promise<{ run: RunRow; created: boolean }> {
+  return db.transaction(async (tx) => {
+    const original = await repo.lockManagedRun(tx, runId);
+    if (!original) throw notFound('managed run');
+    const existing = await repo.findRetryOf(tx, runId);
+    if (existing) return { run: existing, created: false };
+    if (original.sweep_id === null || original.state !== 'failed')
+      throw conflict('invalid_state_transition', 'only a failed run of a sweep is retried', {
+        state: original.state,
+      });
+    const run = await insertManagedRun(tx, {
+      experimentId: original.experiment_id,
+      n: original.n,
+      provisionedBy: original.provisioned_by,
+      sweepId: original.sweep_id,
+      recoversRunId: null,
+      retriesRunId: original.id,
+      seed: original.seed === null ? null : Number(original.seed),
+    });
+    if (!run)
+      throw conflict(
+        'experiment_not_runnable',
+        'the experiment is no longer committed: it takes no new runs',
+      );
+    return { run, created: true };
+  });
+}
+
 export async function listRunAssets(db: Db, runId: string) {
   await getManagedRun(db, runId);
   return { items: await repo.listRunAssets(db, runId) };

@@ -284,11 +284,12 @@ export async function readConfig(db: Queryable, principal: Principal, key: RunKe
     accelerate_config_json: object;
     launch_config: object;
     config_read_at: Date;
+    seed: string | null;
   }>(
     `UPDATE runs r SET config_read_at = COALESCE(r.config_read_at, now())
        FROM experiments e, variations v
       WHERE ${RUN_ADDRESSED} AND v.experiment_id = r.experiment_id AND v.n = r.n
-      RETURNING v.config_json, v.accelerate_config_json, v.launch_config, r.config_read_at`,
+      RETURNING v.config_json, v.accelerate_config_json, v.launch_config, r.config_read_at, r.seed`,
     runAddress(principal, key),
   );
   return rows[0];

@@ -89,13 +89,16 @@ export async function listRuns(
 }
 
 export async function readRunConfig(db: Db, principal: Principal, key: repo.RunKey) {
-  const config = await repo.readConfig(db, principal, key);
-  if (!config) throw notFound('run');
+  const found = await repo.readConfig(db, principal, key);
+  if (!found) throw notFound('run');
+  const { seed, ...config } = found;
   return {
     experiment_id: key.experimentId,
     n: key.n,
     r: key.r,
     ...config,
+    // A repeat sweep's run reads its own seed at the config's top level (bigint comes back as text).
+    config_json: seed === null ? config.config_json : { ...config.config_json, seed: Number(seed) },
     config_read_at: iso(config.config_read_at)!,
   };
 }

@@ -80,10 +80,13 @@ export async function findSameSweep(
   experimentId: string,
   spec: object,
   concurrency: number,
+  opts: { ignoreSeed?: boolean } = {},
 ): Promise<SweepRow | undefined> {
+  // A seed the service chose is not in the request: the stored spec is compared without it.
+  const stored = opts.ignoreSeed ? "(s.spec - 'seed')" : 's.spec';
   const rows = await db.query<SweepRow>(
     `SELECT ${COLUMNS} FROM sweeps s JOIN experiments e ON e.id = s.experiment_id
-      WHERE s.experiment_id = $2 AND s.spec = $3::jsonb AND s.concurrency = $4 AND ${experimentVisible('e', '$1')}
+      WHERE s.experiment_id = $2 AND ${stored} = $3::jsonb AND s.concurrency = $4 AND ${experimentVisible('e', '$1')}
       ORDER BY s.created_at LIMIT 1`,
     [userId, experimentId, spec, concurrency],
   );
@@ -98,4 +101,26 @@ export async function sweepRuns(db: Queryable, sweepId: string): Promise<SweepRu
       WHERE r.sweep_id = $1 ORDER BY r.n, r.r`,
     [sweepId],
   );
+}
+
+/** The runs the sweep made at its creation (grid, list, repeat), in order: neither recoveries nor retries. */
+export async function firstRuns(
+  db: Queryable,
+  sweepId: string,
+): Promise<{ id: string; n: number; r: number; workflow_id: string }[]> {
+  return db.query(
+    `SELECT r.id, r.n, r.r, r.workflow_id FROM runs r
+      WHERE r.sweep_id = $1 AND r.recovers_run_id IS NULL AND r.retries_run_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM variations v WHERE v.experiment_id = r.experiment_id AND v.n = r.n AND v.sweep_id = $1)
+      ORDER BY r.n, r.r`,
+    [sweepId],
+  );
+}
+
+/** The experiment's variation numbers, in order. */
+export async function variationNumbers(db: Queryable, experimentId: string): Promise<number[]> {
+  const rows = await db.query<{ n: number }>('SELECT n FROM variations WHERE experiment_id = $1 ORDER BY n', [
+    experimentId,
+  ]);
+  return rows.map((r) => r.n);
 }
