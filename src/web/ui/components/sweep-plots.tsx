@@ -1,0 +1,60 @@
+// The sweep page's plots, loaded with the page's first sweep that has trials: the objective against trial
+// number (the charts' uPlot) and the space's parallel coordinates (SVG).
+import type { Sweep } from '@assay/contract';
+import { objectivePoints } from '../sweep-trials.ts';
+import { Chart, useWidth } from './chart-frame.tsx';
+import { ParallelCoordinates } from './parallel-coordinates.tsx';
+
+const LINES = [
+  { label: 'finished', color: '#1f5fbf' },
+  { label: 'stopped early', color: '#8c959f' },
+  { label: 'best so far', color: '#1a7f37', joined: true, width: 2 },
+];
+
+export default function SweepPlots({ sweep, tableId }: { sweep: Sweep; tableId: string }) {
+  const objective = sweep.declaration.objective;
+  return (
+    <>
+      {objective && <ObjectiveChart sweep={sweep} />}
+      <section aria-labelledby="sweep-space-title">
+        <h2 id="sweep-space-title">The space</h2>
+        <ParallelCoordinates
+          runs={sweep.runs}
+          space={sweep.declaration.space}
+          objective={objective}
+          describedBy={tableId}
+        />
+      </section>
+    </>
+  );
+}
+
+function ObjectiveChart({ sweep }: { sweep: Sweep }) {
+  const objective = sweep.declaration.objective!;
+  const [ref, width] = useWidth<HTMLDivElement>();
+  const points = objectivePoints(sweep.runs, objective.goal);
+  return (
+    <section aria-labelledby="sweep-objective-title">
+      <h2 id="sweep-objective-title">
+        {objective.metric} by trial <span className="muted">({objective.goal})</span>
+      </h2>
+      <div ref={ref} data-testid="objective-chart" data-points={points.trials.length}>
+        {points.trials.length === 0 ? (
+          <p className="hint">No trial has ended with a {objective.metric} yet.</p>
+        ) : (
+          width > 0 && (
+            <Chart
+              label={`${objective.metric} against trial number`}
+              data={[points.trials, points.finished, points.stopped, points.bestSoFar]}
+              lines={LINES}
+              width={width}
+              height={260}
+              xLabel="trial"
+              scatter={{ wholeX: true }}
+            />
+          )
+        )}
+      </div>
+    </section>
+  );
+}
