@@ -1,6 +1,12 @@
-// A sweep's runs as a researcher reads them: each run's outcome (stopped early and retried are outcomes of
-// their own, not errors) and the objective against trial number.
-import type { Goal, SweepRun } from '@assay/contract';
+// A sweep's runs as a researcher reads them: each run's trial and outcome (stopped early and retried are
+// outcomes of their own, not errors) and the objective against trial number.
+import {
+  RETRYABLE_FAILURE_REASONS,
+  type FailureReason,
+  type Goal,
+  type Sweep,
+  type SweepRun,
+} from '@assay/contract';
 
 /** What a sweep run came to: its state, or `stopped_early` / `retried` for the failures that are neither. */
 export type RunOutcome = SweepRun['state'] | 'stopped_early' | 'retried';
@@ -15,22 +21,33 @@ export const OUTCOME_LABEL: Record<RunOutcome, string> = {
   retried: 'retried',
 };
 
-/** The runs a later run of the same variation took over (a retry reuses its trial's variation: same n). */
-export function retriedRuns(runs: readonly SweepRun[]): Set<SweepRun> {
-  const latest = new Map<number, number>();
-  for (const run of runs) latest.set(run.n, Math.max(latest.get(run.n) ?? 0, run.r));
-  const retried = new Set<SweepRun>();
-  for (const run of runs) {
-    const newer = (latest.get(run.n) ?? 0) > run.r;
-    if (run.trial !== null && run.state === 'failed' && newer) retried.add(run);
-  }
-  return retried;
+/** One run of a sweep with its trial number and outcome. */
+export interface TrialRun {
+  run: SweepRun;
+  /** The search's trial number; for a grid or list, the point's place among the sweep's variations. */
+  trial: number;
+  outcome: RunOutcome;
 }
 
-export function outcomeOf(run: SweepRun, retried: ReadonlySet<SweepRun>): RunOutcome {
-  if (retried.has(run)) return 'retried';
-  if (run.state === 'failed' && run.failure_reason === 'stopped_early') return 'stopped_early';
-  return run.state;
+/**
+ * Each run's trial and outcome. A retry is a later run of the same variation (a trial keeps its variation),
+ * so a run that failed for a retryable reason and has a later run of its variation was retried, when the
+ * sweep retries at all (a repeat sweep's runs of one variation are repeats, not retries).
+ */
+export function trialRuns(sweep: Pick<Sweep, 'runs' | 'declaration'>): TrialRun[] {
+  const latest = new Map<number, number>();
+  for (const run of sweep.runs) latest.set(run.n, Math.max(latest.get(run.n) ?? 0, run.r));
+  const points = [...latest.keys()].sort((a, b) => a - b);
+  const retries = sweep.declaration.max_retries > 0;
+  const retryable = (reason: FailureReason | null) =>
+    reason !== null && RETRYABLE_FAILURE_REASONS.includes(reason);
+  return sweep.runs.map((run) => {
+    let outcome: RunOutcome = run.state;
+    if (run.state === 'failed' && run.failure_reason === 'stopped_early') outcome = 'stopped_early';
+    else if (run.state === 'failed' && retries && retryable(run.failure_reason) && latest.get(run.n)! > run.r)
+      outcome = 'retried';
+    return { run, trial: run.trial ?? points.indexOf(run.n) + 1, outcome };
+  });
 }
 
 /** Whether `a` is a better objective value than `b` for the goal. */
@@ -47,20 +64,18 @@ export interface ObjectivePoints {
   bestSoFar: Array<number | null>;
 }
 
-export function objectivePoints(runs: readonly SweepRun[], goal: Goal): ObjectivePoints {
-  const retried = retriedRuns(runs);
-  const ended = runs
-    .filter((run) => run.trial !== null && run.objective !== null && Number.isFinite(run.objective))
-    .map((run) => ({ run, outcome: outcomeOf(run, retried) }))
+export function objectivePoints(trials: readonly TrialRun[], goal: Goal): ObjectivePoints {
+  const ended = trials
+    .filter(({ run }) => run.objective !== null && Number.isFinite(run.objective))
     .filter(({ outcome }) => outcome === 'succeeded' || outcome === 'stopped_early')
-    .sort((a, b) => a.run.trial! - b.run.trial!);
+    .sort((a, b) => a.trial - b.trial);
   const points: ObjectivePoints = { trials: [], finished: [], stopped: [], bestSoFar: [] };
   let best: number | null = null;
-  for (const { run, outcome } of ended) {
+  for (const { run, trial, outcome } of ended) {
     const value = run.objective!;
     const done = outcome === 'succeeded';
     if (done && (best === null || better(goal, value, best))) best = value;
-    points.trials.push(run.trial!);
+    points.trials.push(trial);
     points.finished.push(done ? value : null);
     points.stopped.push(done ? null : value);
     points.bestSoFar.push(best);

@@ -1,53 +1,95 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SweepRun } from '@assay/contract';
-import { objectivePoints, outcomeOf, retriedRuns } from '../../../src/web/ui/sweep-trials.ts';
+import type { SweepDeclaration, SweepRun } from '@assay/contract';
+import { objectivePoints, trialRuns } from '../../../src/web/ui/sweep-trials.ts';
 
-const run = (p: Partial<SweepRun> & Pick<SweepRun, 'n' | 'r' | 'trial'>): SweepRun => ({
+const run = (p: Partial<SweepRun> & Pick<SweepRun, 'n' | 'r'>): SweepRun => ({
   variation_name: `v${p.n}`,
   workflow_id: `run-${p.n}-${p.r}`,
   state: 'succeeded',
   failure_reason: null,
+  trial: p.n,
   params: {},
   objective: null,
   step: null,
   retries_run_id: null,
   ...p,
 });
+const declared = (d: Partial<SweepDeclaration>): SweepDeclaration => ({
+  strategy: 'random',
+  trials: 6,
+  objective: { metric: 'val_loss', goal: 'minimize' },
+  early_stopping: null,
+  max_retries: 1,
+  seed: 7,
+  ...d,
+});
 
-describe('a sweep’s runs as outcomes', () => {
-  const crashed = run({ n: 2, r: 1, trial: 2, state: 'failed', failure_reason: 'crash', objective: 0.1 });
+describe('a sweep’s runs as trials and outcomes', () => {
   const runs = [
-    run({ n: 1, r: 1, trial: 1, objective: 0.5 }),
-    crashed,
-    run({ n: 2, r: 2, trial: 2, objective: 0.3 }),
-    run({ n: 3, r: 1, trial: 3, state: 'failed', failure_reason: 'stopped_early', objective: 0.9 }),
-    run({ n: 4, r: 1, trial: 4, state: 'failed', failure_reason: 'crash', objective: 0.05 }),
-    run({ n: 5, r: 1, trial: 5, objective: 0.4 }),
-    run({ n: 6, r: 1, trial: 6, state: 'running', objective: 0.01 }),
+    run({ n: 1, r: 1, objective: 0.5 }),
+    run({ n: 2, r: 1, state: 'failed', failure_reason: 'crash', objective: 0.1 }),
+    run({ n: 2, r: 2, objective: 0.3 }),
+    run({ n: 3, r: 1, state: 'failed', failure_reason: 'stopped_early', objective: 0.9 }),
+    run({ n: 4, r: 1, state: 'failed', failure_reason: 'crash', objective: 0.05 }),
+    run({ n: 5, r: 1, objective: 0.4 }),
+    run({ n: 6, r: 1, state: 'running', objective: 0.01 }),
   ];
+  const trials = trialRuns({ runs, declaration: declared({}) });
 
-  it('names a run taken over by a later run of its trial retried, and a stopped one stopped early', () => {
-    const retried = retriedRuns(runs);
+  it('names a run a later run of its trial took over retried, and a stopped one stopped early', () => {
     assert.deepEqual(
-      runs.map((r) => outcomeOf(r, retried)),
-      ['succeeded', 'retried', 'succeeded', 'stopped_early', 'failed', 'succeeded', 'running'],
+      trials.map((t) => [t.trial, t.outcome]),
+      [
+        [1, 'succeeded'],
+        [2, 'retried'],
+        [2, 'succeeded'],
+        [3, 'stopped_early'],
+        [4, 'failed'],
+        [5, 'succeeded'],
+        [6, 'running'],
+      ],
     );
-    assert.ok(retried.has(crashed));
   });
 
-  it('repeats of a grid run (no trial) are not retries', () => {
-    const repeats = [run({ n: 1, r: 1, trial: null, state: 'failed' }), run({ n: 1, r: 2, trial: null })];
-    assert.equal(retriedRuns(repeats).size, 0);
+  it('calls no run retried in a sweep that does not retry (a repeat’s runs of one variation)', () => {
+    const repeats = [
+      run({ n: 7, r: 1, trial: null, state: 'failed', failure_reason: 'crash' }),
+      run({ n: 7, r: 2, trial: null }),
+    ];
+    const outcomes = trialRuns({
+      runs: repeats,
+      declaration: declared({ strategy: 'repeat', max_retries: 0 }),
+    });
+    assert.deepEqual(
+      outcomes.map((t) => [t.trial, t.outcome]),
+      [
+        [1, 'failed'],
+        [1, 'succeeded'],
+      ],
+    );
+  });
+
+  it('numbers a grid’s or list’s points by their variations, in order', () => {
+    const listed = [
+      run({ n: 4, r: 1, trial: null }),
+      run({ n: 9, r: 1, trial: null }),
+      run({ n: 6, r: 1, trial: null }),
+    ];
+    const numbered = trialRuns({ runs: listed, declaration: declared({ strategy: 'list', max_retries: 0 }) });
+    assert.deepEqual(
+      numbered.map((t) => t.trial),
+      [1, 3, 2],
+    );
   });
 
   it('plots finished and stopped trials apart, the best so far from the finished ones only', () => {
-    assert.deepEqual(objectivePoints(runs, 'minimize'), {
+    assert.deepEqual(objectivePoints(trials, 'minimize'), {
       trials: [1, 2, 3, 5],
       finished: [0.5, 0.3, null, 0.4],
       stopped: [null, null, 0.9, null],
       bestSoFar: [0.5, 0.3, 0.3, 0.3],
     });
-    assert.deepEqual(objectivePoints(runs, 'maximize').bestSoFar, [0.5, 0.5, 0.5, 0.5]);
+    assert.deepEqual(objectivePoints(trials, 'maximize').bestSoFar, [0.5, 0.5, 0.5, 0.5]);
   });
 });

@@ -1,13 +1,13 @@
 import type { Goal, SweepRun } from '@assay/contract';
 import { formatValue, sweepAxes, viridis, type Axis } from '../parallel-axes.ts';
-import { OUTCOME_LABEL, outcomeOf, retriedRuns } from '../sweep-trials.ts';
+import { OUTCOME_LABEL, type TrialRun } from '../sweep-trials.ts';
 import { useWidth } from './chart-frame.tsx';
 
 const HEIGHT = 300;
 const MARGIN = { top: 36, bottom: 28, side: 70 };
 
 export interface ParallelCoordinatesProps {
-  runs: readonly SweepRun[];
+  trials: readonly TrialRun[];
   space: Parameters<typeof sweepAxes>[0];
   objective: { metric: string; goal: Goal } | null;
   /** The id of what says the same in text (the trials table), for the plot's description. */
@@ -19,11 +19,15 @@ export interface ParallelCoordinatesProps {
  * coloured by its objective (the best dark, the worst light; grey before it has one). Drawn as SVG: a few
  * hundred lines need no chart library.
  */
-export function ParallelCoordinates({ runs, space, objective, describedBy }: ParallelCoordinatesProps) {
+export function ParallelCoordinates({ trials, space, objective, describedBy }: ParallelCoordinatesProps) {
   const [ref, width] = useWidth<HTMLDivElement>();
-  const retried = retriedRuns(runs);
-  const shown = runs.filter((r) => r.trial !== null && !retried.has(r));
-  const axes = sweepAxes(space, shown, objective?.metric);
+  // A retried run's trial is drawn by the run that took over.
+  const shown = trials.filter((t) => t.outcome !== 'retried');
+  const axes = sweepAxes(
+    space,
+    shown.map((t) => t.run),
+    objective?.metric,
+  );
   const objectiveAxis = axes.find((a) => a.objective);
   const plotWidth = Math.max(0, width - 2 * MARGIN.side);
   const x = (i: number) =>
@@ -36,7 +40,9 @@ export function ParallelCoordinates({ runs, space, objective, describedBy }: Par
     return objective?.goal === 'maximize' ? 1 - at : at;
   };
   // The best drawn last, on top of the others.
-  const lines = shown.map((run) => ({ run, bad: badness(run) })).sort((a, b) => (b.bad ?? 2) - (a.bad ?? 2));
+  const lines = shown
+    .map((trial) => ({ trial, bad: badness(trial.run) }))
+    .sort((a, b) => (b.bad ?? 2) - (a.bad ?? 2));
   const label = `Parallel coordinates of ${shown.length} trials over ${axes.length} axes`;
   return (
     <div
@@ -47,15 +53,14 @@ export function ParallelCoordinates({ runs, space, objective, describedBy }: Par
     >
       {width > 0 && axes.length > 0 && (
         <svg width={width} height={HEIGHT} role="img" aria-label={label} aria-describedby={describedBy}>
-          {lines.map(({ run, bad }) => (
+          {lines.map(({ trial, bad }) => (
             <TrialLine
-              key={run.trial}
-              run={run}
+              key={`${trial.run.n}.${trial.run.r}`}
+              trial={trial}
               axes={axes}
               x={x}
               y={y}
               bad={bad}
-              outcome={outcomeOf(run, retried)}
             />
           ))}
           {axes.map((axis, i) => (
@@ -74,14 +79,14 @@ export function ParallelCoordinates({ runs, space, objective, describedBy }: Par
 }
 
 function TrialLine(props: {
-  run: SweepRun;
+  trial: TrialRun;
   axes: Axis[];
   x: (i: number) => number;
   y: (at: number) => number;
   bad: number | null;
-  outcome: keyof typeof OUTCOME_LABEL;
 }) {
-  const { run, axes, x, y, bad, outcome } = props;
+  const { trial, axes, x, y, bad } = props;
+  const { run, outcome } = trial;
   const points: string[] = [];
   axes.forEach((axis, i) => {
     const at = axis.position(axis.read(run));
@@ -91,7 +96,7 @@ function TrialLine(props: {
   return (
     <polyline
       className="trial-line"
-      data-trial={run.trial ?? undefined}
+      data-trial={trial.trial}
       points={points.join(' ')}
       fill="none"
       stroke={bad === null ? '#9aa3ad' : viridis(bad * 0.85)}
@@ -99,7 +104,7 @@ function TrialLine(props: {
       strokeOpacity={0.85}
       strokeDasharray={outcome === 'stopped_early' ? '5 3' : undefined}
     >
-      <title>{`trial ${run.trial} (${OUTCOME_LABEL[outcome]}): ${values}`}</title>
+      <title>{`trial ${trial.trial} (${OUTCOME_LABEL[outcome]}): ${values}`}</title>
     </polyline>
   );
 }

@@ -1,7 +1,7 @@
 // The sweep page's plots, loaded with the page's first sweep that has trials: the objective against trial
 // number (the charts' uPlot) and the space's parallel coordinates (SVG).
-import type { Sweep } from '@assay/contract';
-import { objectivePoints } from '../sweep-trials.ts';
+import type { Objective, Sweep } from '@assay/contract';
+import { objectivePoints, trialRuns, type TrialRun } from '../sweep-trials.ts';
 import { Chart, useWidth } from './chart-frame.tsx';
 import { ParallelCoordinates } from './parallel-coordinates.tsx';
 
@@ -13,13 +13,14 @@ const LINES = [
 
 export default function SweepPlots({ sweep, tableId }: { sweep: Sweep; tableId: string }) {
   const objective = sweep.declaration.objective;
+  const trials = trialRuns(sweep);
   return (
     <>
-      {objective && <ObjectiveChart sweep={sweep} />}
+      {objective && <ObjectiveChart objective={objective} trials={trials} />}
       <section aria-labelledby="sweep-space-title">
         <h2 id="sweep-space-title">The space</h2>
         <ParallelCoordinates
-          runs={sweep.runs}
+          trials={trials}
           space={sweep.declaration.space}
           objective={objective}
           describedBy={tableId}
@@ -29,10 +30,9 @@ export default function SweepPlots({ sweep, tableId }: { sweep: Sweep; tableId: 
   );
 }
 
-function ObjectiveChart({ sweep }: { sweep: Sweep }) {
-  const objective = sweep.declaration.objective!;
+function ObjectiveChart({ objective, trials }: { objective: Objective; trials: TrialRun[] }) {
   const [ref, width] = useWidth<HTMLDivElement>();
-  const points = objectivePoints(sweep.runs, objective.goal);
+  const points = objectivePoints(trials, objective.goal);
   return (
     <section aria-labelledby="sweep-objective-title">
       <h2 id="sweep-objective-title">

@@ -1,7 +1,7 @@
 import type { Sweep } from '@assay/contract';
 import { Link } from 'wouter';
 import { formatValue } from '../parallel-axes.ts';
-import { OUTCOME_LABEL, outcomeOf, retriedRuns } from '../sweep-trials.ts';
+import { OUTCOME_LABEL, trialRuns } from '../sweep-trials.ts';
 import { TableScroll } from './query-view.tsx';
 import { runPath } from './runs-table.tsx';
 import { StateBadge } from './status.tsx';
@@ -18,7 +18,6 @@ export function paramKeys(sweep: Sweep): string[] {
  */
 export function SweepTrialsTable({ sweep, captionId }: { sweep: Sweep; captionId: string }) {
   const keys = paramKeys(sweep);
-  const retried = retriedRuns(sweep.runs);
   const metric = sweep.declaration.objective?.metric;
   const best = sweep.best;
   const isBest = (run: Sweep['runs'][number]) => best !== null && best.n === run.n && best.r === run.r;
@@ -44,17 +43,16 @@ export function SweepTrialsTable({ sweep, captionId }: { sweep: Sweep; captionId
           </tr>
         </thead>
         <tbody>
-          {sweep.runs.map((run) => {
-            const outcome = outcomeOf(run, retried);
+          {trialRuns(sweep).map(({ run, trial, outcome }) => {
             return (
               <tr
                 key={`${run.n}.${run.r}`}
                 data-run={`${run.n}.${run.r}`}
-                data-trial={run.trial ?? undefined}
+                data-trial={trial}
                 className={isBest(run) ? 'best' : undefined}
               >
                 <td>
-                  {run.trial ?? '—'}
+                  {trial}
                   {isBest(run) && <span title="the best so far"> ★</span>}
                 </td>
                 <td>
