@@ -2,6 +2,7 @@
 // axis maps a value to a height in [0, 1] (0 the bottom), from the declared space where there is one, so a
 // trial's line is placed the same way however many trials have ended.
 import type { Distribution, SweepRun } from '@assay/contract';
+import { categoryName } from './format.ts';
 import { formatMetric } from './metric-series.ts';
 
 export interface Tick {
@@ -22,19 +23,12 @@ export interface Axis {
   ticks: Tick[];
 }
 
-/** How a choice's value is named on its axis: strings as they are, the rest as JSON. */
-export const categoryName = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
-
 const paramAxis = (key: string) => ({
   key,
   label: key,
   objective: false,
   read: (run: SweepRun) => run.params[key],
 });
-
-/** A param or objective as text: numbers as the charts show them, the rest by name. */
-export const formatValue = (v: unknown) =>
-  v === undefined || v === null ? '—' : typeof v === 'number' ? formatMetric(v) : categoryName(v);
 
 function linearAxis(key: string, low: number, high: number, label = key): Axis {
   const span = high - low;

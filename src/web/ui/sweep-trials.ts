@@ -6,6 +6,7 @@ import {
   type Goal,
   type Sweep,
   type SweepRun,
+  type SweepRunCounts,
 } from '@assay/contract';
 
 /** What a sweep run came to: its state, or `stopped_early` / `retried` for the failures that are neither. */
@@ -20,6 +21,9 @@ export const OUTCOME_LABEL: Record<RunOutcome, string> = {
   stopped_early: 'stopped early',
   retried: 'retried',
 };
+
+/** The runs that have ended, whatever the way. */
+export const endedRuns = (p: SweepRunCounts) => p.succeeded + p.failed + p.stopped_early + p.retried;
 
 /** One run of a sweep with its trial number and outcome. */
 export interface TrialRun {

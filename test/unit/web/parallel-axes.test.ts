@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SweepRun } from '@assay/contract';
+import type { SearchSpace, SweepRun } from '@assay/contract';
 import { sweepAxes, viridis } from '../../../src/web/ui/parallel-axes.ts';
 
 const run = (trial: number, params: Record<string, unknown>, objective: number | null): SweepRun => ({
@@ -18,18 +18,18 @@ const run = (trial: number, params: Record<string, unknown>, objective: number |
 });
 
 describe('sweepAxes: the parallel-coordinates axes of a sweep', () => {
-  const space = {
+  const space: SearchSpace = {
     lr: { distribution: 'log_uniform', low: 1e-5, high: 1 },
     dropout: { distribution: 'uniform', low: 0, high: 0.5 },
     layers: { distribution: 'int', low: 1, high: 4 },
     optimizer: { distribution: 'choice', values: ['sgd', 'adam', 'adamw'] },
-  } as const;
+  };
   const runs = [
     run(1, { lr: 1e-3, dropout: 0.25, layers: 1, optimizer: 'adam' }, 0.5),
     run(2, { lr: 1, dropout: 0, layers: 4, optimizer: 'adamw' }, 0.25),
     run(3, { lr: 1e-5, dropout: 0.5, layers: 2, optimizer: 'sgd' }, null),
   ];
-  const axes = sweepAxes({ ...space }, runs, 'val_loss');
+  const axes = sweepAxes(space, runs, 'val_loss');
   const axis = (label: string) => axes.find((a) => a.label === label)!;
 
   it('has one axis per space key in declared order, then the objective named by its metric', () => {

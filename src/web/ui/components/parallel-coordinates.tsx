@@ -1,5 +1,6 @@
 import type { Goal, SweepRun } from '@assay/contract';
-import { formatValue, sweepAxes, viridis, type Axis } from '../parallel-axes.ts';
+import { formatValue } from '../format.ts';
+import { sweepAxes, viridis, type Axis } from '../parallel-axes.ts';
 import { OUTCOME_LABEL, type TrialRun } from '../sweep-trials.ts';
 import { useWidth } from './chart-frame.tsx';
 

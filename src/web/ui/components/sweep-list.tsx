@@ -1,13 +1,12 @@
 import type { SweepSummary } from '@assay/contract';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { formatTime } from '../format.ts';
-import { formatValue } from '../parallel-axes.ts';
+import { formatTime, formatValue } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
+import { endedRuns } from '../sweep-trials.ts';
 import { useCursorPages } from './pager.tsx';
 import { QueryView, TableScroll } from './query-view.tsx';
-import { endedRuns } from './sweep-progress.tsx';
 import { Empty, StateBadge } from './status.tsx';
 
 /** Where a sweep's page is. */

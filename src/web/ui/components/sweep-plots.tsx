@@ -1,5 +1,5 @@
-// The sweep page's plots, loaded with the page's first sweep that has trials: the objective against trial
-// number (the charts' uPlot) and the space's parallel coordinates (SVG).
+// The sweep page's plots: the objective against trial number (uPlot, loaded with the first chart) and the
+// space's parallel coordinates (SVG).
 import type { Objective, Sweep } from '@assay/contract';
 import { objectivePoints, trialRuns, type TrialRun } from '../sweep-trials.ts';
 import { Chart, useWidth } from './chart-frame.tsx';
@@ -11,7 +11,8 @@ const LINES = [
   { label: 'best so far', color: '#1a7f37', joined: true, width: 2 },
 ];
 
-export default function SweepPlots({ sweep, tableId }: { sweep: Sweep; tableId: string }) {
+/** The objective by trial (when the sweep has an objective) and the space's parallel coordinates. */
+export function SweepPlots({ sweep, tableId }: { sweep: Sweep; tableId: string }) {
   const objective = sweep.declaration.objective;
   const trials = trialRuns(sweep);
   return (

@@ -1,13 +1,10 @@
 import type { SweepRunCounts } from '@assay/contract';
-import { OUTCOME_LABEL } from '../sweep-trials.ts';
+import { endedRuns, OUTCOME_LABEL } from '../sweep-trials.ts';
 
 // Ended outcomes first (the bar fills from the left as runs end), then the runs still to come.
 const SEGMENTS = ['succeeded', 'stopped_early', 'retried', 'failed', 'running', 'pending'] as const;
 // Always counted in the text; stopped early and retried only when some are (a grid sweep has neither).
 const ALWAYS = new Set<string>(['succeeded', 'failed', 'running', 'pending']);
-
-/** The runs that have ended, whatever the way. */
-export const endedRuns = (p: SweepRunCounts) => p.succeeded + p.failed + p.stopped_early + p.retried;
 
 /** One bar split by outcome; the ended share is the progressbar's value, the counts are text beside it. */
 export function SweepProgressBar({ progress }: { progress: SweepRunCounts }) {

@@ -17,7 +17,7 @@ import {
   curvesQuery,
 } from '../components/compare-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
-import { Empty, ErrorState, Loading, RunStateBadge, StateBadge } from '../components/status.tsx';
+import { Empty, ErrorState, Loading, RunStateBadge } from '../components/status.tsx';
 import {
   allPaths,
   capPaths,

@@ -4,7 +4,7 @@ import { Link, useParams } from 'wouter';
 import { RunAssets } from '../components/run-assets.tsx';
 import { RunMetricCharts } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
-import { Empty, ErrorState, Loading, RunStateBadge, StateBadge } from '../components/status.tsx';
+import { Empty, ErrorState, Loading, RunStateBadge } from '../components/status.tsx';
 import { formatDuration, formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';

@@ -1,17 +1,14 @@
 import type { EarlyStopping, Sweep } from '@assay/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense } from 'react';
 import { Link, useParams } from 'wouter';
 import { SweepBestTrial } from '../components/sweep-best.tsx';
+import { SweepPlots } from '../components/sweep-plots.tsx';
 import { SweepProgressBar } from '../components/sweep-progress.tsx';
 import { SweepTrialsTable } from '../components/sweep-trials-table.tsx';
 import { ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
-
-// The plots' code (the chart library, the parallel coordinates) comes with the first sweep page opened.
-const SweepPlots = lazy(() => import('../components/sweep-plots.tsx'));
 
 const TRIALS_CAPTION = 'sweep-trials-caption';
 
@@ -49,9 +46,7 @@ export function SweepPage() {
       <SweepActions sweep={data} />
       {data.best && <SweepBestTrial sweep={data} best={data.best} />}
       {data.runs.some((r) => r.trial !== null || Object.keys(r.params).length > 0) && (
-        <Suspense fallback={<Loading what="the plots" />}>
-          <SweepPlots sweep={data} tableId={TRIALS_CAPTION} />
-        </Suspense>
+        <SweepPlots sweep={data} tableId={TRIALS_CAPTION} />
       )}
       <section aria-labelledby="sweep-runs-title">
         <h2 id="sweep-runs-title">Trials</h2>
