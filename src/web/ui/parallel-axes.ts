@@ -39,6 +39,16 @@ function linearAxis(key: string, low: number, high: number, label = key): Axis {
   return { ...paramAxis(key), label, kind: 'linear', position, ticks };
 }
 
+/** A linear axis whose ticks are whole numbers: every one up to 6 of them, else the ends and the middle. */
+function intAxis(key: string, low: number, high: number): Axis {
+  const axis = linearAxis(key, low, high);
+  const values =
+    high - low < 6
+      ? Array.from({ length: high - low + 1 }, (_, i) => low + i)
+      : [low, Math.round((low + high) / 2), high];
+  return { ...axis, ticks: values.map((v) => ({ at: axis.position(v)!, label: String(v) })) };
+}
+
 function logAxis(key: string, low: number, high: number): Axis {
   const [a, b] = [Math.log10(low), Math.log10(high)];
   const position = (v: unknown) =>
@@ -72,7 +82,7 @@ function axisOfDistribution(key: string, d: Distribution): Axis {
     case 'log_uniform':
       return logAxis(key, d.low, d.high);
     case 'int':
-      return d.log && d.low > 0 ? logAxis(key, d.low, d.high) : linearAxis(key, d.low, d.high);
+      return d.log && d.low > 0 ? logAxis(key, d.low, d.high) : intAxis(key, d.low, d.high);
     case 'choice':
       return categoryAxis(key, d.values);
   }

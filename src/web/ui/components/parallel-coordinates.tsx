@@ -6,6 +6,8 @@ import { useWidth } from './chart-frame.tsx';
 
 const HEIGHT = 300;
 const MARGIN = { top: 36, bottom: 28, side: 70 };
+/** Below this much room per axis the plot scrolls sideways rather than squeeze its labels together. */
+const MIN_AXIS_GAP = 110;
 
 export interface ParallelCoordinatesProps {
   trials: readonly TrialRun[];
@@ -21,7 +23,7 @@ export interface ParallelCoordinatesProps {
  * hundred lines need no chart library.
  */
 export function ParallelCoordinates({ trials, space, objective, describedBy }: ParallelCoordinatesProps) {
-  const [ref, width] = useWidth<HTMLDivElement>();
+  const [ref, available] = useWidth<HTMLDivElement>();
   // A retried run's trial is drawn by the run that took over.
   const shown = trials.filter((t) => t.outcome !== 'retried');
   const axes = sweepAxes(
@@ -30,7 +32,8 @@ export function ParallelCoordinates({ trials, space, objective, describedBy }: P
     objective?.metric,
   );
   const objectiveAxis = axes.find((a) => a.objective);
-  const plotWidth = Math.max(0, width - 2 * MARGIN.side);
+  const width = Math.max(available, 2 * MARGIN.side + (axes.length - 1) * MIN_AXIS_GAP);
+  const plotWidth = width - 2 * MARGIN.side;
   const x = (i: number) =>
     MARGIN.side + (axes.length === 1 ? plotWidth / 2 : (i * plotWidth) / (axes.length - 1));
   const y = (at: number) => MARGIN.top + (1 - at) * (HEIGHT - MARGIN.top - MARGIN.bottom);
@@ -52,22 +55,24 @@ export function ParallelCoordinates({ trials, space, objective, describedBy }: P
       data-lines={lines.length}
       data-axes={axes.map((a) => a.label).join('|')}
     >
-      {width > 0 && axes.length > 0 && (
-        <svg width={width} height={HEIGHT} role="img" aria-label={label} aria-describedby={describedBy}>
-          {lines.map(({ trial, bad }) => (
-            <TrialLine
-              key={`${trial.run.n}.${trial.run.r}`}
-              trial={trial}
-              axes={axes}
-              x={x}
-              y={y}
-              bad={bad}
-            />
-          ))}
-          {axes.map((axis, i) => (
-            <AxisLine key={`${axis.objective}-${axis.key}`} axis={axis} x={x(i)} y={y} />
-          ))}
-        </svg>
+      {available > 0 && axes.length > 0 && (
+        <div className="pc-scroll">
+          <svg width={width} height={HEIGHT} role="img" aria-label={label} aria-describedby={describedBy}>
+            {lines.map(({ trial, bad }) => (
+              <TrialLine
+                key={`${trial.run.n}.${trial.run.r}`}
+                trial={trial}
+                axes={axes}
+                x={x}
+                y={y}
+                bad={bad}
+              />
+            ))}
+            {axes.map((axis, i) => (
+              <AxisLine key={`${axis.objective}-${axis.key}`} axis={axis} x={x(i)} y={y} />
+            ))}
+          </svg>
+        </div>
       )}
       {objective && (
         <p className="hint legend-scale">

@@ -1,4 +1,5 @@
 import type { SweepRunCounts } from '@assay/contract';
+import { Fragment } from 'react';
 import { endedRuns, OUTCOME_LABEL } from '../sweep-trials.ts';
 
 // Ended outcomes first (the bar fills from the left as runs end), then the runs still to come.
@@ -34,13 +35,16 @@ export function SweepProgressBar({ progress }: { progress: SweepRunCounts }) {
           ) : null,
         )}
       </div>
-      <p className="run-counts" data-testid="sweep-counts" aria-live="polite">
+      <p className="sweep-counts" data-testid="sweep-counts" aria-live="polite">
         {counted.map((state, i) => (
-          <span key={state}>
+          // The separator outside the unbreakable count, so a narrow screen wraps between counts.
+          <Fragment key={state}>
             {i > 0 && ' · '}
-            <span className={`count-swatch state-${state}`} aria-hidden="true" />
-            {progress[state]} {OUTCOME_LABEL[state]}
-          </span>
+            <span className="sweep-count">
+              <span className={`count-swatch state-${state}`} aria-hidden="true" />
+              {progress[state]} {OUTCOME_LABEL[state]}
+            </span>
+          </Fragment>
         ))}{' '}
         · {progress.total} in all
         {progress.done ? ' · done' : ''}

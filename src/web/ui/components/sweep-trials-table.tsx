@@ -51,11 +51,11 @@ export function SweepTrialsTable({ sweep, captionId }: { sweep: Sweep; captionId
                 data-trial={trial}
                 className={isBest(run) ? 'best' : undefined}
               >
-                <td>
+                <td className="nowrap">
                   {trial}
                   {isBest(run) && <span title="the best so far"> ★</span>}
                 </td>
-                <td>
+                <td className="nowrap">
                   <Link href={runPath({ experiment_id: sweep.experiment_id, n: run.n, r: run.r })}>
                     {run.n}.{run.r}
                   </Link>
