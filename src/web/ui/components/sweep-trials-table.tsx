@@ -14,7 +14,8 @@ export function paramKeys(sweep: Sweep): string[] {
 
 /**
  * Every run of the sweep: its trial, the point it tried (a column per key), the objective's last value and
- * the step it reached, and how it ended. The plots' text alternative: it says what they draw.
+ * the step it reached (when the sweep has an objective), and how it ended. The plots' text alternative: it
+ * says what they draw.
  */
 export function SweepTrialsTable({ sweep, captionId }: { sweep: Sweep; captionId: string }) {
   const keys = paramKeys(sweep);
@@ -37,8 +38,12 @@ export function SweepTrialsTable({ sweep, captionId }: { sweep: Sweep; captionId
                 {key}
               </th>
             ))}
-            <th scope="col">{metric ?? 'Objective'}</th>
-            <th scope="col">Step</th>
+            {metric && (
+              <>
+                <th scope="col">{metric}</th>
+                <th scope="col">Step</th>
+              </>
+            )}
             <th scope="col">State</th>
           </tr>
         </thead>
@@ -65,8 +70,12 @@ export function SweepTrialsTable({ sweep, captionId }: { sweep: Sweep; captionId
                     {formatValue(run.params[key])}
                   </td>
                 ))}
-                <td className="number">{formatValue(run.objective)}</td>
-                <td className="number">{run.step ?? '—'}</td>
+                {metric && (
+                  <>
+                    <td className="number">{formatValue(run.objective)}</td>
+                    <td className="number">{run.step ?? '—'}</td>
+                  </>
+                )}
                 <td>
                   <StateBadge state={outcome} label={OUTCOME_LABEL[outcome]} />
                   {outcome === 'failed' && run.failure_reason && (
