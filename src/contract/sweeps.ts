@@ -12,36 +12,13 @@ const SWEEP_COMMON = {
   name_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, default: 'sweep' })),
 };
 
-/** `strategy: grid`: every combination of the values, the first path varying slowest. */
-export const GridSweepBody = Type.Object(
-  {
-    strategy: Type.Literal('grid'),
-    grid: Type.Record(Type.String(), Type.Array(Type.Unknown()), {
-      description: 'dotted path → values; every combination, in key order',
-    }),
-    ...SWEEP_COMMON,
-  },
-  { additionalProperties: false, $id: 'GridSweepBody' },
-);
-export type GridSweepBody = Static<typeof GridSweepBody>;
-
-/** `strategy: list`: one variation per entry. */
-export const ListSweepBody = Type.Object(
-  {
-    strategy: Type.Literal('list'),
-    list: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
-      description: 'one variation per entry of dotted path → value',
-    }),
-    ...SWEEP_COMMON,
-  },
-  { additionalProperties: false, $id: 'ListSweepBody' },
-);
-export type ListSweepBody = Static<typeof ListSweepBody>;
-
-/** One dimension of a search space, by `distribution`. */
+/** One dimension of a search space, by `distribution`.
+ * The schemas a request holds more than once (a space in each search member, an objective in every member)
+ * carry no `$id`: Fastify's validator refuses a body in which one `$id` appears twice.
+ */
 export const UniformDistribution = Type.Object(
   { distribution: Type.Literal('uniform'), low: Type.Number(), high: Type.Number() },
-  { additionalProperties: false, $id: 'UniformDistribution' },
+  { additionalProperties: false },
 );
 export const LogUniformDistribution = Type.Object(
   {
@@ -49,7 +26,7 @@ export const LogUniformDistribution = Type.Object(
     low: Type.Number({ description: 'greater than 0' }),
     high: Type.Number(),
   },
-  { additionalProperties: false, $id: 'LogUniformDistribution' },
+  { additionalProperties: false },
 );
 export const IntDistribution = Type.Object(
   {
@@ -58,14 +35,14 @@ export const IntDistribution = Type.Object(
     high: Type.Integer({ description: 'inclusive' }),
     log: Type.Optional(Type.Boolean({ default: false, description: 'sample on a log scale (low ≥ 1)' })),
   },
-  { additionalProperties: false, $id: 'IntDistribution' },
+  { additionalProperties: false },
 );
 export const ChoiceDistribution = Type.Object(
   {
     distribution: Type.Literal('choice'),
     values: Type.Array(Type.Unknown(), { maxItems: 1000, description: 'at least one value' }),
   },
-  { additionalProperties: false, $id: 'ChoiceDistribution' },
+  { additionalProperties: false },
 );
 export const DISTRIBUTIONS = {
   uniform: UniformDistribution,
@@ -99,7 +76,7 @@ export const Objective = Type.Object(
     metric: Type.String({ minLength: 1, maxLength: 255 }),
     goal: OneOf(GOALS),
   },
-  { additionalProperties: false, $id: 'Objective' },
+  { additionalProperties: false },
 );
 export type Objective = Static<typeof Objective>;
 
@@ -116,7 +93,7 @@ export const AshaStopping = Type.Object(
     reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, default: 3 })),
     min_early_stopping_rate: Type.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 0 })),
   },
-  { additionalProperties: false, $id: 'AshaStopping' },
+  { additionalProperties: false },
 );
 /** Hyperband (as Optuna's HyperbandPruner): successive-halving brackets, each trial in one by its number. */
 export const HyperbandStopping = Type.Object(
@@ -126,7 +103,7 @@ export const HyperbandStopping = Type.Object(
     max_step: Type.Integer({ minimum: 1 }),
     reduction_factor: Type.Optional(Type.Integer({ minimum: 2, maximum: 100, default: 3 })),
   },
-  { additionalProperties: false, $id: 'HyperbandStopping' },
+  { additionalProperties: false },
 );
 /**
  * Median (as Optuna's MedianPruner): a trial stops when its best value so far is worse than the median of the
@@ -140,7 +117,7 @@ export const MedianStopping = Type.Object(
     interval_steps: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
     min_trials: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
   },
-  { additionalProperties: false, $id: 'MedianStopping' },
+  { additionalProperties: false },
 );
 export const EARLY_STOPPING_KINDS = {
   asha: AshaStopping,
@@ -172,6 +149,34 @@ const SWEEP_TUNING = {
     }),
   ),
 };
+
+/** `strategy: grid`: every combination of the values, the first path varying slowest. */
+export const GridSweepBody = Type.Object(
+  {
+    strategy: Type.Literal('grid'),
+    grid: Type.Record(Type.String(), Type.Array(Type.Unknown()), {
+      description: 'dotted path → values; every combination, in key order',
+    }),
+    ...SWEEP_COMMON,
+    ...SWEEP_TUNING,
+  },
+  { additionalProperties: false, $id: 'GridSweepBody' },
+);
+export type GridSweepBody = Static<typeof GridSweepBody>;
+
+/** `strategy: list`: one variation per entry. */
+export const ListSweepBody = Type.Object(
+  {
+    strategy: Type.Literal('list'),
+    list: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: 'one variation per entry of dotted path → value',
+    }),
+    ...SWEEP_COMMON,
+    ...SWEEP_TUNING,
+  },
+  { additionalProperties: false, $id: 'ListSweepBody' },
+);
+export type ListSweepBody = Static<typeof ListSweepBody>;
 
 /** random, sobol and tpe: `trials` suggestions from the space, each a variation made when it starts. */
 const searchBody = <S extends 'random' | 'sobol' | 'tpe'>(strategy: S, id: string) =>
@@ -276,6 +281,8 @@ export type SweepRunCounts = Static<typeof SweepRunCounts>;
 
 /** One managed run of a sweep, on a variation of its own (a trial's), or a repeat of an existing one. */
 export const SweepRun = Type.Object({
+  /** The run's id, which a retry's `retries_run_id` names. */
+  id: Uuid,
   n: Type.Integer(),
   r: Type.Integer(),
   variation_name: Type.String(),

@@ -52,7 +52,17 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
         id,
         `sweep-${s.id}`,
         3,
-        { total: 9, pending: 9, running: 0, succeeded: 0, failed: 0, failed_by_reason: {}, done: false },
+        {
+          total: 9,
+          pending: 9,
+          running: 0,
+          succeeded: 0,
+          failed: 0,
+          stopped_early: 0,
+          retried: 0,
+          failed_by_reason: {},
+          done: false,
+        },
       ],
     );
     assert.equal(s.workflow_url, fake.workflowUrl(s.workflow_id));
@@ -156,6 +166,8 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
       running: 0,
       succeeded: 0,
       failed: 1,
+      stopped_early: 0,
+      retried: 0,
       failed_by_reason: { abandoned: 1 },
       done: false,
     });

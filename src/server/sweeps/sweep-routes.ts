@@ -1,6 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { CreateSweepBody, ExperimentParams, NoBody, Sweep, SweepParams } from '@assay/contract';
+import {
+  CreateSweepBody,
+  ExperimentParams,
+  NoBody,
+  Sweep,
+  SweepList,
+  SweepListQuery,
+  SweepParams,
+} from '@assay/contract';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
@@ -89,6 +97,22 @@ export function sweepRoutes(db: Db, orchestrator: Orchestrator | undefined, poli
         reply.code(202);
         return sweep;
       },
+    );
+
+    app.get(
+      path,
+      {
+        config: { scope: 'experiments:read' },
+        schema: {
+          tags,
+          operationId: 'listSweeps',
+          summary: 'The experiment’s sweeps, newest first, each with its progress and best objective value',
+          params: ExperimentParams,
+          querystring: SweepListQuery,
+          response: withErrors({ 200: SweepList }),
+        },
+      },
+      (req) => service.listSweeps({ db, orchestrator }, req.principal, req.params.id, req.query),
     );
   };
 }

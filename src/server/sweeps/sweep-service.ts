@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { applyMove } from '../experiments/experiment-repository.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
+import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { AppError, badRequest, conflict, notFound } from '../http/errors.ts';
 import { callOrchestrator, requireOrchestrator } from '../orchestration/orchestrator-calls.ts';
 import { sweepWorkflowId, type ManagedRunRef, type Orchestrator } from '../../orchestrator/orchestrator.ts';
@@ -17,7 +18,8 @@ import { insertVariation } from '../variations/variation-repository.ts';
 import { runLabels } from '../orchestration/provision-service.ts';
 import { pointName, pointYaml, sweepPoints, type EnumeratedSweep } from './sweep-points.ts';
 import * as repo from './sweep-repository.ts';
-import { sweepAnswer } from './sweep-view.ts';
+import { listSweeps as listSweepRows } from './sweep-read-repository.ts';
+import { sweepAnswer, sweepSummaries } from './sweep-view.ts';
 
 // Generated YAML is held in memory and stored once per point: bound the whole, not only each point.
 const MAX_TOTAL_YAML = 20_000_000;
@@ -140,7 +142,7 @@ export async function createSweep(
     labels: { experimentName, owner },
   };
   await callOrchestrator(log, `starting sweep workflow ${sweep.workflow_id}`, () => orch.startSweep(start));
-  return sweepAnswer(db, sweep, runs, orchestrator);
+  return sweepAnswer(db, sweep, orchestrator);
 }
 
 async function visibleSweep(db: Db, principal: Principal, experimentId: string, sweepId: string) {
@@ -158,7 +160,7 @@ export async function getSweep(
   sweepId: string,
 ) {
   const sweep = await visibleSweep(db, principal, experimentId, sweepId);
-  return sweepAnswer(db, sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
+  return sweepAnswer(db, sweep, orchestrator);
 }
 
 /** Cancels the sweep workflow, which cancels the runs it started. */
@@ -174,5 +176,22 @@ export async function cancelSweep(
   await callOrchestrator(log, `cancelling sweep workflow ${sweep.workflow_id}`, () =>
     orch.cancelSweep(sweep.workflow_id),
   );
-  return sweepAnswer(db, sweep, await repo.sweepRuns(db, sweep.id), orchestrator);
+  return sweepAnswer(db, sweep, orchestrator);
+}
+
+/** The experiment's sweeps, newest first, each with its progress and best value. */
+export async function listSweeps(
+  { db, orchestrator }: Pick<Deps, 'db' | 'orchestrator'>,
+  principal: Principal,
+  experimentId: string,
+  query: { limit?: number; cursor?: string },
+) {
+  await getVisibleExperiment(db, principal, experimentId);
+  const limit = query.limit ?? 50;
+  const rows = await listSweepRows(db, principal.userId, experimentId, decodeCursor(query.cursor), limit + 1);
+  const page = rows.slice(0, limit);
+  return {
+    items: await sweepSummaries(db, page, orchestrator),
+    next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null,
+  };
 }
