@@ -56,6 +56,7 @@ describe('web UI in Chromium: the researchers’ view of a sweep', () => {
       const res = await p;
       assert.ok(res.status < 300, JSON.stringify(res.body));
     };
+    await ok(t.as(worker).get(`${path}/config`));
     await ok(t.as(worker).post(`${path}/start`, {}));
     if (losses.length > 0) {
       const metrics = losses.map((value, i) => ({ key: 'val_loss', step: i + 1, value }));
@@ -84,10 +85,11 @@ describe('web UI in Chromium: the researchers’ view of a sweep', () => {
     await form.getByRole('button', { name: 'Create sweep' }).click();
     await form.getByRole('alert').getByText('the space is not YAML').waitFor();
     await form.getByLabel('Search space YAML').fill('lr: {distribution: beta, low: 0, high: 1}');
-    await form.getByLabel('Trials').fill('8');
+    await form.getByLabel('Trials', { exact: true }).fill('8');
     await form.getByRole('button', { name: 'Create sweep' }).click();
     await form.getByRole('alert').getByText('The sweep was not created').waitFor();
     assert.equal(await form.getByRole('alert').locator('.error-code').innerText(), 'validation_failed');
+    assert.match(await form.getByRole('alert').innerText(), /\/space\/lr/);
     await screenshot(page, 'sweep-view-form-error');
 
     await form.getByLabel('Strategy').selectOption('list');
@@ -136,7 +138,12 @@ describe('web UI in Chromium: the researchers’ view of a sweep', () => {
     assert.deepEqual(await cells(4), ['4', '4.1', '0.003', 'adam', '—', '—', 'failed crash']);
     assert.deepEqual(await cells(5), ['5', '5.1', '0.001', 'sgd', '0.4', '2', 'running']);
     const colour = (n: number) =>
-      row(n).locator('.badge').evaluate('(el) => getComputedStyle(el).color') as Promise<string>;
+      row(n)
+        .locator('.badge')
+        .evaluate(
+          (el: { ownerDocument: { defaultView: { getComputedStyle(e: unknown): { color: string } } } }) =>
+            el.ownerDocument.defaultView.getComputedStyle(el).color,
+        );
     const [stopped, failed] = [await colour(3), await colour(4)];
     assert.equal(failed, 'rgb(180, 35, 24)', 'a crash is shown as an error');
     assert.equal(stopped, 'rgb(87, 96, 106)', 'stopped early is shown in a neutral grey');

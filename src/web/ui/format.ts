@@ -1,5 +1,3 @@
-import { formatMetric } from './metric-series.ts';
-
 /** A timestamp from the API in the reader's locale; '—' when absent. */
 export function formatTime(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
@@ -22,10 +20,3 @@ export function curlPost(path: string, body: Record<string, unknown>): string {
     `-d '${JSON.stringify(body)}' ${window.location.origin}${path}`
   );
 }
-
-/** How a choice's value is named: strings as they are, the rest as JSON. */
-export const categoryName = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
-
-/** A sweep's param or objective value as text: numbers as the charts show them, the rest by name. */
-export const formatValue = (v: unknown) =>
-  v === undefined || v === null ? '—' : typeof v === 'number' ? formatMetric(v) : categoryName(v);

@@ -2,7 +2,7 @@
 // axis maps a value to a height in [0, 1] (0 the bottom), from the declared space where there is one, so a
 // trial's line is placed the same way however many trials have ended.
 import type { Distribution, SweepRun } from '@assay/contract';
-import { categoryName } from './format.ts';
+import { categoryName } from './param-format.ts';
 import { formatMetric } from './metric-series.ts';
 
 export interface Tick {
@@ -88,12 +88,15 @@ function axisOfDistribution(key: string, d: Distribution): Axis {
   }
 }
 
-/** Without a declared space (a grid or a list): numbers on a linear axis over the seen range, else categories. */
+/**
+ * Without a declared space (a grid or a list): numbers over the range seen, on a log axis when they are
+ * positive and span two orders of magnitude or more (learning rates), else linear; anything else categories.
+ */
 function axisOfValues(key: string, values: readonly unknown[]): Axis {
   const numbers = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-  if (numbers.length > 0 && numbers.length === values.length)
-    return linearAxis(key, Math.min(...numbers), Math.max(...numbers));
-  return categoryAxis(key, values);
+  if (numbers.length === 0 || numbers.length !== values.length) return categoryAxis(key, values);
+  const [low, high] = [Math.min(...numbers), Math.max(...numbers)];
+  return low > 0 && high / low >= 100 ? logAxis(key, low, high) : linearAxis(key, low, high);
 }
 
 /**

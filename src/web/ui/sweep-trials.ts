@@ -1,13 +1,6 @@
 // A sweep's runs as a researcher reads them: each run's trial and outcome (stopped early and retried are
 // outcomes of their own, not errors) and the objective against trial number.
-import {
-  RETRYABLE_FAILURE_REASONS,
-  type FailureReason,
-  type Goal,
-  type Sweep,
-  type SweepRun,
-  type SweepRunCounts,
-} from '@assay/contract';
+import type { Goal, Sweep, SweepRun, SweepRunCounts } from '@assay/contract';
 
 /** What a sweep run came to: its state, or `stopped_early` / `retried` for the failures that are neither. */
 export type RunOutcome = SweepRun['state'] | 'stopped_early' | 'retried';
@@ -34,22 +27,16 @@ export interface TrialRun {
 }
 
 /**
- * Each run's trial and outcome. A retry is a later run of the same variation (a trial keeps its variation),
- * so a run that failed for a retryable reason and has a later run of its variation was retried, when the
- * sweep retries at all (a repeat sweep's runs of one variation are repeats, not retries).
+ * Each run's trial and outcome: a run that a later run names in `retries_run_id` was retried (the later run
+ * took over its trial), whatever its failure.
  */
-export function trialRuns(sweep: Pick<Sweep, 'runs' | 'declaration'>): TrialRun[] {
-  const latest = new Map<number, number>();
-  for (const run of sweep.runs) latest.set(run.n, Math.max(latest.get(run.n) ?? 0, run.r));
-  const points = [...latest.keys()].sort((a, b) => a - b);
-  const retries = sweep.declaration.max_retries > 0;
-  const retryable = (reason: FailureReason | null) =>
-    reason !== null && RETRYABLE_FAILURE_REASONS.includes(reason);
+export function trialRuns(sweep: Pick<Sweep, 'runs'>): TrialRun[] {
+  const retried = new Set(sweep.runs.map((r) => r.retries_run_id).filter((id) => id !== null));
+  const points = [...new Set(sweep.runs.map((r) => r.n))].sort((a, b) => a - b);
   return sweep.runs.map((run) => {
     let outcome: RunOutcome = run.state;
-    if (run.state === 'failed' && run.failure_reason === 'stopped_early') outcome = 'stopped_early';
-    else if (run.state === 'failed' && retries && retryable(run.failure_reason) && latest.get(run.n)! > run.r)
-      outcome = 'retried';
+    if (retried.has(run.id)) outcome = 'retried';
+    else if (run.state === 'failed' && run.failure_reason === 'stopped_early') outcome = 'stopped_early';
     return { run, trial: run.trial ?? points.indexOf(run.n) + 1, outcome };
   });
 }

@@ -4,6 +4,7 @@ import type { SearchSpace, SweepRun } from '@assay/contract';
 import { sweepAxes, viridis } from '../../../src/web/ui/parallel-axes.ts';
 
 const run = (trial: number, params: Record<string, unknown>, objective: number | null): SweepRun => ({
+  id: `run-${trial}`,
   n: trial,
   r: 1,
   variation_name: `t${trial}`,
@@ -91,6 +92,8 @@ describe('sweepAxes: the parallel-coordinates axes of a sweep', () => {
     assert.deepEqual(rest, [], 'no objective axis before any run logged one');
     assert.deepEqual([lr!.kind, lr!.position(2)], ['linear', 0.5]);
     assert.deepEqual(opt!.kind, 'category');
+    const spread = sweepAxes(undefined, [run(1, { lr: 0.1 }, null), run(2, { lr: 1e-4 }, null)], undefined);
+    assert.deepEqual([spread[0]!.kind, spread[0]!.position(1e-3)], ['log', 1 / 3], 'three decades: log');
     assert.deepEqual(
       opt!.ticks.map((t) => t.label),
       ['sgd', '{"name":"adam"}'],

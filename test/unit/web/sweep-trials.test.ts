@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SweepDeclaration, SweepRun } from '@assay/contract';
+import type { SweepRun } from '@assay/contract';
 import { objectivePoints, trialRuns } from '../../../src/web/ui/sweep-trials.ts';
 
 const run = (p: Partial<SweepRun> & Pick<SweepRun, 'n' | 'r'>): SweepRun => ({
+  id: `run-${p.n}-${p.r}`,
   variation_name: `v${p.n}`,
   workflow_id: `run-${p.n}-${p.r}`,
   state: 'succeeded',
@@ -15,29 +16,20 @@ const run = (p: Partial<SweepRun> & Pick<SweepRun, 'n' | 'r'>): SweepRun => ({
   retries_run_id: null,
   ...p,
 });
-const declared = (d: Partial<SweepDeclaration>): SweepDeclaration => ({
-  strategy: 'random',
-  trials: 6,
-  objective: { metric: 'val_loss', goal: 'minimize' },
-  early_stopping: null,
-  max_retries: 1,
-  seed: 7,
-  ...d,
-});
 
 describe('a sweep’s runs as trials and outcomes', () => {
   const runs = [
     run({ n: 1, r: 1, objective: 0.5 }),
     run({ n: 2, r: 1, state: 'failed', failure_reason: 'crash', objective: 0.1 }),
-    run({ n: 2, r: 2, objective: 0.3 }),
+    run({ n: 2, r: 2, objective: 0.3, retries_run_id: 'run-2-1' }),
     run({ n: 3, r: 1, state: 'failed', failure_reason: 'stopped_early', objective: 0.9 }),
     run({ n: 4, r: 1, state: 'failed', failure_reason: 'crash', objective: 0.05 }),
     run({ n: 5, r: 1, objective: 0.4 }),
     run({ n: 6, r: 1, state: 'running', objective: 0.01 }),
   ];
-  const trials = trialRuns({ runs, declaration: declared({}) });
+  const trials = trialRuns({ runs });
 
-  it('names a run a later run of its trial took over retried, and a stopped one stopped early', () => {
+  it('names a run a later run took over retried, and a stopped one stopped early', () => {
     assert.deepEqual(
       trials.map((t) => [t.trial, t.outcome]),
       [
@@ -52,17 +44,13 @@ describe('a sweep’s runs as trials and outcomes', () => {
     );
   });
 
-  it('calls no run retried in a sweep that does not retry (a repeat’s runs of one variation)', () => {
+  it('keeps a repeat’s failed run failed: a later run of its variation is a repeat, not its retry', () => {
     const repeats = [
       run({ n: 7, r: 1, trial: null, state: 'failed', failure_reason: 'crash' }),
       run({ n: 7, r: 2, trial: null }),
     ];
-    const outcomes = trialRuns({
-      runs: repeats,
-      declaration: declared({ strategy: 'repeat', max_retries: 0 }),
-    });
     assert.deepEqual(
-      outcomes.map((t) => [t.trial, t.outcome]),
+      trialRuns({ runs: repeats }).map((t) => [t.trial, t.outcome]),
       [
         [1, 'failed'],
         [1, 'succeeded'],
@@ -76,9 +64,8 @@ describe('a sweep’s runs as trials and outcomes', () => {
       run({ n: 9, r: 1, trial: null }),
       run({ n: 6, r: 1, trial: null }),
     ];
-    const numbered = trialRuns({ runs: listed, declaration: declared({ strategy: 'list', max_retries: 0 }) });
     assert.deepEqual(
-      numbered.map((t) => t.trial),
+      trialRuns({ runs: listed }).map((t) => t.trial),
       [1, 3, 2],
     );
   });

@@ -1,5 +1,5 @@
 import type { Goal, SweepRun } from '@assay/contract';
-import { formatValue } from '../format.ts';
+import { formatValue } from '../param-format.ts';
 import { sweepAxes, viridis, type Axis } from '../parallel-axes.ts';
 import { OUTCOME_LABEL, type TrialRun } from '../sweep-trials.ts';
 import { useWidth } from './chart-frame.tsx';

@@ -1,7 +1,7 @@
 import type { Sweep, SweepBest } from '@assay/contract';
 import { Fragment } from 'react';
 import { Link } from 'wouter';
-import { formatValue } from '../format.ts';
+import { formatValue } from '../param-format.ts';
 import { runPath } from './runs-table.tsx';
 
 /** The best finished trial so far: its value, the point it tried and a link to its run. */

@@ -1,7 +1,8 @@
 import type { SweepSummary } from '@assay/contract';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { formatTime, formatValue } from '../format.ts';
+import { formatTime } from '../format.ts';
+import { formatValue } from '../param-format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { endedRuns } from '../sweep-trials.ts';

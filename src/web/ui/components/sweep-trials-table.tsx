@@ -1,6 +1,6 @@
 import type { Sweep } from '@assay/contract';
 import { Link } from 'wouter';
-import { formatValue } from '../format.ts';
+import { formatValue } from '../param-format.ts';
 import { OUTCOME_LABEL, trialRuns } from '../sweep-trials.ts';
 import { TableScroll } from './query-view.tsx';
 import { runPath } from './runs-table.tsx';
