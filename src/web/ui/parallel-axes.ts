@@ -90,13 +90,15 @@ function axisOfDistribution(key: string, d: Distribution): Axis {
 
 /**
  * Without a declared space (a grid or a list): numbers over the range seen, on a log axis when they are
- * positive and span two orders of magnitude or more (learning rates), else linear; anything else categories.
+ * positive and span two orders of magnitude or more (learning rates), else linear (whole-number ticks for
+ * whole numbers, such as seeds); anything else categories.
  */
 function axisOfValues(key: string, values: readonly unknown[]): Axis {
   const numbers = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   if (numbers.length === 0 || numbers.length !== values.length) return categoryAxis(key, values);
   const [low, high] = [Math.min(...numbers), Math.max(...numbers)];
-  return low > 0 && high / low >= 100 ? logAxis(key, low, high) : linearAxis(key, low, high);
+  if (low > 0 && high / low >= 100) return logAxis(key, low, high);
+  return numbers.every(Number.isInteger) ? intAxis(key, low, high) : linearAxis(key, low, high);
 }
 
 /**

@@ -91,6 +91,11 @@ describe('sweepAxes: the parallel-coordinates axes of a sweep', () => {
     const [lr, opt, ...rest] = sweepAxes(undefined, listed, undefined);
     assert.deepEqual(rest, [], 'no objective axis before any run logged one');
     assert.deepEqual([lr!.kind, lr!.position(2)], ['linear', 0.5]);
+    assert.deepEqual(
+      lr!.ticks.map((t) => t.label),
+      ['1', '2', '3'],
+      'whole numbers tick whole numbers',
+    );
     assert.deepEqual(opt!.kind, 'category');
     const spread = sweepAxes(undefined, [run(1, { lr: 0.1 }, null), run(2, { lr: 1e-4 }, null)], undefined);
     assert.deepEqual([spread[0]!.kind, spread[0]!.position(1e-3)], ['log', 1 / 3], 'three decades: log');
