@@ -1,63 +1,76 @@
-// `assay sweeps …`: many managed runs from one base config, as a grid or a list of changes to it.
-import type { SweepData, SweepRunCounts, SweepSpec } from '../client/index.ts';
+// `assay sweeps …`: many managed runs from one base config, as a grid, a list, a search of a space or
+// repeats of a committed experiment's variations.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SweepData, SweepRun, SweepRunCounts, SweepSummary } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
-import { readTextFile, UsageError } from './command-args.ts';
-import { printFields, printJson, printTable } from './output.ts';
+import { printFields, printJson, printTable, text } from './output.ts';
 import type { JsonOptions } from './program/shared-options.ts';
-import { gridFromSets } from './sweep-sets.ts';
+import { sweepSpecOf, type SweepSpecOptions } from './sweep-spec.ts';
 
-export interface CreateOptions extends JsonOptions {
-  base?: string;
-  grid?: string;
-  list?: string;
-  set?: string[];
-  concurrency?: number;
-  namePrefix?: string;
+export interface CreateOptions extends JsonOptions, SweepSpecOptions {}
+
+export interface ShowOptions extends JsonOptions {
+  watch?: boolean;
+  /** Seconds between reads with --watch. */
+  interval?: number;
 }
 
 export async function create(experimentId: string, values: CreateOptions): Promise<number> {
-  if (values.base === undefined)
-    throw new UsageError('--base is required: the base variation config as YAML');
-  const sources = [values.grid !== undefined, values.list !== undefined, values.set !== undefined].filter(
-    Boolean,
-  ).length;
-  if (sources !== 1)
-    throw new UsageError(
-      'give exactly one of --grid FILE, --list FILE or --set PATH=V1,V2,… (which may repeat)',
-    );
-  const base = {
-    baseYaml: await readTextFile(values.base),
-    concurrency: values.concurrency,
-    namePrefix: values.namePrefix,
-  };
-  const spec: SweepSpec =
-    values.list !== undefined
-      ? { ...base, strategy: 'list', list: listFile(values.list, await readJson(values.list)) }
-      : {
-          ...base,
-          strategy: 'grid',
-          grid:
-            values.grid !== undefined
-              ? gridFile(values.grid, await readJson(values.grid))
-              : gridFromSets(values.set!),
-        };
+  const spec = await sweepSpecOf(values);
   const sweep = await openClient().client.sweeps.create(experimentId, spec);
   if (values.json) {
     printJson(sweep);
     return 0;
   }
+  const { strategy, trials } = sweep.declaration;
+  const what = isEnumerated(strategy) ? `${trials} run(s)` : `a ${strategy} search of ${trials} trial(s)`;
   process.stdout.write(
-    `created sweep ${sweep.id}: ${sweep.runs.length} run(s) of experiment ${sweep.experiment_id}, at most ${sweep.concurrency} at a time\n`,
+    `created sweep ${sweep.id}: ${what} of experiment ${sweep.experiment_id}, at most ${sweep.concurrency} at a time\n`,
   );
   printFields(workflowFields(sweep));
   return 0;
 }
 
-export async function show(experimentId: string, id: string, values: JsonOptions): Promise<number> {
-  const sweep = await openClient().client.sweeps.get(experimentId, id);
-  if (values.json) printJson(sweep);
-  else printSweep(sweep);
+export async function list(experimentId: string, values: JsonOptions): Promise<number> {
+  const sweeps: SweepSummary[] = [];
+  for await (const sweep of openClient().client.sweeps.iterate(experimentId)) sweeps.push(sweep);
+  if (values.json) {
+    printJson(sweeps);
+    return 0;
+  }
+  printTable(sweeps, [
+    ['ID', (s) => s.id],
+    ['STRATEGY', (s) => s.declaration.strategy],
+    ['OBJECTIVE', (s) => objectiveText(s.declaration.objective)],
+    ['BEST', (s) => s.best_value],
+    ['PROGRESS', (s) => progressText(s.progress)],
+    ['CREATED', (s) => s.created_at],
+  ]);
   return 0;
+}
+
+/** Prints the sweep; with --watch, again whenever it changes until it is done (exit 0 then). */
+export async function show(experimentId: string, id: string, values: ShowOptions): Promise<number> {
+  const { client } = openClient();
+  let shown = '';
+  for (;;) {
+    const sweep = await client.sweeps.get(experimentId, id);
+    const done = sweep.progress.done;
+    if (values.json) {
+      // JSON is printed once: at once, or with --watch when the sweep is done.
+      if (!values.watch || done) printJson(sweep);
+    } else {
+      const page = captured(() => printSweep(sweep));
+      if (page !== shown) {
+        // A terminal is redrawn in place; a pipe or a file gets each new state after the last.
+        const clear = values.watch && process.stdout.isTTY ? '\x1b[2J\x1b[H' : shown === '' ? '' : '\n';
+        process.stdout.write(clear + page);
+        shown = page;
+      }
+    }
+    if (!values.watch || done) return 0;
+    await sleep((values.interval ?? 2) * 1000);
+  }
 }
 
 export async function cancel(experimentId: string, id: string, values: JsonOptions): Promise<number> {
@@ -65,41 +78,27 @@ export async function cancel(experimentId: string, id: string, values: JsonOptio
   if (values.json) printJson(sweep);
   else
     process.stdout.write(
-      `sweep ${sweep.id} cancelled: its workflow cancels its ${sweep.runs.length} run(s)\n`,
+      `sweep ${sweep.id} cancelled: its workflow cancels its ${sweep.runs.length} run(s) and starts no more\n`,
     );
   return 0;
 }
 
-async function readJson(file: string): Promise<unknown> {
-  const text = await readTextFile(file);
+/** What a print writes to stdout, as text (so a --watch redraw happens only on a change). */
+function captured(print: () => void): string {
+  const chunks: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string) => chunks.push(chunk) > 0) as typeof process.stdout.write;
   try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+    print();
+  } finally {
+    process.stdout.write = write;
   }
+  return chunks.join('');
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function gridFile(file: string, value: unknown): Record<string, unknown[]> {
-  if (!isObject(value) || Object.values(value).some((v) => !Array.isArray(v))) {
-    throw new UsageError(
-      `${file}: a grid is a JSON object of dotted paths to arrays of values, e.g. {"optimizer.lr": [1e-4, 3e-4]}`,
-    );
-  }
-  return value as Record<string, unknown[]>;
-}
-
-function listFile(file: string, value: unknown): Array<Record<string, unknown>> {
-  if (!Array.isArray(value) || !value.every(isObject)) {
-    throw new UsageError(
-      `${file}: a list is a JSON array of objects of dotted paths to values, e.g. [{"optimizer.lr": 1e-4, "seed": 1}]`,
-    );
-  }
-  return value;
-}
+/** A sweep whose runs are all known at its creation (a grid's, a list's or a repeat's). */
+const isEnumerated = (strategy: string) =>
+  strategy === 'grid' || strategy === 'list' || strategy === 'repeat';
 
 function workflowFields(sweep: SweepData): Array<readonly [string, unknown]> {
   return [
@@ -108,28 +107,75 @@ function workflowFields(sweep: SweepData): Array<readonly [string, unknown]> {
   ];
 }
 
-/** From the runs' recorded states, the failures by reason: `1 succeeded, 2 failed (crash: 2), …`. */
-function progressText(p: SweepRunCounts): string {
+const objectiveText = (objective: SweepData['declaration']['objective']) =>
+  objective ? `${objective.metric} (${objective.goal})` : null;
+
+/**
+ * From the runs' recorded states: `1 succeeded, 1 stopped early, 2 failed (crash: 2), …`; stopped-early and
+ * retried runs are named only when there are some.
+ */
+export function progressText(p: SweepRunCounts): string {
   const reasons = Object.entries(p.failed_by_reason).map(([reason, n]) => `${reason}: ${n}`);
   const failed = reasons.length > 0 ? `${p.failed} failed (${reasons.join(', ')})` : `${p.failed} failed`;
-  return `${p.succeeded} succeeded, ${failed}, ${p.running} running, ${p.pending} pending of ${p.total}${p.done ? ' (done)' : ''}`;
+  const parts = [
+    `${p.succeeded} succeeded`,
+    ...(p.stopped_early > 0 ? [`${p.stopped_early} stopped early`] : []),
+    failed,
+    ...(p.retried > 0 ? [`${p.retried} retried`] : []),
+    `${p.running} running`,
+    `${p.pending} pending of ${p.total}`,
+  ];
+  return `${parts.join(', ')}${p.done ? ' (done)' : ''}`;
 }
 
+/** A run's state as a researcher reads it: early stopping is no error, a retried failure says so. */
+function stateText(run: SweepRun, retried: ReadonlySet<string>): string {
+  if (run.state !== 'failed') return run.state;
+  if (run.failure_reason === 'stopped_early') return 'stopped early';
+  const reason = run.failure_reason ?? 'unknown';
+  return retried.has(run.id) ? `failed (${reason}), retried` : `failed (${reason})`;
+}
+
+/** `lr=0.001 layers=3`: a point's values, strings as they are and the rest as JSON. */
+const paramsText = (params: Record<string, unknown>) =>
+  Object.entries(params)
+    .map(([path, value]) => `${path}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+
 function printSweep(sweep: SweepData): void {
+  const { declaration: d, best } = sweep;
+  const total = isEnumerated(d.strategy) ? 'runs' : 'trials';
   printFields([
     ['id', sweep.id],
     ['experiment', sweep.experiment_id],
     ...workflowFields(sweep),
+    ['strategy', `${d.strategy}, ${d.trials} ${total}${d.seed === null ? '' : `, seed ${d.seed}`}`],
+    ...(d.objective ? [['objective', objectiveText(d.objective)] as const] : []),
+    ...(d.early_stopping ? [['early stopping', d.early_stopping] as const] : []),
+    ...(d.max_retries > 0 ? [['max retries', d.max_retries] as const] : []),
     ['concurrency', sweep.concurrency],
     ['created', sweep.created_at],
     ['progress', progressText(sweep.progress)],
+    ...(best
+      ? [
+          [
+            'best',
+            `${text(best.value)} by ${best.trial === null ? '' : `trial ${best.trial}, `}run ${best.n}/${best.r}` +
+              (Object.keys(best.params).length > 0 ? `: ${paramsText(best.params)}` : ''),
+          ] as const,
+        ]
+      : []),
+    ...sweep.warnings.map((w) => ['warning', w] as const),
   ]);
   process.stdout.write('\n');
+  const retried = new Set(sweep.runs.flatMap((r) => (r.retries_run_id ? [r.retries_run_id] : [])));
   printTable(sweep.runs, [
+    ['TRIAL', (r) => r.trial],
     ['N', (r) => r.n],
     ['R', (r) => r.r],
-    ['VARIATION', (r) => r.variation_name],
-    ['STATE', (r) => r.state],
-    ['WORKFLOW', (r) => r.workflow_id],
+    ['PARAMS', (r) => paramsText(r.params)],
+    ['OBJECTIVE', (r) => r.objective],
+    ['STEP', (r) => r.step],
+    ['STATE', (r) => stateText(r, retried)],
   ]);
 }

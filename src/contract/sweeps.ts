@@ -12,9 +12,10 @@ const SWEEP_COMMON = {
   name_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, default: 'sweep' })),
 };
 
-/** One dimension of a search space, by `distribution`.
- * The schemas a request holds more than once (a space in each search member, an objective in every member)
- * carry no `$id`: Fastify's validator refuses a body in which one `$id` appears twice.
+/**
+ * One dimension of a search space, by `distribution`. The schemas a request holds more than once (a space
+ * in each search member, an objective in every member) carry no `$id`: Ajv 8 (Fastify's) refuses a schema in
+ * which one `$id` appears twice.
  */
 export const UniformDistribution = Type.Object(
   { distribution: Type.Literal('uniform'), low: Type.Number(), high: Type.Number() },

@@ -105,7 +105,7 @@ describe('managed-run commands: runs provision, sweeps', () => {
       table.stdout,
       /^progress\s+0 succeeded, 1 failed \(abandoned: 1\), 0 running, 3 pending of 4$/m,
     );
-    assert.match(table.stdout, /^N\s+R\s+VARIATION\s+STATE\s+WORKFLOW$/m);
+    assert.match(table.stdout, /^TRIAL\s+N\s+R\s+PARAMS\s+OBJECTIVE\s+STEP\s+STATE$/m);
     assert.equal((await json(['sweeps', 'cancel', experiment.id, sweep.id])).id, sweep.id);
   });
 

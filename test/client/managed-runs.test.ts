@@ -137,6 +137,8 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
       running: 0,
       succeeded: 0,
       failed: 0,
+      stopped_early: 0,
+      retried: 0,
       failed_by_reason: {},
       done: false,
     });
@@ -161,6 +163,48 @@ describe('client: managed runs, sweeps and the orchestrator namespace', () => {
       { name: 'sgd', lr: 0.1 },
       { name: 'adamw', lr: 3e-4 },
     ]);
+  });
+
+  it('declares a sweep’s objective, early stopping and retries, lists the experiment’s sweeps and reads the best', async () => {
+    const experiment = await client.experiments.create({ name: 'objective list' });
+    const sweep = await client.sweeps.create(experiment.id, {
+      baseYaml: BASE_YAML,
+      list: [{ 'optimizer.lr': 0.1 }, { 'optimizer.lr': 0.01 }],
+      objective: { metric: 'val_loss', goal: 'minimize' },
+      earlyStopping: { kind: 'median', startup_trials: 1 },
+      maxRetries: 2,
+    });
+    assert.deepEqual(
+      [sweep.declaration.strategy, sweep.declaration.trials, sweep.declaration.max_retries],
+      ['list', 2, 2],
+    );
+    assert.deepEqual(sweep.declaration.objective, { metric: 'val_loss', goal: 'minimize' });
+    assert.equal(sweep.declaration.early_stopping?.kind, 'median');
+    assert.deepEqual(
+      sweep.runs.map((r) => r.params),
+      [{ 'optimizer.lr': 0.1 }, { 'optimizer.lr': 0.01 }],
+    );
+    const run = sweep.runs[1]!;
+    const path = `/experiments/${experiment.id}/variations/${run.n}/runs/${run.r}`;
+    await client.transport.get(`${path}/config`);
+    await client.transport.post(`${path}/start`, {});
+    await client.transport.post(`${path}/metrics`, { metrics: [{ key: 'val_loss', step: 3, value: 0.25 }] });
+    await client.transport.post(`${path}/succeed`);
+
+    const page = await client.sweeps.list(experiment.id, { limit: 10 });
+    assert.deepEqual(
+      [page.items.map((s) => [s.id, s.best_value, s.progress.succeeded]), page.next_cursor],
+      [[[sweep.id, 0.25, 1]], null],
+    );
+    const all = [];
+    for await (const s of client.sweeps.iterate(experiment.id)) all.push(s.id);
+    assert.deepEqual(all, [sweep.id]);
+    const read = await client.sweeps.get(experiment.id, sweep.id);
+    assert.deepEqual(
+      [read.best?.n, read.best?.value, read.best?.params, read.runs[1]!.step],
+      [run.n, 0.25, { 'optimizer.lr': 0.01 }, 3],
+    );
+    await assert.rejects(client.sweeps.list('00000000-0000-4000-8000-000000000000'), NotFoundError);
   });
 
   /** A pending run made managed: the orchestrator's routes know managed runs only. */

@@ -29,6 +29,23 @@ export function markOptionalBodies<T extends Document>(document: T): T {
 }
 
 /**
+ * Drops a `discriminator` whose `oneOf` members are inline (a space's distributions, early stopping's kinds):
+ * OpenAPI lets one select only named ($ref) members, and those schemas carry no `$id` to be named by (Ajv 8
+ * refuses one `$id` twice in a body). The validator keeps it (the document is swagger's copy of the
+ * schemas): it checks a value against the member its tag names.
+ */
+export function dropInlineDiscriminators<T>(node: T): T {
+  if (Array.isArray(node)) node.forEach(dropInlineDiscriminators);
+  else if (typeof node === 'object' && node !== null) {
+    const schema = node as { discriminator?: unknown; oneOf?: unknown[] };
+    if (schema.discriminator && schema.oneOf?.some((m) => !(m as { $ref?: string }).$ref))
+      delete schema.discriminator;
+    Object.values(node).forEach(dropInlineDiscriminators);
+  }
+  return node;
+}
+
+/**
  * The OpenAPI document's frame; the paths come from the routes' schemas, which are the contract's. Every
  * operation carries an operationId named after the client method that calls it (camelCase, verb first:
  * `createExperiment`, `heartbeatRun`), so generated clients get the same names.
@@ -58,7 +75,7 @@ export function openapiOptions(config: ServiceConfig): SwaggerOptions {
     },
     transformObject: (documents) =>
       'openapiObject' in documents
-        ? markOptionalBodies(documents.openapiObject as Document)
+        ? dropInlineDiscriminators(markOptionalBodies(documents.openapiObject as Document))
         : documents.swaggerObject,
   };
 }
