@@ -48,8 +48,13 @@ describe('web UI in Chromium: the researchers’ view of a sweep', () => {
   });
 
   /** Run n.1 of the sweep as its runner drives it: started, the objective logged at each step, then `end`. */
-  async function playRun(n: number, losses: number[], end: 'succeed' | 'crash' | 'stopped_early' | 'keep') {
-    const path = `/experiments/${experimentId}/variations/${n}/runs/1`;
+  async function playRun(
+    n: number,
+    losses: number[],
+    end: 'succeed' | 'crash' | 'stopped_early' | 'keep',
+    { experiment = experimentId, key = 'val_loss' } = {},
+  ) {
+    const path = `/experiments/${experiment}/variations/${n}/runs/1`;
     const run = await t.as(t.adminKey).get(path);
     const worker = (await workerKeyThroughExchange(t, orchestratorKey, run.body.id)).key;
     const ok = async (p: Promise<{ status: number; body: unknown }>) => {
@@ -59,7 +64,7 @@ describe('web UI in Chromium: the researchers’ view of a sweep', () => {
     await ok(t.as(worker).get(`${path}/config`));
     await ok(t.as(worker).post(`${path}/start`, {}));
     if (losses.length > 0) {
-      const metrics = losses.map((value, i) => ({ key: 'val_loss', step: i + 1, value }));
+      const metrics = losses.map((value, i) => ({ key, step: i + 1, value }));
       await ok(t.as(worker).post(`${path}/metrics`, { metrics }));
     }
     if (end === 'succeed') await ok(t.as(worker).post(`${path}/succeed`));
@@ -214,5 +219,25 @@ describe('web UI in Chromium: the researchers’ view of a sweep', () => {
     assert.equal(await page.getByRole('button', { name: 'Cancel sweep' }).count(), 0);
     await screenshot(page, 'sweep-view-cancelled');
     assert.deepEqual(dialogs, []);
+  });
+
+  it('says on the sweep page when no run logs the objective metric, naming what the runs logged', async () => {
+    const { page } = session;
+    const draft = await t.as(t.adminKey).post('/experiments', { name: 'misspelt metric' });
+    const created = await t.as(t.adminKey).post(`/experiments/${draft.body.id}/sweeps`, {
+      strategy: 'list',
+      base_yaml: BASE_YAML,
+      list: POINTS.slice(0, 2),
+      objective: { metric: 'val_acc', goal: 'maximize' },
+    });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    await playRun(1, [0.5], 'succeed', { experiment: draft.body.id, key: 'valid_acc' });
+    await page.goto(`${t.url}/ui/experiments/${draft.body.id}/sweeps/${created.body.id}`);
+    const warnings = page.getByRole('status', { name: 'Warnings' });
+    await warnings.getByText('no run has logged the objective metric `val_acc`').waitFor();
+    assert.match(await warnings.innerText(), /its runs logged `valid_acc`/);
+    // Nothing to draw against the objective yet, and the page says so instead of an empty chart.
+    await page.getByTestId('objective-chart').getByText('No trial has ended with a val_acc yet.').waitFor();
+    await screenshot(page, 'sweep-view-warning');
   });
 });
