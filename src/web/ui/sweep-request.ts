@@ -1,10 +1,32 @@
 // The sweep form's fields as the client's sweep request: text read into numbers, points and a space.
 import type { SweepSpec } from '@assay/client/browser';
-import type { EarlyStopping, SearchStrategy } from '@assay/contract';
-import type { TuningState } from './components/sweep-tuning-fields.tsx';
+import type { EarlyStopping, EarlyStoppingKind, Goal, SearchStrategy } from '@assay/contract';
 import { parseGridAxes, parsePointList, parseSpace } from './sweep-spec.ts';
 
 export type PointsStrategy = 'grid' | 'list';
+
+/** What the form's search and tuning fields hold, as typed (numbers are read on submit). */
+export interface TuningState {
+  space: string;
+  trials: string;
+  seed: string;
+  metric: string;
+  goal: Goal;
+  stopping: EarlyStoppingKind | '';
+  maxStep: string;
+  maxRetries: string;
+}
+
+export const INITIAL_TUNING: TuningState = {
+  space: '',
+  trials: '16',
+  seed: '',
+  metric: '',
+  goal: 'minimize',
+  stopping: '',
+  maxStep: '',
+  maxRetries: '0',
+};
 
 export interface SweepFormFields {
   strategy: PointsStrategy | SearchStrategy;

@@ -4,10 +4,10 @@ import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
-import { sweepRequest, type PointsStrategy } from '../sweep-request.ts';
+import { INITIAL_TUNING, sweepRequest, type PointsStrategy, type TuningState } from '../sweep-request.ts';
 import { ErrorState } from './status.tsx';
 import { sweepPath } from './sweep-list.tsx';
-import { INITIAL_TUNING, SearchFields, TuningFields, type TuningState } from './sweep-tuning-fields.tsx';
+import { SearchFields, TuningFields } from './sweep-tuning-fields.tsx';
 
 const BASE_EXAMPLE = 'lr: 0.1\nseed: 1\nlaunch:\n  command: python train.py\n';
 const GRID_EXAMPLE = 'lr: 0.1, 0.01\nseed: 1, 2';

@@ -1,27 +1,5 @@
-import { EARLY_STOPPING_KINDS, GOALS, type EarlyStoppingKind, type Goal } from '@assay/contract';
-
-/** What the form's search and tuning fields hold, as typed (numbers are read on submit). */
-export interface TuningState {
-  space: string;
-  trials: string;
-  seed: string;
-  metric: string;
-  goal: Goal;
-  stopping: EarlyStoppingKind | '';
-  maxStep: string;
-  maxRetries: string;
-}
-
-export const INITIAL_TUNING: TuningState = {
-  space: '',
-  trials: '16',
-  seed: '',
-  metric: '',
-  goal: 'minimize',
-  stopping: '',
-  maxStep: '',
-  maxRetries: '0',
-};
+import { EARLY_STOPPING_KINDS, GOALS, type Goal } from '@assay/contract';
+import type { TuningState } from '../sweep-request.ts';
 
 const SPACE_EXAMPLE = [
   'lr: {distribution: log_uniform, low: 1.0e-5, high: 1}',
