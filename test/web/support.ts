@@ -19,7 +19,7 @@ export async function newSession(browser: Browser, dialogs: string[], viewport =
 }
 
 /** Signs in on the sign-in page with a key, and waits for the experiments list. */
-export async function signIn(page: Page, server: AssayServer, key: string): Promise<void> {
+export async function signIn(page: Page, server: Pick<AssayServer, 'url'>, key: string): Promise<void> {
   await page.goto(`${server.url}/`);
   await page.getByLabel('API key or access token').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();

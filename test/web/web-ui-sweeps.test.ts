@@ -139,7 +139,7 @@ describe('web UI in Chromium: sweeps and compare', () => {
     await page.getByRole('button', { name: 'Create experiment' }).click();
     const form = page.locator('form', { has: page.getByRole('heading', { name: 'Create a sweep' }) });
     await form.getByLabel('Base config YAML').fill('seed: 1\nlaunch:\n  command: sleep 300\n');
-    await form.getByRole('radio', { name: 'List of points (JSON)' }).check();
+    await form.getByLabel('Strategy').selectOption('list');
     await form.getByLabel('Points, a JSON array').fill('[{"seed": 1}, {"seed": 2}]');
     await form.getByLabel('Concurrency').fill('1');
     await form.getByRole('button', { name: 'Create sweep' }).click();

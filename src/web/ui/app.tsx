@@ -13,11 +13,12 @@ import { OrganizationsPage } from './pages/organizations-page.tsx';
 import { RunPage } from './pages/run-page.tsx';
 import { SearchPage } from './pages/search-page.tsx';
 import { SignInPage } from './pages/sign-in-page.tsx';
-import { SweepPage } from './pages/sweep-page.tsx';
 import { useSession } from './session.tsx';
 
 // The graph layout library is most of the lineage page's weight; only those who open the page load it.
 const LineagePage = lazy(() => import('./pages/lineage-page.tsx').then((m) => ({ default: m.LineagePage })));
+// The sweep page (its tables, plots and the parallel coordinates) loads when a sweep is first opened.
+const SweepPage = lazy(() => import('./pages/sweep-page.tsx').then((m) => ({ default: m.SweepPage })));
 
 /** The service serves the UI under /ui/ (the API owns the other paths), so every client route lives there. */
 export function App() {
@@ -38,7 +39,11 @@ export function App() {
                 </Suspense>
               </Route>
               <Route path="/experiments/:id/variations/:n/runs/:r" component={RunPage} />
-              <Route path="/experiments/:id/sweeps/:sweepId" component={SweepPage} />
+              <Route path="/experiments/:id/sweeps/:sweepId">
+                <Suspense fallback={<Loading what="the sweep" />}>
+                  <SweepPage />
+                </Suspense>
+              </Route>
               <Route path="/experiments/:id/compare" component={ComparePage} />
               <Route path="/assets" component={AssetsPage} />
               <Route path="/search" component={SearchPage} />

@@ -25,6 +25,8 @@ export const queryKeys = {
   runAssets: (id: string, n: number, r: number) => ['experiment', id, 'runs', n, r, 'assets'] as const,
   lineage: (id: string, depth: number) => ['experiment', id, 'lineage', depth] as const,
   sweep: (id: string, sweepId: string | null) => ['experiment', id, 'sweep', sweepId] as const,
+  /** A page of the experiment's sweeps. */
+  sweeps: (id: string, cursor: string | undefined) => ['experiment', id, 'sweeps', cursor] as const,
   outputs: (id: string, name: string, ended: number) => ['experiment', id, 'outputs', name, ended] as const,
   metricKeys: (id: string) => ['experiment', id, 'metric-keys'] as const,
   metricFigures: (id: string, keys: readonly string[], running: boolean) =>

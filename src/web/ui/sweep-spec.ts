@@ -1,5 +1,6 @@
 // What the sweep form's text boxes mean: grid axes one per line, or a JSON list of points.
 import { parseSweepValues } from '@assay/client/browser';
+import type { SearchSpace } from '@assay/contract';
 
 /**
  * Grid axes, one per line as `dotted.path: v1, v2, …` (values read by `parseSweepValues`, as the CLI's
@@ -41,4 +42,33 @@ export function parsePointList(text: string): Array<Record<string, unknown>> {
     throw new Error('write the list as a JSON array of objects, for example [{"lr": 0.1}, {"lr": 0.01}]');
   }
   return parsed as Array<Record<string, unknown>>;
+}
+
+/**
+ * A search space written as YAML (`lr: {distribution: log_uniform, low: 1e-5, high: 1}`, one key per
+ * dotted path). The YAML library is loaded here, on the first search sweep submitted, not with the app.
+ * Checks only the shape (a mapping of mappings, each with a `distribution`); the service checks the rest
+ * and names the field it refuses.
+ */
+export async function parseSpace(text: string): Promise<SearchSpace> {
+  const { parse } = await import('yaml');
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch (error) {
+    throw new Error(`the space is not YAML: ${(error as Error).message}`, { cause: error });
+  }
+  const isMapping = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isMapping(parsed) || Object.keys(parsed).length === 0)
+    throw new Error(
+      'write the space as one key per dotted path, for example "lr: {distribution: uniform, low: 0, high: 1}"',
+    );
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!isMapping(value) || typeof value.distribution !== 'string')
+      throw new Error(
+        `space.${key}: give a mapping with a distribution (uniform, log_uniform, int or choice)`,
+      );
+  }
+  return parsed as SearchSpace;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseGridAxes, parsePointList } from '../../../src/web/ui/sweep-spec.ts';
+import { parseGridAxes, parsePointList, parseSpace } from '../../../src/web/ui/sweep-spec.ts';
 
 describe('parseGridAxes', () => {
   it('reads one axis per line, values as JSON where they are JSON and text otherwise', () => {
@@ -38,5 +38,26 @@ describe('parsePointList', () => {
     assert.throws(() => parsePointList('[]'), /JSON array of objects/);
     assert.throws(() => parsePointList('[1, 2]'), /JSON array of objects/);
     assert.throws(() => parsePointList('{"lr": 1}'), /JSON array of objects/);
+  });
+});
+
+describe('parseSpace', () => {
+  it('reads a YAML mapping of dotted path → distribution', async () => {
+    assert.deepEqual(
+      await parseSpace(
+        'lr: {distribution: log_uniform, low: 1.0e-5, high: 1}\nopt.name:\n  distribution: choice\n  values: [sgd, adam]\n',
+      ),
+      {
+        lr: { distribution: 'log_uniform', low: 1e-5, high: 1 },
+        'opt.name': { distribution: 'choice', values: ['sgd', 'adam'] },
+      },
+    );
+  });
+
+  it('says what is wrong with text that is no space, naming the key', async () => {
+    await assert.rejects(parseSpace('lr: [1'), /the space is not YAML/);
+    await assert.rejects(parseSpace('- lr'), /one key per dotted path/);
+    await assert.rejects(parseSpace(''), /one key per dotted path/);
+    await assert.rejects(parseSpace('lr: {low: 1}'), /space\.lr: give a mapping with a distribution/);
   });
 });

@@ -15,6 +15,8 @@ export interface ChartLine {
   width?: number;
   /** Drawn faint, under the others (the raw curve behind a smoothed one). */
   faint?: boolean;
+  /** In a scatter chart: a stepped line through the points instead of the points (a best-so-far line). */
+  joined?: boolean;
 }
 
 export interface MetricChartProps {
@@ -32,7 +34,7 @@ export interface MetricChartProps {
   /**
    * Points only, no lines; `categories` names the x positions 0…n−1 (a config value that is not a number).
    */
-  scatter?: { logX?: boolean; categories?: string[] };
+  scatter?: { logX?: boolean; categories?: string[]; wholeX?: boolean };
   /** The shown x range; absent: the data's. */
   zoom?: StepRange | null;
   /** Dragging across the plot chooses a range; a double click resets it (null). */
@@ -123,8 +125,8 @@ export default function MetricChart(props: MetricChartProps) {
       axes: [
         {
           label: xLabel,
-          // Steps are whole numbers: no tick between two of them.
-          ...(scatter ? {} : { incrs: STEP_INCREMENTS }),
+          // Steps (and trial numbers) are whole numbers: no tick between two of them.
+          ...(!scatter || scatter.wholeX ? { incrs: STEP_INCREMENTS } : {}),
           ...(categories
             ? {
                 splits: () => categories.map((_, i) => i),
@@ -150,9 +152,11 @@ export default function MetricChart(props: MetricChartProps) {
           stroke: line.faint ? `${line.color}55` : line.color,
           width: line.width ?? 1.5,
           value: (_u, v) => formatMetric(v),
-          ...(scatter
+          ...(scatter && !line.joined
             ? { paths: () => null, points: { show: true, size: 8, fill: line.color, stroke: line.color } }
-            : { points: { show: false } }),
+            : scatter
+              ? { paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false }, spanGaps: true }
+              : { points: { show: false } }),
         })),
       ],
       hooks: {

@@ -5,7 +5,7 @@ import { formatDuration, formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { TableScroll } from './query-view.tsx';
-import { ErrorState, StateBadge } from './status.tsx';
+import { ErrorState, RunStateBadge } from './status.tsx';
 
 export function runPath(run: { experiment_id: string; n: number; r: number }): string {
   return `/experiments/${encodeURIComponent(run.experiment_id)}/variations/${run.n}/runs/${run.r}`;
@@ -76,7 +76,7 @@ function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined
         )}
       </td>
       <td data-testid="run-state">
-        <StateBadge state={run.state} />
+        <RunStateBadge run={run} />
         {run.cancel_requested && run.state === 'running' && <span className="muted"> stopping…</span>}
       </td>
       <td className="failure">

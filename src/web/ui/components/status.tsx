@@ -43,6 +43,19 @@ export function Empty({ children, command }: { children: ReactNode; command?: st
   );
 }
 
-export function StateBadge({ state }: { state: string }) {
-  return <span className={`badge state-${state}`}>{state}</span>;
+/** A state by name; `label` when the words differ from it (`stopped_early` reads "stopped early"). */
+export function StateBadge({ state, label }: { state: string; label?: string }) {
+  return <span className={`badge state-${state}`}>{label ?? state}</span>;
+}
+
+/**
+ * A run's state, where a run stopped early by its sweep reads as such, in a neutral colour: it ended as the
+ * sweep meant it to, which is not an error.
+ */
+export function RunStateBadge({ run }: { run: { state: string; failure_reason: string | null } }) {
+  return run.state === 'failed' && run.failure_reason === 'stopped_early' ? (
+    <StateBadge state="stopped_early" label="stopped early" />
+  ) : (
+    <StateBadge state={run.state} />
+  );
 }

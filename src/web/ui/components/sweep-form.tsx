@@ -1,37 +1,46 @@
-import type { SweepSpec } from '@assay/client/browser';
+import { SEARCH_STRATEGIES, type SearchStrategy } from '@assay/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
-import { parseGridAxes, parsePointList } from '../sweep-spec.ts';
+import { INITIAL_TUNING, sweepRequest, type PointsStrategy, type TuningState } from '../sweep-request.ts';
 import { ErrorState } from './status.tsx';
+import { sweepPath } from './sweep-list.tsx';
+import { SearchFields, TuningFields } from './sweep-tuning-fields.tsx';
 
 const BASE_EXAMPLE = 'lr: 0.1\nseed: 1\nlaunch:\n  command: python train.py\n';
 const GRID_EXAMPLE = 'lr: 0.1, 0.01\nseed: 1, 2';
 const LIST_EXAMPLE = '[{"lr": 0.1, "seed": 1}, {"lr": 0.01, "seed": 2}]';
 
-/** Creates a sweep on a draft: a base YAML and grid axes or a list of points; opens the sweep page after. */
+const STRATEGY_LABEL: Record<PointsStrategy | SearchStrategy, string> = {
+  grid: 'grid: every combination',
+  list: 'list: the points given',
+  random: 'random: sampled from the space',
+  sobol: 'sobol: quasi-random, evenly spread',
+  tpe: 'tpe: Bayesian, learns from the trials',
+};
+
+/** Creates a sweep on a draft: a base YAML, then the points (grid, list) or a space to search; opens it after. */
 export function SweepForm({ experimentId }: { experimentId: string }) {
   const client = useClient();
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
   const [baseYaml, setBaseYaml] = useState('');
-  const [mode, setMode] = useState<'grid' | 'list'>('grid');
+  const [strategy, setStrategy] = useState<PointsStrategy | SearchStrategy>('grid');
   const [points, setPoints] = useState('');
+  const [tuning, setTuning] = useState<TuningState>(INITIAL_TUNING);
   const [concurrency, setConcurrency] = useState('4');
+  const searching = strategy !== 'grid' && strategy !== 'list';
   const create = useMutation({
-    mutationFn: () => {
-      const base = { baseYaml, concurrency: Number(concurrency) };
-      const spec: SweepSpec =
-        mode === 'grid'
-          ? { ...base, strategy: 'grid', grid: parseGridAxes(points) }
-          : { ...base, strategy: 'list', list: parsePointList(points) };
-      return client.sweeps.create(experimentId, spec);
-    },
+    mutationFn: async () =>
+      client.sweeps.create(
+        experimentId,
+        await sweepRequest({ strategy, baseYaml, points, tuning, concurrency: Number(concurrency) }),
+      ),
     onSuccess: (sweep) => {
       void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(experimentId) });
-      navigate(`/experiments/${encodeURIComponent(experimentId)}/sweeps/${encodeURIComponent(sweep.id)}`);
+      navigate(sweepPath(experimentId, sweep.id));
     },
   });
   const submit = (event: FormEvent) => {
@@ -39,10 +48,10 @@ export function SweepForm({ experimentId }: { experimentId: string }) {
     create.mutate();
   };
   return (
-    <form className="card stacked" onSubmit={submit} aria-labelledby="sweep-title">
-      <h3 id="sweep-title">Create a sweep</h3>
+    <form className="card stacked" onSubmit={submit} aria-labelledby="sweep-form-title">
+      <h3 id="sweep-form-title">Create a sweep</h3>
       <p className="hint">
-        One variation per point, then the experiment is committed and each variation gets a managed run.
+        The sweep commits the experiment; each point (or trial) becomes a variation with a managed run.
       </p>
       <label>
         <span>Base config YAML</span>
@@ -56,34 +65,40 @@ export function SweepForm({ experimentId }: { experimentId: string }) {
           required
         />
       </label>
-      <fieldset className="inline-choice">
-        <legend>Points</legend>
-        <label className="inline">
-          <input type="radio" name="sweep-mode" checked={mode === 'grid'} onChange={() => setMode('grid')} />
-          <span>Grid (every combination)</span>
-        </label>
-        <label className="inline">
-          <input type="radio" name="sweep-mode" checked={mode === 'list'} onChange={() => setMode('list')} />
-          <span>List of points (JSON)</span>
-        </label>
-      </fieldset>
-      <label>
-        <span>{mode === 'grid' ? 'Grid axes, one per line' : 'Points, a JSON array'}</span>
-        <textarea
-          className="code"
-          rows={4}
-          spellCheck={false}
-          placeholder={mode === 'grid' ? GRID_EXAMPLE : LIST_EXAMPLE}
-          value={points}
-          onChange={(e) => setPoints(e.target.value)}
-          aria-describedby="sweep-points-hint"
-          required
-        />
+      <label className="inline">
+        <span>Strategy</span>
+        <select value={strategy} onChange={(e) => setStrategy(e.target.value as typeof strategy)}>
+          {(['grid', 'list', ...SEARCH_STRATEGIES] as const).map((s) => (
+            <option key={s} value={s}>
+              {STRATEGY_LABEL[s]}
+            </option>
+          ))}
+        </select>
       </label>
-      <p id="sweep-points-hint" className="hint">
-        Keys are dotted paths into the base config (<code>optimizer.lr</code>).{' '}
-        {mode === 'grid' ? 'Values are separated by commas.' : 'Each object is one variation.'}
-      </p>
+      {searching ? (
+        <SearchFields state={tuning} onChange={setTuning} />
+      ) : (
+        <>
+          <label>
+            <span>{strategy === 'grid' ? 'Grid axes, one per line' : 'Points, a JSON array'}</span>
+            <textarea
+              className="code"
+              rows={4}
+              spellCheck={false}
+              placeholder={strategy === 'grid' ? GRID_EXAMPLE : LIST_EXAMPLE}
+              value={points}
+              onChange={(e) => setPoints(e.target.value)}
+              aria-describedby="sweep-points-hint"
+              required
+            />
+          </label>
+          <p id="sweep-points-hint" className="hint">
+            Keys are dotted paths into the base config (<code>optimizer.lr</code>).{' '}
+            {strategy === 'grid' ? 'Values are separated by commas.' : 'Each object is one variation.'}
+          </p>
+        </>
+      )}
+      <TuningFields state={tuning} onChange={setTuning} needsObjective={strategy === 'tpe'} />
       <label className="inline">
         <span>Concurrency</span>
         <input

@@ -17,7 +17,7 @@ import {
   curvesQuery,
 } from '../components/compare-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
-import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { Empty, ErrorState, Loading, RunStateBadge } from '../components/status.tsx';
 import {
   allPaths,
   capPaths,
@@ -466,7 +466,7 @@ const CompareRow = memo(
           if (c.key === 'state')
             return (
               <td key={c.key} className="col-run">
-                <StateBadge state={run.state} />
+                <RunStateBadge run={run} />
               </td>
             );
           const cell = row.cells[i]!;

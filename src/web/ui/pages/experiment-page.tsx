@@ -7,6 +7,7 @@ import { RunsSection } from '../components/runs-section.tsx';
 import { QueryView } from '../components/query-view.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { SweepForm } from '../components/sweep-form.tsx';
+import { SweepList } from '../components/sweep-list.tsx';
 import { VariationCard } from '../components/variation-card.tsx';
 import { formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
@@ -34,6 +35,8 @@ export function ExperimentPage() {
       </div>
       <ExperimentActions experiment={experiment} />
       <ExperimentFacts experiment={experiment} />
+      {/* A sweep commits the draft it is made on: a draft has none to list. */}
+      {experiment.state !== 'draft' && <SweepList experimentId={experiment.id} />}
       <section aria-labelledby="variations-title">
         <h2 id="variations-title">Variations</h2>
         <QueryView

@@ -4,7 +4,7 @@ import { Link, useParams } from 'wouter';
 import { RunAssets } from '../components/run-assets.tsx';
 import { RunMetricCharts } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
-import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
+import { Empty, ErrorState, Loading, RunStateBadge } from '../components/status.tsx';
 import { formatDuration, formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
@@ -50,7 +50,7 @@ export function RunPage() {
         <h1 id="run-title">
           Run {n}.{r}
         </h1>
-        <StateBadge state={run.state} />
+        <RunStateBadge run={run} />
         {run.managed && <span className="badge managed">managed</span>}
       </div>
       {run.failure_reason && (

@@ -1,31 +1,29 @@
-import type { SweepRunCounts } from '@assay/client/browser';
+import type { EarlyStopping, Sweep } from '@assay/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
-import { runPath } from '../components/runs-table.tsx';
+import { SweepBestTrial } from '../components/sweep-best.tsx';
+import { SweepPlots } from '../components/sweep-plots.tsx';
+import { SweepProgressBar } from '../components/sweep-progress.tsx';
+import { SweepTrialsTable } from '../components/sweep-trials-table.tsx';
 import { ErrorState, Loading, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 
-/** A sweep: its progress, polled every 2 s until every run has ended, its runs, cancel and compare. */
+const TRIALS_CAPTION = 'sweep-trials-caption';
+
+/** A sweep: its progress, polled every 2 s until every run has ended, the best trial, plots, trials, cancel. */
 export function SweepPage() {
   const { id, sweepId } = useParams<{ id: string; sweepId: string }>();
   const client = useClient();
-  const queryClient = useQueryClient();
   const sweep = useQuery({
     queryKey: queryKeys.sweep(id, sweepId),
     queryFn: () => client.sweeps.get(id, sweepId),
     refetchInterval: (query) => (query.state.data?.progress.done ? false : 2_000),
   });
-  const cancel = useMutation({
-    mutationFn: () => client.sweeps.cancel(id, sweepId),
-    onSettled: () => void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(id) }),
-  });
   if (sweep.isPending) return <Loading what="the sweep" />;
   if (sweep.isError) return <ErrorState error={sweep.error} title="Could not load the sweep" />;
   const data = sweep.data;
-  // Counted by the service from the runs' recorded states, as the table below shows them.
-  const progress = data.progress;
   const experimentPath = `/experiments/${encodeURIComponent(id)}`;
   return (
     <article aria-labelledby="sweep-title">
@@ -34,30 +32,46 @@ export function SweepPage() {
       </p>
       <div className="page-title">
         <h1 id="sweep-title">Sweep</h1>
-        <StateBadge state={progress.done ? 'done' : 'running'} />
+        <StateBadge state={data.progress.done ? 'done' : 'running'} />
       </div>
-      <dl className="facts">
-        <dt>Created</dt>
-        <dd>{formatTime(data.created_at)}</dd>
-        <dt>Concurrency</dt>
-        <dd>{data.concurrency}</dd>
-        <dt>Workflow</dt>
-        <dd>
-          {data.workflow_url ? (
-            <a href={data.workflow_url} target="_blank" rel="noopener noreferrer">
-              {data.workflow_id}
-            </a>
-          ) : (
-            data.workflow_id
-          )}
-        </dd>
-      </dl>
-      <ProgressBar progress={progress} />
+      <SweepFacts sweep={data} />
+      {data.warnings.length > 0 && (
+        <ul className="warnings" role="status" aria-label="Warnings">
+          {data.warnings.map((w) => (
+            <li key={w}>{w}</li>
+          ))}
+        </ul>
+      )}
+      <SweepProgressBar progress={data.progress} />
+      <SweepActions sweep={data} />
+      {data.best && <SweepBestTrial sweep={data} best={data.best} />}
+      {data.runs.some((r) => r.trial !== null || Object.keys(r.params).length > 0) && (
+        <SweepPlots sweep={data} tableId={TRIALS_CAPTION} />
+      )}
+      <section aria-labelledby="sweep-runs-title">
+        <h2 id="sweep-runs-title">Trials</h2>
+        <SweepTrialsTable sweep={data} captionId={TRIALS_CAPTION} />
+      </section>
+    </article>
+  );
+}
+
+function SweepActions({ sweep }: { sweep: Sweep }) {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  const id = sweep.experiment_id;
+  const cancel = useMutation({
+    mutationFn: () => client.sweeps.cancel(id, sweep.id),
+    onSettled: () => void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(id) }),
+  });
+  const compare = `/experiments/${encodeURIComponent(id)}/compare?sweep=${encodeURIComponent(sweep.id)}`;
+  return (
+    <>
       <div className="actions">
-        <Link className="button" href={`${experimentPath}/compare?sweep=${encodeURIComponent(data.id)}`}>
+        <Link className="button" href={compare}>
           Compare runs
         </Link>
-        {!progress.done && (
+        {!sweep.progress.done && (
           <button
             type="button"
             className="danger"
@@ -69,75 +83,65 @@ export function SweepPage() {
         )}
       </div>
       {cancel.isError && <ErrorState error={cancel.error} title="The sweep was not cancelled" />}
-      <section aria-labelledby="sweep-runs-title">
-        <h2 id="sweep-runs-title">Runs</h2>
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Variation</th>
-                <th scope="col">State</th>
-                <th scope="col">Failure</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.runs.map((run) => (
-                <tr key={`${run.n}.${run.r}`} data-run={`${run.n}.${run.r}`}>
-                  <td>
-                    <Link href={runPath({ experiment_id: id, n: run.n, r: run.r })}>
-                      {run.n}.{run.r}
-                    </Link>
-                  </td>
-                  <td>{run.variation_name}</td>
-                  <td>
-                    <StateBadge state={run.state} />
-                  </td>
-                  <td>{run.failure_reason ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </section>
-    </article>
+    </>
   );
 }
 
-const SEGMENTS = ['succeeded', 'failed', 'running', 'pending'] as const;
+/** Early stopping in a line: its kind and the settings given. */
+function describeStopping(e: EarlyStopping): string {
+  const { kind, ...settings } = e;
+  const given = Object.entries(settings).map(([k, v]) => `${k} ${String(v)}`);
+  return given.length ? `${kind} (${given.join(', ')})` : kind;
+}
 
-/** One bar split by state; the ended share is the progressbar's value, the counts are text beside it. */
-function ProgressBar({ progress }: { progress: SweepRunCounts }) {
-  const ended = progress.succeeded + progress.failed;
-  const reasons = Object.entries(progress.failed_by_reason).map(([reason, n]) => `${reason}: ${n}`);
-  const share = (n: number) => (progress.total ? (100 * n) / progress.total : 0);
+function SweepFacts({ sweep }: { sweep: Sweep }) {
+  const d = sweep.declaration;
   return (
-    <section aria-labelledby="sweep-progress-title">
-      <h2 id="sweep-progress-title">Progress</h2>
-      <div
-        className="sweep-progress"
-        role="progressbar"
-        aria-labelledby="sweep-progress-title"
-        aria-valuemin={0}
-        aria-valuemax={progress.total}
-        aria-valuenow={ended}
-        aria-valuetext={`${ended} of ${progress.total} runs ended`}
-      >
-        {SEGMENTS.map((state) =>
-          progress[state] > 0 ? (
-            <span
-              key={state}
-              className={`segment state-${state}`}
-              style={{ width: `${share(progress[state])}%` }}
-            />
-          ) : null,
+    <dl className="facts" data-testid="sweep-facts">
+      <dt>Strategy</dt>
+      <dd>{d.strategy}</dd>
+      <dt>Trials</dt>
+      <dd>{d.trials}</dd>
+      {d.objective && (
+        <>
+          <dt>Objective</dt>
+          <dd>
+            {d.objective.metric} ({d.objective.goal})
+          </dd>
+        </>
+      )}
+      {d.early_stopping && (
+        <>
+          <dt>Early stopping</dt>
+          <dd>{describeStopping(d.early_stopping)}</dd>
+        </>
+      )}
+      {d.max_retries > 0 && (
+        <>
+          <dt>Retries</dt>
+          <dd>up to {d.max_retries} a trial</dd>
+        </>
+      )}
+      {d.seed !== null && (
+        <>
+          <dt>Seed</dt>
+          <dd>{d.seed}</dd>
+        </>
+      )}
+      <dt>Concurrency</dt>
+      <dd>{sweep.concurrency}</dd>
+      <dt>Created</dt>
+      <dd>{formatTime(sweep.created_at)}</dd>
+      <dt>Workflow</dt>
+      <dd>
+        {sweep.workflow_url ? (
+          <a href={sweep.workflow_url} target="_blank" rel="noopener noreferrer">
+            {sweep.workflow_id}
+          </a>
+        ) : (
+          sweep.workflow_id
         )}
-      </div>
-      <p className="run-counts" data-testid="sweep-counts" aria-live="polite">
-        {SEGMENTS.map((state) => `${progress[state]} ${state}`).join(' · ')} · {progress.total} in all
-        {progress.done ? ' · done' : ''}
-      </p>
-      {reasons.length > 0 && <p data-testid="sweep-failures">Failed by reason: {reasons.join(' · ')}</p>}
-    </section>
+      </dd>
+    </dl>
   );
 }
