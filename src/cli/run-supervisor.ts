@@ -243,19 +243,19 @@ const REPORT_PATIENCE_MS = 10 * 60_000;
  * service that is down for a minute must not turn a finished run into a silent one (the client itself never
  * retries). A 409 after a failed try means an earlier try landed if the run now holds the state it asked for.
  */
-async function patiently(
+async function patiently<T>(
   run: Run,
   patienceMs: number,
   target: 'succeeded' | 'failed',
-  move: () => Promise<unknown>,
-): Promise<void> {
+  move: () => Promise<T>,
+): Promise<T | undefined> {
   const deadline = Date.now() + patienceMs;
   for (let delay = 500, tried = false; ; delay = Math.min(delay * 2, 15_000), tried = true) {
     try {
-      await move();
-      return;
+      return await move();
     } catch (error) {
-      if (tried && error instanceof ConflictError && (await run.refresh().data()).state === target) return;
+      if (tried && error instanceof ConflictError && (await run.refresh().data()).state === target)
+        return undefined;
       const transient = error instanceof APIConnectionError || error instanceof ServerError;
       if (!transient || Date.now() + delay > deadline) throw error;
       log(`could not report the end of the run yet (${errorLine(error)}); trying again in ${delay / 1000} s`);
@@ -327,7 +327,13 @@ async function report(
       return 1;
     }
     if (code === 0) {
-      await patiently(run, patience, 'succeeded', () => run.succeed());
+      const answer = await patiently(run, patience, 'succeeded', () => run.succeed());
+      // The service fails a run that was asked to stop before its success was reported (a stop that
+      // reached the runner late never turns into a success).
+      if (answer?.state === 'failed') {
+        log(`run failed: ${answer.failure_reason} (it was asked to stop before the command exited 0)`);
+        return 1;
+      }
       log(`run succeeded${outputs ? ` (${outputs.uploaded.length} output file(s) uploaded)` : ''}`);
       return 0;
     }

@@ -133,6 +133,17 @@ export const EarlyStopping = Type.Unsafe<EarlyStopping>({
   description: 'by `kind`: asha, hyperband, median',
 });
 
+/** What each early-stopping kind takes when a field is left out (Optuna's pruners' own defaults). */
+export const EARLY_STOPPING_DEFAULTS = {
+  asha: { min_step: 1, reduction_factor: 3, min_early_stopping_rate: 0 },
+  hyperband: { min_step: 1, reduction_factor: 3 },
+  median: { startup_trials: 5, warmup_steps: 0, interval_steps: 1, min_trials: 1 },
+} as const satisfies Record<EarlyStoppingKind, object>;
+
+/** The early stopping with every field it left out at its default: what a sweep declares and stores. */
+export const withStoppingDefaults = (stopping: EarlyStopping): EarlyStopping =>
+  ({ ...EARLY_STOPPING_DEFAULTS[stopping.kind], ...stopping }) as EarlyStopping;
+
 export const MAX_SWEEP_TRIALS = 1000;
 export const SEARCH_STRATEGIES = ['random', 'sobol', 'tpe'] as const;
 export type SearchStrategy = (typeof SEARCH_STRATEGIES)[number];
@@ -312,14 +323,15 @@ export type SweepBest = Static<typeof SweepBest>;
 export const SweepDeclaration = Type.Object(
   {
     strategy: Type.String(),
-    space: Type.Optional(Type.Record(Type.String(), JsonObject)),
+    // Typed as the request's, but not validated again on the way out (the request's were).
+    space: Type.Optional(Type.Unsafe<SearchSpace>(Type.Record(Type.String(), JsonObject))),
     grid: Type.Optional(JsonObject),
     list: Type.Optional(Type.Array(JsonObject)),
     repeats: Type.Optional(Type.Integer()),
     variations: Type.Optional(Type.Array(Type.Integer())),
     trials: Type.Integer({ description: 'how many trials (or runs, for grid, list and repeat) it makes' }),
     objective: Nullable(Objective),
-    early_stopping: Nullable(JsonObject),
+    early_stopping: Nullable(Type.Unsafe<EarlyStopping>(JsonObject)),
     max_retries: Type.Integer(),
     seed: Nullable(Type.Integer()),
     name_prefix: Type.Optional(Type.String()),

@@ -1,19 +1,20 @@
-// A searching sweep survives kill -9 of the service, the Temporal worker and the search worker mid-sweep:
-// restarted, it finishes with exactly the declared trials, none started twice, the suggestions unchanged.
+// A searching sweep survives kill -9 of the service, the Temporal server, the Temporal worker and the search
+// worker mid-sweep: restarted, it finishes with exactly the declared trials, none started twice, the
+// suggestions unchanged.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Client, Connection } from '@temporalio/client';
 import { stringify } from 'yaml';
 import { generateOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { startAssayServer, type AssayServer } from '../support/assay-server.ts';
 import { eventually } from '../support/bounded-waits.ts';
-import { startTemporal } from '../support/orchestration.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { spawnProcessGroup, type ProcessGroup } from '../support/process-group.ts';
 import { startSearchWorker } from '../support/search-worker.ts';
+import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -28,18 +29,21 @@ with open(os.environ['ASSAY_METRICS_FILE'], 'a') as f:
 `;
 
 describe('a searching sweep under kill -9', () => {
-  let env: TestWorkflowEnvironment;
+  // A dev server with its state in a file, so that one killed and restarted on it keeps every history.
+  let temporal: TemporalDevServer;
+  let restarted: TemporalDevServer | undefined;
   let dir: string;
   before(async () => {
-    env = await startTemporal();
+    temporal = await startTemporalDevServer();
     dir = await mkdtemp(path.join(tmpdir(), 'assay-durable-'));
   });
   after(async () => {
-    await env?.teardown();
+    await restarted?.stop();
+    await temporal?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  test('service, worker and sampler killed mid-sweep and restarted: 6 trials, each run once, suggestions unchanged', async (t) => {
+  test('service, Temporal, worker and sampler killed mid-sweep and restarted: 6 trials, each run once, suggestions unchanged', async (t) => {
     const database = await createTestDatabase();
     const dataDir = path.join(dir, 'data');
     const orchestratorKey = generateOrchestratorKey();
@@ -47,7 +51,7 @@ describe('a searching sweep under kill -9', () => {
     const serverEnv = {
       DATABASE_URL: database.url,
       ASSAY_DATA_DIR: dataDir,
-      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_ADDRESS: temporal.address,
       ASSAY_TASK_QUEUE: taskQueue,
       ASSAY_WORKER: 'off',
       ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
@@ -62,7 +66,7 @@ describe('a searching sweep under kill -9', () => {
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
-          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_ADDRESS: temporal.address,
           ASSAY_TASK_QUEUE: taskQueue,
           ASSAY_SERVICE_URL: server.url,
           ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
@@ -71,7 +75,7 @@ describe('a searching sweep under kill -9', () => {
         },
         stopGraceMs: 0,
       });
-    const sampler = () => startSearchWorker({ address: env.address, taskQueue });
+    const sampler = () => startSearchWorker({ address: temporal.address, taskQueue });
     let processes = [worker(), await sampler()];
     t.after(async () => {
       for (const p of processes) await p.stop();
@@ -114,13 +118,18 @@ describe('a searching sweep under kill -9', () => {
     const before = await trials();
     assert.ok(before.length >= 3 && before.length < 6, JSON.stringify(before));
     process.kill(-server.process.pid, 'SIGKILL');
+    process.kill(-temporal.pid, 'SIGKILL');
     for (const p of processes) process.kill(-p.pid, 'SIGKILL');
     await Promise.all([server.process.exited, ...processes.map((p) => p.exited)]);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
+    restarted = await startTemporalDevServer({ restartOf: temporal });
     server = await startAssayServer({ ...serverEnv, PORT: new URL(server.url).port });
     processes = [worker(), await sampler()];
 
-    const result = await env.client.workflow.getHandle(sweep.body.workflow_id).result();
+    const connection = await Connection.connect({ address: restarted.address });
+    t.after(() => connection.close());
+    const client = new Client({ connection, namespace: restarted.namespace });
+    const result = await client.workflow.getHandle(sweep.body.workflow_id).result();
     assert.equal(result.total, 6, JSON.stringify(result));
     assert.equal(result.done, true);
     const after = await trials();

@@ -143,6 +143,19 @@ describe('runs', () => {
     assert.equal((await t.as(key).post(`${running.path}/cancel`)).status, 409);
   });
 
+  it('a run asked to stop never succeeds: a success reported after the cancel fails it abandoned', async () => {
+    const running = await runningRun(t, key, experimentId);
+    assert.equal((await t.as(key).post(`${running.path}/cancel`)).status, 200);
+    const late = await t.as(key).post(`${running.path}/succeed`);
+    assert.equal(late.status, 200);
+    assert.deepEqual(
+      [late.body.state, late.body.failure_reason, late.body.failure_message],
+      ['failed', 'abandoned', 'the command exited 0 after the run was asked to stop'],
+    );
+    const untouched = await runningRun(t, key, experimentId);
+    assert.equal((await t.as(key).post(`${untouched.path}/succeed`)).body.state, 'succeeded');
+  });
+
   it('answers 404 for runs that do not exist', async () => {
     assert.equal((await t.as(key).get(`/experiments/${experimentId}/variations/1/runs/9999`)).status, 404);
     assert.equal(

@@ -15,6 +15,9 @@ export type TemporalDevServer = {
   namespace: string;
   /** Leader of the server's process group. */
   pid: number;
+  /** Its ports (gRPC, HTTP, metrics[, UI]) and state file's folder: a restart on them finds its history. */
+  ports: number[];
+  stateDir: string;
   stop(): Promise<void>;
 };
 
@@ -27,9 +30,15 @@ const namespace = 'default';
  */
 export async function startTemporalDevServer({
   ui = false,
-}: { ui?: boolean } = {}): Promise<TemporalDevServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'assay-temporal-'));
-  const [grpc, http, metrics, uiPort] = await freePorts(ui ? 4 : 3);
+  restartOf,
+}: {
+  ui?: boolean;
+  /** A server that was killed: the new one takes its ports and state file (the caller removes the folder). */
+  restartOf?: Pick<TemporalDevServer, 'ports' | 'stateDir'>;
+} = {}): Promise<TemporalDevServer> {
+  const dir = restartOf?.stateDir ?? (await mkdtemp(join(tmpdir(), 'assay-temporal-')));
+  const ports = restartOf?.ports ?? (await freePorts(ui ? 4 : 3));
+  const [grpc, http, metrics, uiPort] = ports;
   const args = [
     'server',
     'start-dev',
@@ -56,7 +65,7 @@ export async function startTemporalDevServer({
     name: 'temporal server start-dev',
     cwd: dir,
     env,
-    cleanupPaths: [dir],
+    cleanupPaths: restartOf ? [] : [dir],
     // Its state file is thrown away, so the 1-2 s graceful shutdown buys nothing.
     stopGraceMs: 0,
   });
@@ -75,6 +84,8 @@ export async function startTemporalDevServer({
     uiUrl: ui ? `http://${host}:${uiPort}` : undefined,
     namespace,
     pid: server.pid,
+    ports,
+    stateDir: dir,
     stop: server.stop,
   };
 }

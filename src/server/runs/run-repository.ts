@@ -213,8 +213,21 @@ export async function heartbeatRuns(
   return answers;
 }
 
+/** running → succeeded, unless the run was asked to stop (then undefined, as for a run not running). */
 export const succeedRun = (db: Queryable, p: Principal, key: RunKey) =>
-  applyRunMove(db, p, key, 'succeed', 'ended_at = now()');
+  applyRunMove(db, p, key, 'succeed', 'ended_at = now()', [], 'AND NOT r.cancel_requested');
+
+/** A running run asked to stop fails `abandoned` (or `stopped_early`); undefined for any other run. */
+export const failStoppedRun = (db: Queryable, p: Principal, key: RunKey, message: string) =>
+  applyRunMove(
+    db,
+    p,
+    key,
+    'fail',
+    `ended_at = now(), failure_reason = ${failureReasonOf('$7')}, failure_message = $8`,
+    ['abandoned', message],
+    'AND r.cancel_requested',
+  );
 
 /**
  * The failure reason a fail move records, from the parameter holding the reported one: a run that the sweep's

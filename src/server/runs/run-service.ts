@@ -201,8 +201,17 @@ export function heartbeats(db: Db): Heartbeat {
   };
 }
 
-export const succeedRun = async (db: Db, p: Principal, key: repo.RunKey) =>
-  moved(db, p, key, 'succeed', 'succeed', await repo.succeedRun(db, p, key));
+/**
+ * running → succeeded; but a run asked to stop (a cancel, an early stop) before its success is reported
+ * fails instead (`abandoned`, or `stopped_early` by the fail move's rule): a stop that reached the program
+ * late must not turn into a success.
+ */
+export async function succeedRun(db: Db, p: Principal, key: repo.RunKey) {
+  const run =
+    (await repo.succeedRun(db, p, key)) ??
+    (await repo.failStoppedRun(db, p, key, 'the command exited 0 after the run was asked to stop'));
+  return moved(db, p, key, 'succeed', 'succeed', run);
+}
 
 export const failRun = async (
   db: Db,

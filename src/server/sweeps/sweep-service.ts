@@ -1,4 +1,10 @@
-import type { CreateSweepBody, RepeatSweepBody, SearchSweepBody, SweepSpec } from '@assay/contract';
+import {
+  withStoppingDefaults,
+  type CreateSweepBody,
+  type RepeatSweepBody,
+  type SearchSweepBody,
+  type SweepSpec,
+} from '@assay/contract';
 import { randomInt, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
@@ -259,11 +265,15 @@ export async function createSweep(
   { db, policy, orchestrator, log }: Deps,
   principal: Principal,
   experimentId: string,
-  input: CreateSweepBody,
+  request: CreateSweepBody,
 ) {
   refuseWorkerKey(principal);
   const orch = requireOrchestrator(orchestrator);
   const ctx: Ctx = { principal, experimentId, policy };
+  // The declaration names every setting its pruner uses, the defaults included.
+  const input = request.early_stopping
+    ? { ...request, early_stopping: withStoppingDefaults(request.early_stopping) }
+    : request;
   const plan =
     input.strategy === 'grid' || input.strategy === 'list'
       ? enumeratedPlan(input, ctx)

@@ -2,6 +2,8 @@
 // the runs cannot tell whether more will come, from whether the sweep's workflow is still open).
 import {
   isTerminalRunState,
+  withStoppingDefaults,
+  type EarlyStopping,
   RETRYABLE_FAILURE_REASONS,
   type Sweep,
   type SweepBest,
@@ -191,6 +193,7 @@ function retryMayCome(runs: read.SweepRunView[], maxRetries: number): boolean {
  */
 function declarationOf(spec: Record<string, unknown>, firstRunCount: number): SweepDeclaration {
   const { base_yaml: _, ...rest } = tagLegacySweep(spec) as Record<string, unknown>;
+  const stopping = rest.early_stopping as EarlyStopping | undefined;
   return {
     objective: null,
     early_stopping: null,
@@ -198,6 +201,7 @@ function declarationOf(spec: Record<string, unknown>, firstRunCount: number): Sw
     seed: null,
     trials: firstRunCount,
     ...rest,
+    ...(stopping ? { early_stopping: withStoppingDefaults(stopping) } : {}),
   } as SweepDeclaration;
 }
 
