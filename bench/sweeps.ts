@@ -13,6 +13,7 @@
 // (--quick: 8 trials of 5 epochs, one seed, concurrency 1, about a minute, printed and not written;
 // --strategies list: Assay runs bench-drawn points as a list sweep, for a tree without searching sweeps.)
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,6 +82,9 @@ async function baselines(): Promise<Row[]> {
 /** The service for (c): `assay server` on its embedded default, or on a fresh PostgreSQL database. */
 async function startService(): Promise<SweepService & { stop(): Promise<void> }> {
   await buildRunner(); // the instances run `assay run` from its bundle, as a deployment does
+  // The sampler of random and tpe sweeps, which `assay server` runs beside its worker (as `npm start` does).
+  const setupSampler = path.resolve(import.meta.dirname, '../scripts/setup-search-worker.sh');
+  if (existsSync(setupSampler)) execFileSync('bash', [setupSampler], { stdio: 'inherit' });
   if (values.postgres) {
     const svc = await startBenchService('sweeps', { ASSAY_ORCHESTRATOR: 'on' });
     return { url: svc.url, key: svc.key, dataDir: svc.dataDir, stop: () => svc.stop() };

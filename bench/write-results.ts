@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 const dir = path.join(import.meta.dirname, 'results');
-const order = ['runner-traffic', 'metrics', 'managed-runs', 'search', 'uploads', 'web-render'];
+const order = ['runner-traffic', 'metrics', 'managed-runs', 'sweeps', 'search', 'uploads', 'web-render'];
 const files = (await readdir(dir)).filter((f) => f.endsWith('.md'));
 files.sort((a, b) => (order.indexOf(a.slice(0, -3)) + 1 || 99) - (order.indexOf(b.slice(0, -3)) + 1 || 99));
 const blocks = await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8')));
