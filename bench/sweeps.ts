@@ -48,35 +48,39 @@ const strategies = values.strategies.split(',') as SweepCase['strategy'][];
 const python = values.python;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/** (a) and (b): random, random + successive halving, TPE + successive halving, per seed. */
+/**
+ * (a) and (b): random, random + successive halving, TPE + successive halving, per seed. The two setups take
+ * turns study by study, so a change in the machine's load falls on both.
+ */
 async function baselines(): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const mode of ['inprocess', 'subprocess'] as const)
-    for (const [sampler, pruner] of [
-      ['random', 'none'],
-      ['random', 'sh'],
-      ['tpe', 'sh'],
-    ] as const) {
-      const studies: StudyResult[] = [];
-      for (const seed of seeds) {
+  for (const [sampler, pruner] of [
+    ['random', 'none'],
+    ['random', 'sh'],
+    ['tpe', 'sh'],
+  ] as const) {
+    const studies = { inprocess: [] as StudyResult[], subprocess: [] as StudyResult[] };
+    for (const seed of seeds)
+      for (const mode of ['inprocess', 'subprocess'] as const) {
         const study = await runStudy({ python, mode, sampler, pruner, seed, trials, epochs });
         log(`${mode} ${sampler} ${pruner} seed ${seed}: ${study.wall_s.toFixed(1)} s, best ${study.best}`);
-        studies.push(study);
+        studies[mode].push(study);
       }
+    for (const mode of ['inprocess', 'subprocess'] as const)
       rows.push({
         setup: mode === 'inprocess' ? '(a) Optuna, one process' : '(b) Optuna, a process per trial',
         sampler,
         stopping: pruner === 'sh',
         concurrency: 1,
-        wallS: studies.map((s) => s.wall_s),
-        best: studies.map((s) => s.best),
-        trialEpochs: studies.map((s) => s.trial_epochs),
-        stopped: studies.map((s) => s.pruned),
-        stopS: studies.flatMap((s) => s.stop_s),
-        startS: studies.flatMap((s) => s.start_s),
+        wallS: studies[mode].map((s) => s.wall_s),
+        best: studies[mode].map((s) => s.best),
+        trialEpochs: studies[mode].map((s) => s.trial_epochs),
+        stopped: studies[mode].map((s) => s.pruned),
+        stopS: studies[mode].flatMap((s) => s.stop_s),
+        startS: studies[mode].flatMap((s) => s.start_s),
       });
-    }
-  return rows;
+  }
+  return rows.sort((x, y) => x.setup.localeCompare(y.setup));
 }
 
 /** The service for (c): `assay server` on its embedded default, or on a fresh PostgreSQL database. */
@@ -184,10 +188,13 @@ if (!values['skip-assay']) {
 const shown = process.argv.slice(2).filter((a, i, all) => a !== '--python' && all[i - 1] !== '--python');
 const command = `node bench/sweeps.ts ${shown.join(' ')}`.trim();
 const pythonVersion = execFileSync(python, ['--version'], { encoding: 'utf8' }).trim();
+const assayNote = values['skip-assay']
+  ? 'Assay not run (--skip-assay)'
+  : `Assay on ${values.postgres ? 'PostgreSQL' : 'its embedded default'}, \`local\` provider, production saga timings`;
 const text = [
   `## Sweeps that search (\`${command}\`)`,
   '',
-  `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${machine()}. ${trials} trials of up to ${epochs} epochs, seeds ${seeds.join(', ')} (figures are medians over them; per seed in brackets), objective val_acc maximized, ${pythonVersion} with requirements-bench-tools.txt; Assay on ${values.postgres ? 'PostgreSQL' : 'its embedded default'}, \`local\` provider, production saga timings.`,
+  `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${machine()}. ${trials} trials of up to ${epochs} epochs, seeds ${seeds.join(', ')} (figures are medians over them; per seed in brackets), objective val_acc maximized, ${pythonVersion} with requirements-bench-tools.txt; ${assayNote}.`,
   '',
   resultsTable(rows, median, trials, epochs),
   '',
