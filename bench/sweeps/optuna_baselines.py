@@ -109,7 +109,9 @@ class Study:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mode", choices=["inprocess", "subprocess"], required=True)
     parser.add_argument("--sampler", choices=["random", "tpe"], required=True)
     parser.add_argument("--pruner", choices=["none", "sh"], required=True)

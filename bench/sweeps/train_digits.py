@@ -46,7 +46,9 @@ def load_data(subset: int | None = None) -> tuple[Any, Any, Any, Any]:
     y = np.tile(digits.target, len(shifted))
     if subset is not None:
         x, y = x[:subset], y[:subset]
-    return tuple(train_test_split(x, y, test_size=0.2, random_state=0, stratify=y if subset is None else None))
+    # A fixed, stratified split (a small --subset may lack a class, so it is split plainly).
+    stratify = y if subset is None else None
+    return tuple(train_test_split(x, y, test_size=0.2, random_state=0, stratify=stratify))
 
 
 def train(
@@ -77,7 +79,9 @@ def train(
 
 
 def read_params(argv: list[str]) -> tuple[dict[str, Any], argparse.Namespace]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--lr", type=float)
     parser.add_argument("--hidden", type=int)
     parser.add_argument("--alpha", type=float)
