@@ -9,6 +9,7 @@ const order = [
   'runner-traffic',
   'metrics',
   'managed-runs',
+  'sweeps',
   'cancel-latency',
   'search',
   'uploads',

@@ -12,6 +12,8 @@ export interface BenchService {
   url: string;
   key: string;
   databaseUrl: string;
+  /** ASSAY_DATA_DIR: the local provider's instance records are under it. */
+  dataDir: string;
   pid: number;
   stop(): Promise<void>;
 }
@@ -54,6 +56,7 @@ export async function startBenchService(
       url: server.url,
       key: server.bootstrapKey,
       databaseUrl: url.toString(),
+      dataDir,
       pid: server.process.pid,
       async stop() {
         await server.stop();
