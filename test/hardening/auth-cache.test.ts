@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { KEY_CHANGES_CHANNEL } from '../../src/server/auth/credential-repository.ts';
 import { generateOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
 import { startAssayServer, type AssayServer } from '../support/assay-server.ts';
 import { eventually } from '../support/bounded-waits.ts';
@@ -56,10 +57,13 @@ describe('auth cache across two replicas on one PostgreSQL', () => {
   let sql: pg.Client;
   const orchestratorKey = generateOrchestratorKey();
 
+  // The sessions listening for key changes (a replica has another for run control; its last query tells).
   const listenerPids = async () =>
     (
       await sql.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE application_name = 'assay-listener' AND datname = current_database()`,
+        `SELECT pid FROM pg_stat_activity WHERE application_name = 'assay-listener' AND datname = current_database()
+            AND query = 'LISTEN "' || $1 || '"'`,
+        [KEY_CHANGES_CHANNEL],
       )
     ).rows.map((r) => r.pid);
 

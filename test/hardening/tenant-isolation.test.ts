@@ -211,6 +211,7 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
       return own ? s.assetIds.report : rng.pick(Object.values(s.assetIds));
     if (path.startsWith('/organizations/') && name === 'id') return s.organizationId ?? undefined;
     if (path.startsWith('/orchestrator/runs/') && name === 'run_id') return s.managedRun.id;
+    if (path.startsWith('/orchestrator/sweeps/') && name === 'sweep_id') return s.sweepId;
     return null; // a parameter this test cannot fill yet
   }
   const isId = (name: string) => name !== 'n' && name !== 'r' && name !== 'key';
@@ -218,6 +219,8 @@ describe(`tenant isolation, every GET of the OpenAPI document (${REPLAY})`, () =
   function requiredQuery(op: GetOp): string {
     const query: Params = {};
     for (const { name, required } of op.query) {
+      // The run-control long-poll would hold a running run's request for its default 25 s.
+      if (name === 'wait_s') query[name] = '0';
       if (!required) continue;
       if (name === 'keys') query[name] = 'loss,acc';
       else
