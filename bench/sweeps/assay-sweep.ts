@@ -123,6 +123,21 @@ function drawPoints(space: SearchSpace, count: number, seed: number): Record<str
   );
 }
 
+/**
+ * The create, asked again while the service answers 503 sampler_unavailable (its search worker starts a
+ * moment after the service; nothing is created on a 503), for up to a minute.
+ */
+async function createWhenSampled(svc: SweepService, route: string, body: CreateSweepBody): Promise<Sweep> {
+  for (const deadline = Date.now() + 60_000; ;) {
+    try {
+      return await call<Sweep>(svc, 'POST', route, body);
+    } catch (error) {
+      if (!String(error).includes('sampler_unavailable') || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 /** Creates the sweep on a new draft experiment, polls it until done, and reads its runs' timings. */
 export async function runSweep(
   svc: SweepService,
@@ -136,7 +151,7 @@ export async function runSweep(
   });
   const body = sweepBody(c, python, await readSpace());
   const t0 = performance.now();
-  const created = await call<Sweep>(svc, 'POST', `/experiments/${experiment.id}/sweeps`, body);
+  const created = await createWhenSampled(svc, `/experiments/${experiment.id}/sweeps`, body);
   const route = `/experiments/${experiment.id}/sweeps/${created.id}`;
   let sweep = created;
   let seen = '';
