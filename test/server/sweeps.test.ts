@@ -556,6 +556,20 @@ describe('searching sweeps (random, sobol, tpe) and repeats: the declaration che
     assert.deepEqual([start.runs.length, start.maxRetries, start.search], [6, 1, undefined]);
   });
 
+  it('refuses early stopping without an objective, whatever the strategy (422, field objective), creating nothing', async () => {
+    const id = (await createExperiment(t, owner, { name: 'no objective' })).id;
+    const res = await t.as(owner).post(`/experiments/${id}/sweeps`, {
+      base_yaml: BASE,
+      strategy: 'grid',
+      grid: { seed: [1, 2] },
+      early_stopping: { kind: 'median' },
+    });
+    assert.deepEqual([res.status, res.body.error.details], [422, { field: 'objective' }]);
+    const experiment = await t.as(owner).get(`/experiments/${id}`);
+    assert.equal(experiment.body.state, 'draft', 'nothing was committed');
+    assert.equal((await t.as(owner).get(`/experiments/${id}/variations`)).body.items.length, 0);
+  });
+
   it('gives a grid or list sweep max_retries too (0 when absent)', async () => {
     for (const [body, retries] of [
       [{ strategy: 'grid', grid: { seed: [1, 2] }, max_retries: 3 }, 3],

@@ -1,4 +1,5 @@
 import {
+  SEARCH_STRATEGIES,
   withStoppingDefaults,
   type CreateSweepBody,
   type RepeatSweepBody,
@@ -274,6 +275,15 @@ export async function createSweep(
   const input = request.early_stopping
     ? { ...request, early_stopping: withStoppingDefaults(request.early_stopping) }
     : request;
+  // Without an objective there is nothing to stop trials by (a searching sweep's own check says so too).
+  const searching = (SEARCH_STRATEGIES as readonly string[]).includes(input.strategy);
+  if (input.early_stopping && !input.objective && !searching)
+    throw new AppError(
+      422,
+      'invalid_sweep',
+      'objective: early stopping compares trials by the objective: give objective.metric and goal',
+      { field: 'objective' },
+    );
   const plan =
     input.strategy === 'grid' || input.strategy === 'list'
       ? enumeratedPlan(input, ctx)
