@@ -125,6 +125,12 @@ describe('searching sweeps', () => {
     }
     assert.equal((await executions(log)).length, 6, 'each trial’s program ran once');
     assert.equal(await world.instancesStarted(), 6);
+    // The declaration bounds the trials, whoever asks: no seventh.
+    const seventh = await world.svc
+      .as(world.orchestratorKey)
+      .post(`/orchestrator/sweeps/${created.id}/trials`, { trial: 7, params: { lr: 0.1, layers: 1 } });
+    assert.deepEqual([seventh.status, seventh.body.error?.details], [422, { field: 'trial' }]);
+    assert.equal((await api().get(`/experiments/${id}/variations`)).body.items.length, 6);
     await recordHistory(world.env, created.workflow_id, 'trial-sweep-random');
   });
 

@@ -15,6 +15,7 @@ interface SearchSpec {
   space: SearchSpace;
   name_prefix?: string;
   objective?: { metric: string } | null;
+  trials?: number;
 }
 
 /** Short numbers in a trial's name; the variation's config keeps the exact value. */
@@ -50,6 +51,16 @@ export async function createTrial(
     const spec = sweep.spec as unknown as SearchSpec;
     if (!spec.space)
       throw conflict('invalid_state_transition', 'this sweep does not search: it makes no trials');
+    // The declaration is the sweep's promise: never a trial past the number it declared.
+    if (spec.trials !== undefined && trial > spec.trials)
+      throw new AppError(
+        422,
+        'invalid_sweep',
+        `the sweep declared ${spec.trials} trials; no trial ${trial}`,
+        {
+          field: 'trial',
+        },
+      );
     let n = await repo.findTrialVariation(tx, sweepId, trial);
     if (n === undefined) {
       const point = pointOf(spec.space, params);
