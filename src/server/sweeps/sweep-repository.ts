@@ -1,4 +1,3 @@
-import type { FailureReason, RunState } from '@assay/contract';
 import type { Queryable, Tx } from '../db/database.ts';
 import { experimentVisible } from '../organizations/organization-repository.ts';
 
@@ -10,17 +9,6 @@ export interface SweepRow {
   concurrency: number;
   created_by: string | null;
   created_at: Date;
-}
-
-export interface SweepRunRow {
-  id: string;
-  n: number;
-  r: number;
-  variation_name: string;
-  workflow_id: string;
-  state: RunState;
-  failure_reason: FailureReason | null;
-  recovers_run_id: string | null;
 }
 
 const COLUMNS = 's.id, s.experiment_id, s.workflow_id, s.spec, s.concurrency, s.created_by, s.created_at';
@@ -91,16 +79,6 @@ export async function findSameSweep(
     [userId, experimentId, spec, concurrency],
   );
   return rows[0];
-}
-
-/** The sweep's runs (recovery runs included), in variation order. */
-export async function sweepRuns(db: Queryable, sweepId: string): Promise<SweepRunRow[]> {
-  return db.query<SweepRunRow>(
-    `SELECT r.id, r.n, r.r, v.name AS variation_name, r.workflow_id, r.state, r.failure_reason, r.recovers_run_id
-       FROM runs r JOIN variations v ON v.experiment_id = r.experiment_id AND v.n = r.n
-      WHERE r.sweep_id = $1 ORDER BY r.n, r.r`,
-    [sweepId],
-  );
 }
 
 /** The runs the sweep made at its creation (grid, list, repeat), in order: neither recoveries nor retries. */
