@@ -1,5 +1,5 @@
 import { revokeRunWorkerKeys } from '../api-keys/api-key-repository.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, Tx } from '../db/database.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import type { RunRow } from '../runs/run-repository.ts';
 import { insertManagedRun } from './managed-run-repository.ts';
@@ -61,20 +61,30 @@ export async function createRecoveryRun(db: Db, runId: string): Promise<{ run: R
     if (!original) throw notFound('managed run');
     const existing = await repo.findRecoveryOf(tx, runId);
     if (existing) return { run: existing, created: false };
-    const run = await insertManagedRun(tx, {
-      experimentId: original.experiment_id,
-      n: original.n,
-      provisionedBy: original.provisioned_by,
-      sweepId: original.sweep_id,
-      recoversRunId: original.id,
-    });
-    if (!run)
-      throw conflict(
-        'experiment_not_runnable',
-        'the experiment is no longer committed: it takes no new runs',
-      );
-    return { run, created: true };
+    return nextRunOf(tx, original, { recoversRunId: original.id });
   });
+}
+
+/**
+ * A new managed run of `original`'s variation for the same user and sweep, linked as `link` says; 409 once
+ * the experiment takes no new runs.
+ */
+async function nextRunOf(
+  tx: Tx,
+  original: RunRow,
+  link: { recoversRunId?: string; retriesRunId?: string; seed?: number | null },
+): Promise<{ run: RunRow; created: boolean }> {
+  const run = await insertManagedRun(tx, {
+    experimentId: original.experiment_id,
+    n: original.n,
+    provisionedBy: original.provisioned_by,
+    sweepId: original.sweep_id,
+    recoversRunId: null,
+    ...link,
+  });
+  if (!run)
+    throw conflict('experiment_not_runnable', 'the experiment is no longer committed: it takes no new runs');
+  return { run, created: true };
 }
 
 /**
@@ -92,21 +102,10 @@ export async function createRetryRun(db: Db, runId: string): Promise<{ run: RunR
       throw conflict('invalid_state_transition', 'only a failed run of a sweep is retried', {
         state: original.state,
       });
-    const run = await insertManagedRun(tx, {
-      experimentId: original.experiment_id,
-      n: original.n,
-      provisionedBy: original.provisioned_by,
-      sweepId: original.sweep_id,
-      recoversRunId: null,
+    return nextRunOf(tx, original, {
       retriesRunId: original.id,
       seed: original.seed === null ? null : Number(original.seed),
     });
-    if (!run)
-      throw conflict(
-        'experiment_not_runnable',
-        'the experiment is no longer committed: it takes no new runs',
-      );
-    return { run, created: true };
   });
 }
 

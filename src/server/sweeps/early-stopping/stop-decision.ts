@@ -1,4 +1,4 @@
-import type { EarlyStopping, Goal } from '@assay/contract';
+import { EARLY_STOPPING_DEFAULTS, type EarlyStopping, type Goal } from '@assay/contract';
 import { bracketHalving, bracketOf, brackets } from './hyperband.ts';
 import { medianAsks, medianDecision, type FinishedTrials, type MedianSettings } from './median.ts';
 import { halvingDecision, type HalvingDecision, type HalvingSettings } from './successive-halving.ts';
@@ -28,6 +28,9 @@ export interface SweepRecords {
 
 const NO_STOP: HalvingDecision = { prune: false, rungs: [] };
 
+// The contract's defaults, for a declaration stored before they were filled in.
+const { asha: ASHA, hyperband: HYPERBAND, median: MEDIAN } = EARLY_STOPPING_DEFAULTS;
+
 /** A sweep's pruner as our settings name it: successive halving (asha, a hyperband bracket) or the median. */
 type Pruner =
   | { kind: 'halving'; settings: HalvingSettings; competes: (trialNumber: number) => boolean }
@@ -41,17 +44,17 @@ function prunerFor(stopping: EarlyStopping, studyName: string, trialNumber: numb
       return {
         kind: 'halving',
         settings: {
-          minStep: stopping.min_step ?? 1,
-          reductionFactor: stopping.reduction_factor ?? 3,
-          minEarlyStoppingRate: stopping.min_early_stopping_rate ?? 0,
+          minStep: stopping.min_step ?? ASHA.min_step,
+          reductionFactor: stopping.reduction_factor ?? ASHA.reduction_factor,
+          minEarlyStoppingRate: stopping.min_early_stopping_rate ?? ASHA.min_early_stopping_rate,
         },
         competes: () => true,
       };
     case 'hyperband': {
       const settings = {
-        minStep: stopping.min_step ?? 1,
+        minStep: stopping.min_step ?? HYPERBAND.min_step,
         maxStep: stopping.max_step,
-        reductionFactor: stopping.reduction_factor ?? 3,
+        reductionFactor: stopping.reduction_factor ?? HYPERBAND.reduction_factor,
       };
       const all = brackets(settings);
       // No bracket (max_step below min_step): Optuna's pruner then never prunes.
@@ -67,10 +70,10 @@ function prunerFor(stopping: EarlyStopping, studyName: string, trialNumber: numb
       return {
         kind: 'median',
         settings: {
-          startupTrials: stopping.startup_trials ?? 5,
-          warmupSteps: stopping.warmup_steps ?? 0,
-          intervalSteps: stopping.interval_steps ?? 1,
-          minTrials: stopping.min_trials ?? 1,
+          startupTrials: stopping.startup_trials ?? MEDIAN.startup_trials,
+          warmupSteps: stopping.warmup_steps ?? MEDIAN.warmup_steps,
+          intervalSteps: stopping.interval_steps ?? MEDIAN.interval_steps,
+          minTrials: stopping.min_trials ?? MEDIAN.min_trials,
         },
       };
   }
