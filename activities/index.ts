@@ -158,9 +158,12 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       });
     },
 
-    /** Whether the instance still exists (not terminated, not vanished). */
+    /** Whether the instance still exists (not terminated, not vanished, not taken back by the provider). */
     instanceAlive(workflowId: string): Promise<boolean> {
-      return beating(async () => (await provider.describe(workflowId)) !== undefined);
+      return beating(async () => {
+        const instance = await provider.describe(workflowId);
+        return instance !== undefined && instance.state !== 'preempted';
+      });
     },
 
     /** Ends the run failed unless it already ended; the service treats a terminal run as success. */
@@ -198,16 +201,22 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     }): Promise<WatchOutcome> {
       const context = Context.current();
       const sliceEnd = Date.now() + input.sliceMs;
+      let goneSeen = 0;
       for (;;) {
         context.heartbeat();
         // The instance first: a runner ends its run before it exits, so a gone instance with a live run is
         // a loss.
-        const alive = (await provider.describe(input.workflowId)) !== undefined;
+        const instance = await instanceStatus(provider, input.workflowId);
         const run = await readRun(input.runId);
         if (isTerminalRunState(run.state))
           return { kind: 'ended', state: run.state, failureReason: run.failureReason };
         if (run.cancelRequested) return { kind: 'cancel_requested' };
-        if (!alive) return { kind: 'instance_lost' };
+        // A status check that failed says nothing (SkyPilot#10155 recovered a healthy job 24 times on such
+        // answers): only the provider's own word that the instance is gone, twice in a row, is a loss. A run
+        // whose instance truly vanished without a word still goes silent and fails heartbeat_timeout.
+        goneSeen = instance === 'unknown' ? goneSeen : instance === 'alive' ? 0 : goneSeen + 1;
+        if (instance === 'preempted') return { kind: 'instance_lost', cause: 'preempted' };
+        if (goneSeen >= 2) return { kind: 'instance_lost', cause: 'crash' };
         if (run.silentForMs !== null && run.silentForMs > input.silenceTimeoutMs)
           return { kind: 'silent', silentForMs: run.silentForMs };
         if (Date.now() >= sliceEnd) return { kind: 'slice_over' };
@@ -253,3 +262,20 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * What the provider says of the instance: `unknown` when the status check itself failed (an error, a
+ * timeout), which the watch must never take for a loss.
+ */
+async function instanceStatus(
+  provider: ComputeProvider,
+  workflowId: string,
+): Promise<'alive' | 'gone' | 'preempted' | 'unknown'> {
+  try {
+    const instance = await provider.describe(workflowId);
+    if (instance === undefined) return 'gone';
+    return instance.state === 'preempted' ? 'preempted' : 'alive';
+  } catch {
+    return 'unknown';
+  }
+}

@@ -78,7 +78,8 @@ export interface ManagedRunResult {
 export type WatchOutcome =
   | { kind: 'ended'; state: RunState; failureReason: FailureReason | null }
   | { kind: 'cancel_requested' }
-  | { kind: 'instance_lost' }
+  /** `cause` is absent in histories written before preemption was told apart: a crash. */
+  | { kind: 'instance_lost'; cause?: 'crash' | 'preempted' }
   | { kind: 'silent'; silentForMs: number }
   | { kind: 'slice_over' };
 

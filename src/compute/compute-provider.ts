@@ -12,7 +12,12 @@ export type LaunchPeople = {
   launchAuthor: LaunchAuthor | null;
 };
 
-export type InstanceState = 'pending' | 'running' | 'stopped' | 'terminated' | 'unknown';
+/**
+ * `preempted`: the provider took the instance back (a spot interruption, a Slurm preemption or requeue); the
+ * run ends `preempted` and recovery resumes it. describe answers it (rather than undefined) for such an
+ * instance, so the watch can tell it from a crash.
+ */
+export type InstanceState = 'pending' | 'running' | 'stopped' | 'terminated' | 'preempted' | 'unknown';
 
 export type ProvisionRequest = LaunchPeople & {
   /** The workflow id: provisioning twice with it yields the same instance. */
@@ -26,6 +31,11 @@ export type ProvisionRequest = LaunchPeople & {
   launch: RunnableLaunchConfig;
   /** Extra labels for the instance; never secrets. */
   tags: Record<string, string>;
+  /**
+   * `local`: the GPU ids the compute queue granted the run (its CUDA_VISIBLE_DEVICES); undefined where the
+   * host has no GPU slots.
+   */
+  gpuIds?: number[];
 };
 
 export type InstanceInfo = {
@@ -40,7 +50,10 @@ export interface ComputeProvider {
   checkLaunch(launch: LaunchConfig, people: LaunchPeople): void;
   /** Starts the instance, or returns the one already started (in any state) for this key. */
   provision(req: ProvisionRequest): Promise<InstanceInfo>;
-  /** The live instance for this key; undefined when there is none or it is terminated. */
+  /**
+   * The live instance for this key; undefined when there is none or it is terminated; state `preempted` when
+   * the provider took it back. Throws when the status check itself fails (never undefined for that).
+   */
   describe(idempotencyKey: string): Promise<InstanceInfo | undefined>;
   /** Stops the instance for good; an unknown or already-gone instance is success. */
   terminate(idempotencyKey: string): Promise<void>;

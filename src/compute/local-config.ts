@@ -9,7 +9,7 @@ import type { LaunchPeople } from './compute-provider.ts';
 export type LocalComputeUsers = 'admins' | 'all';
 
 export function localComputeUsers(env: Env): LocalComputeUsers {
-  return readSetting(env, 'ASSAY_LOCAL_COMPUTE_USERS') as LocalComputeUsers;
+  return (readSetting(env, 'ASSAY_LOCAL_COMPUTE_USERS') as LocalComputeUsers | undefined) ?? 'admins';
 }
 
 const WHY = 'the local compute provider runs commands as the service’s own OS user';

@@ -116,13 +116,16 @@ const INHERITED = /^(PATH|HOME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+)$/;
 
 /**
  * The instance's environment: the inheritable basics of `base`, then launch_config.env, then the injected
- * SERVICE_* variables.
+ * SERVICE_* variables and the granted GPUs.
  */
 export function instanceEnv(base: NodeJS.ProcessEnv, req: ProvisionRequest): Record<string, string> {
   const inherited = Object.entries(base).filter(
     (entry): entry is [string, string] => INHERITED.test(entry[0]) && entry[1] !== undefined,
   );
-  return { ...Object.fromEntries(inherited), ...launchEnv(req) };
+  // The granted GPUs win over launch_config.env: a run sees only the devices it holds.
+  const gpus: Record<string, string> =
+    req.gpuIds === undefined ? {} : { CUDA_VISIBLE_DEVICES: req.gpuIds.join(',') };
+  return { ...Object.fromEntries(inherited), ...launchEnv(req), ...gpus };
 }
 
 function info(record: LocalInstanceRecord): InstanceInfo {

@@ -31,6 +31,7 @@ export const ORCHESTRATOR_FAILURE_REASONS = [
   'abandoned',
   'crash',
   'stopped_early',
+  'preempted',
 ] as const;
 /** Every reason a failed run may carry (the watchdog's `heartbeat_timeout` among them). */
 export const FAILURE_REASONS = [
@@ -39,12 +40,14 @@ export const FAILURE_REASONS = [
   'heartbeat_timeout',
   'provision_failed',
   'stopped_early',
+  'preempted',
 ] as const;
 /** Failures a sweep retries (a new run of the trial's variation) while it has `max_retries` left. */
 export const RETRYABLE_FAILURE_REASONS: readonly FailureReason[] = [
   'crash',
   'heartbeat_timeout',
   'provision_failed',
+  'preempted',
 ];
 /**
  * Why a cancel was asked: a person or a sweep's cancel (`cancelled`), or the sweep's early stopping
@@ -84,6 +87,28 @@ export const RUN_MOVES: Readonly<Record<RunMove, { from: readonly RunState[]; to
 };
 
 export const RunStateSchema = OneOf(RUN_STATES);
+
+/** A managed run's priority in the compute queue: higher goes first; equal priorities take turns by user. */
+export const RunPriority = Type.Integer({
+  minimum: -100,
+  maximum: 100,
+  description: 'higher first in the compute queue; equal priorities take turns by user (default 0)',
+});
+
+/**
+ * Where a managed run waits for `local` capacity (a run slot, and the GPUs its launch block asks for):
+ * `position` 1 starts next.
+ */
+export const RunQueuePlace = Type.Object(
+  {
+    position: Type.Integer({ minimum: 1 }),
+    waiting: Type.Integer({ minimum: 1, description: 'runs waiting in the queue, this one included' }),
+    gpus: Type.Integer({ minimum: 0, description: 'GPUs the run waits for' }),
+    since: Timestamp,
+  },
+  { title: 'RunQueuePlace' },
+);
+export type RunQueuePlace = Static<typeof RunQueuePlace>;
 export const RunNumber = PositiveInt32;
 
 export const Run = Type.Object(
@@ -113,6 +138,10 @@ export const Run = Type.Object(
     seed: Nullable(Type.Integer()),
     /** The sweep run this one retries (a new run of the same variation after a retryable failure). */
     retries_run_id: Nullable(Uuid),
+    /** A managed run's priority in the compute queue (0 unless provisioned or swept with one). */
+    priority: Type.Integer(),
+    /** Set while a managed run waits for `local` capacity; null otherwise. */
+    queue: Nullable(RunQueuePlace),
     created_at: Timestamp,
   },
   { $id: 'Run' },
@@ -168,6 +197,12 @@ export const RunControl = Type.Object({
   cancel_reason: Nullable(OneOf(CANCEL_REASONS)),
 });
 export type RunControl = Static<typeof RunControl>;
+
+/** POST …/runs/{r}/provision's optional body. */
+export const ProvisionBody = Type.Optional(
+  Type.Object({ priority: Type.Optional(RunPriority) }, { additionalProperties: false }),
+);
+export type ProvisionBody = Static<typeof ProvisionBody>;
 
 /** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
 export const Provisioned = Type.Object({

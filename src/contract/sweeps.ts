@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { JsonObject, Nullable, OneOf, PageQuery, Timestamp, Uuid } from './common.ts';
-import { FAILURE_REASONS, RunStateSchema } from './runs.ts';
+import { FAILURE_REASONS, RunPriority, RunStateSchema } from './runs.ts';
 
 /** What every sweep request carries, whatever its strategy. */
 const SWEEP_COMMON = {
@@ -157,9 +157,10 @@ const SWEEP_TUNING = {
       minimum: 0,
       maximum: 10,
       default: 0,
-      description: 'new runs of a trial that failed crash, heartbeat_timeout or provision_failed',
+      description: 'new runs of a trial that failed crash, heartbeat_timeout, provision_failed or preempted',
     }),
   ),
+  priority: Type.Optional(RunPriority),
 };
 
 /** `strategy: grid`: every combination of the values, the first path varying slowest. */

@@ -64,6 +64,7 @@ const GIB = 1024 ** 3;
 const serviceOnly = ['service'] as const;
 const orchestration = ['service', 'worker', 'orchestrator'] as const;
 const ec2 = ['compute'] as const;
+const slurm = ['compute'] as const;
 
 export const SETTINGS = {
   PORT: {
@@ -514,19 +515,59 @@ export const SETTINGS = {
   ASSAY_COMPUTE: {
     kind: 'text',
     default: 'local',
-    choices: ['local', 'ec2'],
-    readBy: ['service', 'worker'],
-    table: 'orchestration',
-    description: 'Compute provider of managed runs: `local` (process groups on this machine) or `ec2`',
-  },
-  ASSAY_LOCAL_COMPUTE_USERS: {
-    kind: 'text',
-    default: 'admins',
-    choices: ['admins', 'all'],
+    choices: ['local', 'ec2', 'slurm'],
     readBy: ['service', 'worker'],
     table: 'orchestration',
     description:
+      'Compute provider of managed runs: `local` (sandboxed processes on this machine), `ec2` or `slurm` (batch jobs on a Slurm cluster)',
+  },
+  ASSAY_LOCAL_COMPUTE_USERS: {
+    kind: 'text',
+    choices: ['admins', 'all'],
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    shownDefault: '`all` with the sandbox in place, else `admins`',
+    description:
       "Whose launch blocks `local` runs: `admins` (both written and provisioned by admins), or `all` (everyone's)",
+  },
+  ASSAY_LOCAL_SANDBOX: {
+    kind: 'text',
+    default: 'auto',
+    choices: ['auto', 'on', 'off'],
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description:
+      '`local` runs each command in a bubblewrap sandbox as `ASSAY_LOCAL_RUN_AS`: `auto` when it works on this machine, `on` refuses to start without it, `off` runs plain process groups as the service’s own user',
+  },
+  ASSAY_LOCAL_RUN_AS: {
+    kind: 'text',
+    default: 'assay-run',
+    pattern: /^[a-z_][a-z0-9_-]{0,31}$/,
+    expected: 'a user name',
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description:
+      'The unprivileged OS user sandboxed `local` commands run as (the service must run as root to switch to it; `scripts/setup-local-sandbox.sh` creates it)',
+  },
+  ASSAY_LOCAL_GPUS: {
+    kind: 'text',
+    pattern: /^(none|\d{1,3}(,\d{1,3}){0,63})$/,
+    expected: '`none` or comma-separated GPU ids such as 0,1,2,3',
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    shownDefault: 'from `nvidia-smi -L` when present, else none',
+    description:
+      'GPU ids `local` hands out: a run with `launch.gpus: N` waits in the queue until N are free and sees only those (CUDA_VISIBLE_DEVICES); two runs never share one',
+  },
+  ASSAY_LOCAL_MAX_RUNS: {
+    kind: 'integer',
+    default: 32,
+    min: 1,
+    max: 10_000,
+    readBy: ['service', 'worker'],
+    table: 'orchestration',
+    description:
+      'Managed runs `local` runs at once; more wait in the fair queue (priority, then users take turns)',
   },
   ASSAY_WORKER: {
     kind: 'flag',
@@ -732,6 +773,115 @@ export const SETTINGS = {
     table: 'compute',
     shownDefault: '`EC2_IAM_INSTANCE_PROFILE` only',
     description: 'Instance profiles `launch.iam_instance_profile` may name; `*`: any',
+  },
+
+  ASSAY_SLURM_SSH: {
+    kind: 'text',
+    pattern: /^[a-z_][a-z0-9_.-]{0,31}@[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/,
+    expected: 'user@host or user@host:port',
+    readBy: slurm,
+    table: 'compute',
+    shownDefault: 'unset: the local `sbatch`',
+    description:
+      'Submit over SSH to this login node (`user@host[:port]`) instead of running `sbatch` here; needs `ASSAY_SLURM_SSH_KEY` and `ASSAY_SLURM_KNOWN_HOSTS`',
+  },
+  ASSAY_SLURM_SSH_KEY: {
+    kind: 'text',
+    readBy: slurm,
+    table: 'compute',
+    description: 'Private key file for `ASSAY_SLURM_SSH`',
+  },
+  ASSAY_SLURM_KNOWN_HOSTS: {
+    kind: 'text',
+    readBy: slurm,
+    table: 'compute',
+    description:
+      'known_hosts file holding the login node’s host key; the host key is always checked (StrictHostKeyChecking=yes)',
+  },
+  ASSAY_SLURM_RUNNER: {
+    kind: 'text',
+    default: 'assay',
+    readBy: slurm,
+    table: 'compute',
+    description:
+      'The runner as the compute nodes start it (words split on spaces): `assay` on their PATH, or e.g. `node /opt/assay/bin/assay.js`',
+  },
+  ASSAY_SLURM_WORKDIR: {
+    kind: 'text',
+    default: '/tmp/assay-runs',
+    readBy: slurm,
+    table: 'compute',
+    description:
+      'Where on the cluster a job starts (a directory per run below it; its ./outputs and the job log live there)',
+  },
+  ASSAY_SLURM_PARTITION: {
+    kind: 'text',
+    pattern: new RegExp(LAUNCH_PATTERNS.slurmName),
+    readBy: slurm,
+    table: 'compute',
+    shownDefault: 'the cluster’s default',
+    description: 'Partition when `launch.slurm.partition` is not given',
+  },
+  ASSAY_SLURM_ACCOUNT: {
+    kind: 'text',
+    pattern: new RegExp(LAUNCH_PATTERNS.slurmName),
+    readBy: slurm,
+    table: 'compute',
+    shownDefault: 'the user’s default',
+    description: 'Account when `launch.slurm.account` is not given',
+  },
+  ASSAY_SLURM_QOS: {
+    kind: 'text',
+    pattern: new RegExp(LAUNCH_PATTERNS.slurmName),
+    readBy: slurm,
+    table: 'compute',
+    shownDefault: 'the cluster’s default',
+    description: 'QOS when `launch.slurm.qos` is not given',
+  },
+  ASSAY_SLURM_TIME_LIMIT: {
+    kind: 'text',
+    pattern: new RegExp(LAUNCH_PATTERNS.slurmTime),
+    readBy: slurm,
+    table: 'compute',
+    shownDefault: 'the partition’s default',
+    description: 'Time limit when `launch.slurm.time_limit` is not given',
+  },
+  ASSAY_SLURM_ALLOWED_PARTITIONS: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`ASSAY_SLURM_PARTITION` only',
+    description: 'Comma-separated partitions `launch.slurm.partition` may name; `*`: any',
+  },
+  ASSAY_SLURM_ALLOWED_ACCOUNTS: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`ASSAY_SLURM_ACCOUNT` only',
+    description: 'Accounts `launch.slurm.account` may name; `*`: any',
+  },
+  ASSAY_SLURM_ALLOWED_QOS: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: '`ASSAY_SLURM_QOS` only',
+    description: 'QOS names `launch.slurm.qos` may name; `*`: any',
+  },
+  ASSAY_SLURM_ALLOWED_GRES: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: 'none',
+    description:
+      'Generic resources `launch.slurm.gres` may name (`gpu`, `gpu:a100`; counts are free); `*`: any',
+  },
+  ASSAY_SLURM_ALLOWED_OPTIONS: {
+    kind: 'text',
+    readBy: ['service', 'compute'],
+    table: 'compute',
+    shownDefault: 'none',
+    description:
+      'Extra sbatch option names `launch.slurm.extra` may use (`--constraint,--exclusive`); never `*`',
   },
 } as const satisfies Record<string, Setting>;
 

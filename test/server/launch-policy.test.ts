@@ -126,7 +126,8 @@ describe('launch blocks tagged by provider on a local server', () => {
     assert.deepEqual(local.body.launch_config, { provider: 'local', command: 'python train.py' });
     for (const [launch, status, code, field] of [
       ['  provider: ec2\n  command: x\n', 422, 'launch_not_allowed', 'launch.provider'],
-      ['  provider: slurm\n  command: x\n', 400, 'invalid_config', 'launch.provider'],
+      ['  provider: slurm\n  command: x\n', 422, 'launch_not_allowed', 'launch.provider'],
+      ['  provider: kubernetes\n  command: x\n', 400, 'invalid_config', 'launch.provider'],
       ['  provider: local\n  image: ami-0aaaaaaaaaaaaaaa1\n', 400, 'invalid_config', 'launch.image'],
     ] as const) {
       const res = await create(launch);

@@ -252,7 +252,12 @@ describe('docker-compose.yml', () => {
     assert.equal(assay.ASSAY_WORKER, 'off');
     assert.match(assay.ASSAY_ORCHESTRATOR_KEY, /^\$\{ASSAY_ORCHESTRATOR_KEY:\?/);
     const worker = environment(service('worker'));
-    assert.equal(worker.ASSAY_COMPUTE, 'ec2');
+    assert.equal(worker.ASSAY_COMPUTE, '${ASSAY_COMPUTE:-ec2}');
+    assert.equal(
+      assay.ASSAY_COMPUTE,
+      worker.ASSAY_COMPUTE,
+      'the service checks launch blocks for the workers’ provider',
+    );
     assert.equal(worker.ASSAY_SERVICE_URL, 'http://assay:8080');
     assert.equal(
       worker.ASSAY_TASK_QUEUE,

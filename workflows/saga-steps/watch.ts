@@ -31,7 +31,13 @@ export async function watch(saga: Saga): Promise<ManagedRunResult> {
       case 'cancel_requested':
         return await stopOnCancel(saga);
       case 'instance_lost':
-        await fail(saga, 'crash', 'the instance was lost before the run ended');
+        if (seen.cause === 'preempted')
+          await fail(
+            saga,
+            'preempted',
+            'the provider took the instance back (preempted) before the run ended',
+          );
+        else await fail(saga, 'crash', 'the instance was lost before the run ended');
         return await recover(saga, await conclude(saga, false));
     }
   }

@@ -27,6 +27,7 @@ export interface RunRow {
   cancel_reason: string | null;
   seed: string | null;
   retries_run_id: string | null;
+  priority: number;
 }
 
 export interface RunKey {
@@ -45,7 +46,7 @@ export const runKeyOf = (p: { id: string; n: number; r: number }): RunKey => ({
 /** Every column of RunRow, for a `runs` row aliased `r`. */
 export const RUN_COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
   r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at,
-  r.provisioned_by, r.recovers_run_id, r.sweep_id, r.cancel_reason, r.seed, r.retries_run_id`;
+  r.provisioned_by, r.recovers_run_id, r.sweep_id, r.cancel_reason, r.seed, r.retries_run_id, r.priority`;
 const COLUMNS = RUN_COLUMNS;
 
 /**

@@ -42,6 +42,8 @@ export function toApi(row: repo.RunRow, events: RunEvents): Run {
     // bigint comes back as text; a seed is below 2^31.
     seed: row.seed === null ? null : Number(row.seed),
     retries_run_id: row.retries_run_id,
+    priority: row.priority,
+    queue: null,
     created_at: iso(row.created_at)!,
   };
 }
