@@ -4,8 +4,8 @@ import { LAUNCH_PATTERNS } from '@assay/contract';
 import { ConfigError } from '../settings/config-error.ts';
 import type { Env } from '../settings/env-values.ts';
 import { readSetting } from '../settings/read-setting.ts';
-import type { SettingName } from '../settings/settings-schema.ts';
-import type { Allowed, Ec2LaunchAllowlists } from './ec2-launch-policy.ts';
+import { readAllowlist } from './allowlist.ts';
+import type { Ec2LaunchAllowlists } from './ec2-launch-policy.ts';
 
 export type Ec2Config = {
   readonly region: string;
@@ -43,26 +43,13 @@ export function ec2Config(env: Env): Ec2Config {
     // Unset, a list allows only the operator's own default: a user cannot pick another image, network
     // or role.
     allowed: Object.freeze({
-      image: allowlist(env, 'EC2_ALLOWED_IMAGES', [ami]),
-      instance_type: allowlist(env, 'EC2_ALLOWED_INSTANCE_TYPES', [instanceType]),
-      subnet_id: allowlist(env, 'EC2_ALLOWED_SUBNET_IDS', [subnetId]),
-      security_group_ids: allowlist(env, 'EC2_ALLOWED_SECURITY_GROUP_IDS', securityGroupIds),
-      iam_instance_profile: allowlist(env, 'EC2_ALLOWED_IAM_INSTANCE_PROFILES', [iamInstanceProfile]),
+      image: readAllowlist(env, 'EC2_ALLOWED_IMAGES', [ami]),
+      instance_type: readAllowlist(env, 'EC2_ALLOWED_INSTANCE_TYPES', [instanceType]),
+      subnet_id: readAllowlist(env, 'EC2_ALLOWED_SUBNET_IDS', [subnetId]),
+      security_group_ids: readAllowlist(env, 'EC2_ALLOWED_SECURITY_GROUP_IDS', securityGroupIds),
+      iam_instance_profile: readAllowlist(env, 'EC2_ALLOWED_IAM_INSTANCE_PROFILES', [iamInstanceProfile]),
     }),
   });
-}
-
-type AllowlistSetting = Extract<SettingName, `EC2_ALLOWED_${string}`>;
-
-/** A comma-separated list plus the defaults, or `any` for `*`. */
-function allowlist(env: Env, name: AllowlistSetting, defaults: (string | undefined)[]): Allowed {
-  const raw = readSetting(env, name);
-  if (raw === '*') return 'any';
-  const listed = (raw ?? '').split(',').map((v) => v.trim());
-  if (raw !== undefined && listed.some((v) => v === '' || v === '*'))
-    throw new ConfigError(`${name} must be \`*\` or a comma-separated list without empty items`);
-  const values = [...defaults, ...listed].filter((v): v is string => v !== undefined && v !== '');
-  return Object.freeze([...new Set(values)]);
 }
 
 function checkGroup(id: string): string {

@@ -1,9 +1,7 @@
 // Which machine fields a variation's launch block may ask EC2 for: the operator's allowlists, checked when
 // the variation is created and again when its run is provisioned.
+import type { Allowed } from './allowlist.ts';
 import type { Ec2Config } from './ec2-config.ts';
-
-/** Allowed values of one launch field; `any` only when the operator wrote `*`. */
-export type Allowed = readonly string[] | 'any';
 
 export type Ec2LaunchAllowlists = {
   readonly image: Allowed;
