@@ -206,7 +206,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         context.heartbeat();
         // The instance first: a runner ends its run before it exits, so a gone instance with a live run is
         // a loss.
-        const instance = await instanceStatus(provider, input.workflowId);
+        // Heartbeating meanwhile: a hanging provider API (retried up to its timeouts) is not a dead worker.
+        const instance = await beating(() => instanceStatus(provider, input.workflowId));
         const run = await readRun(input.runId);
         if (isTerminalRunState(run.state))
           return { kind: 'ended', state: run.state, failureReason: run.failureReason };

@@ -1,5 +1,5 @@
-// Runs each managed run on its own EC2 instance, found again by its assay:workflow tag and made idempotent
-// by ClientToken.
+// Runs each managed run on its own EC2 instance (on demand, or spot with `spot: true`), found again by its
+// assay:workflow tag and made idempotent by ClientToken.
 import type { LaunchConfig, RunnableLaunchConfig } from '@assay/contract';
 import { createHash } from 'node:crypto';
 import {
@@ -34,10 +34,21 @@ export type Ec2ProviderOptions = {
   credentials?: EC2ClientConfig['credentials'];
   /** The runner on the image; default `assay` from PATH. */
   runner?: string;
+  /**
+   * How long one EC2 API call may take (default 10 s): a hanging API must throw, so the watch sees a failed
+   * status check (`unknown`) rather than waiting forever. The SDK retries a timed-out call (3 attempts).
+   */
+  requestTimeoutMs?: number;
 };
 
 export const WORKFLOW_TAG = 'assay:workflow';
 const notTerminated = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
+/**
+ * The StateReason codes EC2 gives an instance it took back (API_StateReason): terminated, or stopped under
+ * the `stop` interruption behaviour. No other code means an interruption.
+ */
+const SPOT_INTERRUPTIONS = new Set(['Server.SpotInstanceTermination', 'Server.SpotInstanceShutdown']);
+const ending = new Set(['shutting-down', 'terminated', 'stopping', 'stopped']);
 
 export class Ec2Provider implements ComputeProvider {
   readonly kind = 'ec2' as const;
@@ -48,10 +59,17 @@ export class Ec2Provider implements ComputeProvider {
   constructor(options: Ec2ProviderOptions) {
     this.#config = options.config;
     this.#runner = options.runner;
+    const requestTimeout = options.requestTimeoutMs ?? 10_000;
     this.#ec2 = new EC2Client({
       region: options.config.region,
       endpoint: options.config.endpoint,
       credentials: options.credentials,
+      // The SDK's default waits on a silent endpoint forever; without throwOnRequestTimeout it only warns.
+      requestHandler: {
+        connectionTimeout: Math.min(requestTimeout, 5_000),
+        requestTimeout,
+        throwOnRequestTimeout: true,
+      },
     });
   }
 
@@ -64,7 +82,7 @@ export class Ec2Provider implements ComputeProvider {
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
     // ClientToken makes a retried call safe on EC2; the tag lookup also covers endpoints that ignore tokens,
     // and returns a terminated instance too, so a finished run is never started again.
-    const existing = await this.#find(req.idempotencyKey, false);
+    const existing = await this.#find(req.idempotencyKey);
     if (existing) return info(existing);
     this.checkLaunch(req.launch);
     // Another provider's block was refused just above; this one may name EC2's machine fields.
@@ -94,6 +112,14 @@ export class Ec2Provider implements ComputeProvider {
         // or container.
         MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1, HttpEndpoint: 'enabled' },
         TagSpecifications: [{ ResourceType: 'instance', Tags: runTags(req) }],
+        // One-time and terminated on interruption: a spot instance EC2 takes back ends the run `preempted`,
+        // and recovery starts a new run (on a new instance) from the newest checkpoint.
+        InstanceMarketOptions: launch.spot
+          ? {
+              MarketType: 'spot',
+              SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' },
+            }
+          : undefined,
       }),
     );
     const instance = result.Instances?.[0];
@@ -101,9 +127,15 @@ export class Ec2Provider implements ComputeProvider {
     return info(instance);
   }
 
+  /**
+   * Terminated instances are looked at too, for one thing only: a spot interruption (their StateReason) is
+   * `preempted`; any other terminated instance is a finished one, undefined.
+   */
   async describe(idempotencyKey: string): Promise<InstanceInfo | undefined> {
-    const instance = await this.#find(idempotencyKey, true);
-    return instance ? info(instance) : undefined;
+    const instance = await this.#find(idempotencyKey);
+    if (!instance) return undefined;
+    if (interrupted(instance)) return { ...info(instance), state: 'preempted' };
+    return instance.State?.Name === 'terminated' ? undefined : info(instance);
   }
 
   async terminate(idempotencyKey: string): Promise<void> {
@@ -121,9 +153,9 @@ export class Ec2Provider implements ComputeProvider {
     this.#ec2.destroy();
   }
 
-  /** The newest instance for the key, live ones first. */
-  async #find(key: string, liveOnly: boolean): Promise<Instance | undefined> {
-    const all = await this.#instances(key, liveOnly);
+  /** The newest instance for the key, in any state, live ones first. */
+  async #find(key: string): Promise<Instance | undefined> {
+    const all = await this.#instances(key, false);
     const rank = (i: Instance) => (i.State?.Name === 'terminated' ? 1 : 0);
     all.sort((a, b) => rank(a) - rank(b) || (b.LaunchTime?.getTime() ?? 0) - (a.LaunchTime?.getTime() ?? 0));
     return all[0];
@@ -168,6 +200,11 @@ export function runTags(req: ProvisionRequest): Tag[] {
   return Object.entries(merged)
     .filter(([, value]) => !secrets.some((secret) => value.includes(secret)))
     .map(([Key, Value]) => ({ Key, Value }));
+}
+
+/** EC2 took the instance back (a spot interruption), as opposed to our terminate or the run's own exit. */
+function interrupted(instance: Instance): boolean {
+  return ending.has(instance.State?.Name ?? '') && SPOT_INTERRUPTIONS.has(instance.StateReason?.Code ?? '');
 }
 
 function info(instance: Instance): InstanceInfo {
