@@ -131,11 +131,22 @@ describe('managed runs on EC2: spot preemption and status checks', () => {
     assert.equal((await world.instancesOf(workflowId))[0]?.InstanceLifecycle, undefined);
 
     // The watch polls every 200 ms; each hanging call costs it a second (the provider's timeout).
+    // A run that leaves `running` meanwhile (a false loss) fails the test at once, rather than leaving it
+    // waiting for faults nobody asks for any more.
+    let flapping = true;
+    const steady = (async () => {
+      while (flapping) {
+        const state = (await api().get(runPath(run))).body.state;
+        assert.equal(state, 'running', 'the run stays running while the API flaps');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
     const before = world.proxy.faultsServed;
-    await world.proxy.faultDescribes(25, 'hang');
-    await world.proxy.faultDescribes(25, '503');
+    await Promise.race([steady, world.proxy.faultDescribes(25, 'hang')]);
+    await Promise.race([steady, world.proxy.faultDescribes(25, '503')]);
+    flapping = false;
+    await steady;
     assert.equal(world.proxy.faultsServed - before, 50);
-    assert.equal((await api().get(runPath(run))).body.state, 'running', 'still running through it all');
     await instance.succeed();
 
     const outcome = await result(workflowId);
