@@ -7,6 +7,7 @@ import {
   DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
   EC2Client,
+  TerminateInstancesCommand,
   type Instance,
 } from '@aws-sdk/client-ec2';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +19,7 @@ import { ProvisionRefusedError, type ProvisionRequest } from '../../src/compute/
 import { ec2Config } from '../../src/compute/ec2-config.ts';
 import { Ec2Provider } from '../../src/compute/ec2-provider.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
+import { startEc2Proxy } from '../support/ec2-proxy.ts';
 import { FakeOrchestrator } from '../support/fake-orchestrator.ts';
 import { startMoto, type Moto } from '../support/moto.ts';
 import { startTestService } from '../support/service.ts';
@@ -215,6 +217,50 @@ describe('EC2 compute provider against moto', () => {
     assert.equal((await byId(instance.instanceId)).InstanceType, 'g5.xlarge');
     await provider.terminate(req.idempotencyKey);
   });
+  test('spot: a one-time spot instance; taken back by EC2 it is preempted, terminated by us it is gone; a hanging API throws', async () => {
+    // moto cannot interrupt a spot instance: the proxy reports the interruption as EC2 would.
+    const proxy = await startEc2Proxy(moto.endpoint);
+    const spotProvider = new Ec2Provider({
+      config: ec2Config({ EC2_REGION: region, EC2_ENDPOINT: proxy.url, EC2_AMI: ami }),
+      credentials,
+      requestTimeoutMs: 500,
+    });
+    try {
+      const spot = request('run-exp-1-2-200');
+      spot.launch = { ...spot.launch, instance_type: undefined, spot: true };
+      const taken = await spotProvider.provision(spot);
+      assert.equal((await byId(taken.instanceId)).InstanceLifecycle, 'spot');
+      assert.match((await spotProvider.describe(spot.idempotencyKey))!.state, /^(pending|running)$/);
+      await ec2.send(new TerminateInstancesCommand({ InstanceIds: [taken.instanceId] }));
+      proxy.interrupt(taken.instanceId);
+      assert.deepEqual(await spotProvider.describe(spot.idempotencyKey), {
+        provider: 'ec2',
+        instanceId: taken.instanceId,
+        state: 'preempted',
+      });
+
+      // A spot instance we terminate ourselves (the run's end) is no preemption: it is gone.
+      const ended = request('run-exp-1-2-201');
+      ended.launch = { ...ended.launch, instance_type: undefined, spot: true };
+      await spotProvider.provision(ended);
+      await spotProvider.terminate(ended.idempotencyKey);
+      assert.equal(await spotProvider.describe(ended.idempotencyKey), undefined);
+
+      // No answer at all: describe throws once the SDK's attempts have timed out, rather than hanging.
+      const started = Date.now();
+      const fault = proxy.faultDescribes(3, 'hang');
+      await assert.rejects(spotProvider.describe(spot.idempotencyKey), /requestTimeout|timed? ?out/i);
+      await fault;
+      assert.ok(Date.now() - started < 10_000, `gave up after ${Date.now() - started} ms`);
+      await assert.rejects(
+        Promise.all([proxy.faultDescribes(3, '503'), spotProvider.describe(spot.idempotencyKey)]),
+      );
+    } finally {
+      spotProvider.close();
+      await proxy.close();
+    }
+  });
+
   test('the provisioning activity puts a one-time exchange token in the user data, never a worker key', async () => {
     const t = await startTestService({ listen: true, orchestrator: new FakeOrchestrator() });
     try {
