@@ -16,7 +16,8 @@ import { workerKeyThroughExchange } from '../support/worker-key-exchange.ts';
 /** What describe does on each call, in order; the last step repeats. */
 type Step = 'throw' | 'gone' | InstanceInfo['state'];
 
-function scriptedProvider(steps: Step[]) {
+/** `beforeLast` runs once, before the last step is first answered. */
+function scriptedProvider(steps: Step[], beforeLast: () => Promise<void>) {
   let calls = 0;
   const provider: ComputeProvider = {
     kind: 'ec2',
@@ -24,7 +25,9 @@ function scriptedProvider(steps: Step[]) {
     provision: () => Promise.reject(new Error('not in this test')),
     terminate: () => Promise.resolve(),
     async describe() {
-      const step = steps[Math.min(calls++, steps.length - 1)]!;
+      calls++;
+      if (calls === steps.length) await beforeLast();
+      const step = steps[Math.min(calls, steps.length) - 1]!;
       if (step === 'throw') throw new Error('DescribeInstances: 503 Service Unavailable');
       if (step === 'gone') return undefined;
       return { provider: 'ec2', instanceId: 'i-0123456789abcdef0', state: step };
@@ -59,12 +62,20 @@ describe('watchRun and failed status checks', () => {
     assert.equal((await worker.get(`${runPath}/config`)).status, 200);
     const started = await worker.post(`${runPath}/start`, { environment: { runner: 'simulated' } });
     assert.equal(started.status, 200, JSON.stringify(started.body));
-    return { runId: run.body.id as string, workflowId: provisioned.body.workflow_id as string };
+    return {
+      runId: run.body.id as string,
+      workflowId: provisioned.body.workflow_id as string,
+      succeed: async () => assert.equal((await worker.post(`${runPath}/succeed`)).status, 200),
+    };
   }
 
-  async function watch(steps: Step[], sliceMs: number) {
-    const { runId, workflowId } = await runningRun();
-    const scripted = scriptedProvider(steps);
+  /**
+   * One watch slice (a minute) over the scripted answers. With `endAtLast`, the runner ends the run just
+   * before the last answer: a watch that got that far without a loss then sees the run `ended`.
+   */
+  async function watch(steps: Step[], endAtLast: boolean) {
+    const { runId, workflowId, succeed } = await runningRun();
+    const scripted = scriptedProvider(steps, endAtLast ? succeed : async () => undefined);
     const activities = createActivities({
       api: new OrchestratorApi({ serverUrl: t.url!, apiKey: orchestratorKey, timeout: 30 }),
       provider: scripted.provider,
@@ -75,34 +86,36 @@ describe('watchRun and failed status checks', () => {
       workflowId,
       silenceTimeoutMs: 3_600_000,
       pollMs: 10,
-      sliceMs,
+      sliceMs: 60_000,
     })) as WatchOutcome;
     return { outcome, calls: scripted.calls() };
   }
 
-  it('25 failed status checks in a row, then running: the slice ends with the run healthy', async () => {
-    const { outcome, calls } = await watch([...Array<Step>(25).fill('throw'), 'running'], 3_000);
-    assert.deepEqual(outcome, { kind: 'slice_over' });
-    assert.ok(calls > 25, `described ${calls} times`);
+  const ended = { kind: 'ended', state: 'succeeded', failureReason: null };
+
+  it('25 failed status checks in a row, then running: no loss, the watch goes on until the run ends', async () => {
+    const steps: Step[] = [...Array<Step>(25).fill('throw'), 'running', 'running'];
+    assert.deepEqual(await watch(steps, true), { outcome: ended, calls: steps.length });
   });
 
   it('failed checks between gone answers and alive ones never add up to a loss', async () => {
-    const steps: Step[] = ['gone', 'throw', 'running', 'gone', 'throw', 'throw', 'running', 'throw'];
-    const { outcome, calls } = await watch(steps, 1_000);
-    assert.deepEqual(outcome, { kind: 'slice_over' });
-    assert.ok(calls > steps.length, `described ${calls} times`);
+    const steps: Step[] = ['gone', 'throw', 'running', 'gone', 'throw', 'throw', 'running', 'throw', 'throw'];
+    assert.deepEqual(await watch(steps, true), { outcome: ended, calls: steps.length });
   });
 
-  it('failed checks only, for the whole slice: still no loss', async () => {
-    assert.deepEqual((await watch(['throw'], 1_000)).outcome, { kind: 'slice_over' });
+  it('nothing but failed checks, 40 of them: still no loss', async () => {
+    const steps = Array<Step>(40).fill('throw');
+    assert.deepEqual(await watch(steps, true), { outcome: ended, calls: steps.length });
   });
 
   it("the provider's word: preempted ends the watch at once, gone twice in a row is a crash", async () => {
-    assert.deepEqual((await watch(['running', 'throw', 'preempted'], 30_000)).outcome, {
-      kind: 'instance_lost',
-      cause: 'preempted',
+    assert.deepEqual(await watch(['running', 'throw', 'preempted'], false), {
+      outcome: { kind: 'instance_lost', cause: 'preempted' },
+      calls: 3,
     });
-    const crash = await watch(['running', 'gone', 'gone'], 30_000);
-    assert.deepEqual(crash, { outcome: { kind: 'instance_lost', cause: 'crash' }, calls: 3 });
+    assert.deepEqual(await watch(['running', 'gone', 'gone'], false), {
+      outcome: { kind: 'instance_lost', cause: 'crash' },
+      calls: 3,
+    });
   });
 });
