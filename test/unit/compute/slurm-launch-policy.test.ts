@@ -27,7 +27,7 @@ describe('slurmLaunchRefusal', () => {
       { gres: 'gpu:8' },
       { gres: 'gpu:1,shard:a100:40' },
       { gres: 'shard:a100' },
-      { extra: ['--constraint=a100&ib', '--exclusive'] },
+      { extra: ['--constraint=a100,ib', '--exclusive'] },
       { extra: [] },
     ])
       assert.equal(refusal(job), undefined, JSON.stringify(job));
