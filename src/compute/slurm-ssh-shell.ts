@@ -87,9 +87,13 @@ export function sshSlurmShell(submission: SshSubmission, options: SshShellOption
         ]
       : ['-o', 'ControlMaster=no', '-o', 'ControlPath=none']),
   ];
-  // The agent is never asked: only the operator's key file is offered.
-  const env = { ...process.env };
-  delete env.SSH_AUTH_SOCK;
+  // ssh gets no more of the worker's environment than it needs, so no SendEnv in an ssh_config can carry
+  // the worker's secrets to the login node; without SSH_AUTH_SOCK no agent is asked either.
+  const env = Object.fromEntries(
+    ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TMPDIR']
+      .filter((name) => process.env[name] !== undefined)
+      .map((name) => [name, process.env[name]]),
+  );
 
   let inFlight = 0;
   const waiting: (() => void)[] = [];
