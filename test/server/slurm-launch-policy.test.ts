@@ -115,12 +115,34 @@ describe('Slurm launch allowlists', () => {
     assert.equal(ok.status, 202, JSON.stringify(ok.body));
   });
 
-  it('refuses a search sweep’s trial whose point leaves the allowlist, and makes the one inside it', async () => {
+  it('refuses a search sweep whose choice over a launch field leaves the allowlist, creating nothing', async () => {
+    const e = await createExperiment(t, key);
+    const res = await t.as(key).post(`/experiments/${e.id}/sweeps`, {
+      base_yaml: yaml('    partition: gpu\n'),
+      strategy: 'random',
+      space: {
+        lr: { distribution: 'uniform', low: 0.01, high: 1 },
+        'launch.slurm.partition': { distribution: 'choice', values: ['gpu', 'bigmem'] },
+      },
+      trials: 2,
+    });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error.code, 'launch_not_allowed');
+    assert.deepEqual(res.body.error.details, {
+      field: 'launch.slurm.partition',
+      space: 'launch.slurm.partition',
+    });
+    assert.match(res.body.error.message, /^space\.launch\.slurm\.partition value "bigmem": /);
+    const experiment = await t.as(key).get(`/experiments/${e.id}`);
+    assert.equal(experiment.body.state, 'draft', 'no sweep froze the experiment');
+  });
+
+  it('checks each search trial as it is made: one off the allowlist is refused, one inside is made', async () => {
     const e = await createExperiment(t, key);
     const sweep = await t.as(key).post(`/experiments/${e.id}/sweeps`, {
       base_yaml: yaml('    partition: gpu\n'),
       strategy: 'random',
-      space: { 'launch.slurm.partition': { distribution: 'choice', values: ['gpu', 'bigmem'] } },
+      space: { 'launch.slurm.partition': { distribution: 'choice', values: ['gpu', 'debug'] } },
       trials: 2,
     });
     assert.equal(sweep.status, 202, JSON.stringify(sweep.body));
@@ -129,15 +151,16 @@ describe('Slurm launch allowlists', () => {
         trial: n,
         params: { 'launch.slurm.partition': partition },
       });
+    // A suggestion outside the declared choice (a sampler's bug) still meets the allowlist.
     const refused = await trial(1, 'bigmem');
     assert.deepEqual(
       [refused.status, refused.body.error?.code, refused.body.error?.details?.field],
       [422, 'launch_not_allowed', 'launch.slurm.partition'],
     );
-    const made = await trial(1, 'gpu');
+    const made = await trial(1, 'debug');
     assert.equal(made.status, 200, JSON.stringify(made.body));
     const variation = await t.as(key).get(`/experiments/${e.id}/variations/${made.body.n}`);
-    assert.equal(variation.body.launch_config.slurm.partition, 'gpu');
+    assert.equal(variation.body.launch_config.slurm.partition, 'debug');
   });
 });
 
