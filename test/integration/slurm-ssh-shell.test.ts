@@ -2,10 +2,11 @@
 // never reads a word as code), stdin and the remote exit code pass through, an unknown or changed host key
 // is refused naming ASSAY_SLURM_KNOWN_HOSTS, and ssh's own failures and timeouts reject.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { ShellResult } from '../../src/compute/slurm-shell.ts';
 import { sshSlurmShell, type SshSubmission } from '../../src/compute/slurm-ssh-shell.ts';
 import { freePort } from '../support/free-port.ts';
 import { ed25519Key, startSshd, type Sshd } from '../support/sshd.ts';
@@ -97,6 +98,25 @@ describe('Slurm commands over SSH', () => {
     const start = accepted();
     for (let i = 0; i < 3; i++) assert.equal((await fresh.run(['true'])).code, 0);
     assert.equal(accepted() - start, 3);
+  });
+
+  it('opens a new connection when the kept one is dropped by the login node', async () => {
+    const shell = sshSlurmShell(submission);
+    try {
+      assert.equal((await shell.run(['true'])).code, 0);
+      const before = accepted();
+      // The listener's children are its connections: ending them drops the kept one, as a reboot would.
+      const children = readFileSync(`/proc/${sshd.pid}/task/${sshd.pid}/children`, 'utf8').trim().split(' ');
+      assert.ok(children.length > 0 && children[0] !== '', 'a kept connection');
+      for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+      let answered: ShellResult | undefined;
+      for (let i = 0; i < 3 && answered === undefined; i++)
+        answered = await shell.run(['echo', 'again']).catch(() => undefined);
+      assert.equal(answered?.stdout, 'again\n');
+      assert.equal(accepted() - before, 1, sshd.output());
+    } finally {
+      await shell.close();
+    }
   });
 
   it('refuses a host that known_hosts does not list, naming ASSAY_SLURM_KNOWN_HOSTS, and runs nothing', async () => {

@@ -24,6 +24,8 @@ export type Sshd = {
   knownHostsFile: string;
   /** The host's public key line (`ssh-ed25519 AAAA…`). */
   hostPublicKey: string;
+  /** The listening sshd's pid (its connections are its children). */
+  pid: number;
   /** A directory for the test's own files; deleted by stop(). */
   dir: string;
   /** sshd's log so far (it logs to stderr). */
@@ -87,6 +89,7 @@ export async function startSshd(): Promise<Sshd> {
     keyFile,
     knownHostsFile,
     hostPublicKey,
+    pid: server.pid,
     dir,
     output: server.output,
     stop: server.stop,
