@@ -23,6 +23,8 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     ASSAY_DATA_DIR=/var/lib/assay
 WORKDIR /app
+# ssh: the Slurm provider submits over it to a login node (ASSAY_SLURM_SSH).
+RUN apt-get update && apt-get install -y --no-install-recommends openssh-client && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 # The workspaces as built JavaScript, where npm links them from (node_modules/@assay/* → src/*): this image
 # holds no TypeScript sources.

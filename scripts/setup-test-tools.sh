@@ -8,6 +8,9 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$repo_root/scripts/lib/pip-venv.sh"
 venv="$repo_root/.venv"
 
+# The SSH login node the Slurm-over-SSH tests start is a real sshd (a system package, not a venv tool).
+bash "$repo_root/scripts/setup-ssh.sh"
+
 tools_present() {
   local tool
   for tool in temporal weed moto_server schemathesis; do [[ -x "$venv/bin/$tool" ]] || return 1; done

@@ -81,6 +81,8 @@ function submission(env: Env): SlurmSubmission {
   if (!keyFile || !knownHostsFile)
     throw new ConfigError('ASSAY_SLURM_SSH needs ASSAY_SLURM_SSH_KEY and ASSAY_SLURM_KNOWN_HOSTS');
   const [target, port] = ssh.split(':') as [string, string | undefined];
+  if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65535))
+    throw new ConfigError(`ASSAY_SLURM_SSH's port must be 1 to 65535, got ${port}`);
   return {
     kind: 'ssh',
     target,

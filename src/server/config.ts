@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { ComputeKind } from '../compute/compute-provider.ts';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { localComputeUsers, type LocalComputeUsers } from '../compute/local-config.ts';
+import { slurmConfig, type SlurmConfig } from '../compute/slurm-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import type { Scope } from '@assay/contract';
 import { isScope } from './auth/scopes.ts';
@@ -77,6 +78,11 @@ export interface ServiceConfig {
    * their allowlists.
    */
   readonly ec2: Ec2Config | undefined;
+  /**
+   * The Slurm settings when ASSAY_COMPUTE is slurm: launch blocks' `slurm:` jobs are checked against their
+   * allowlists. Reading them needs no Slurm here; only the worker submits.
+   */
+  readonly slurm: SlurmConfig | undefined;
   /** ASSAY_COMPUTE: launch blocks tagged for another provider are refused when written. */
   readonly compute: ComputeKind;
   /** Whose launch blocks `local` runs: checked at provisioning, as the provider checks again. */
@@ -191,6 +197,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     inlineMaxBytes: readSetting(env, 'ASSAY_INLINE_MAX_BYTES'),
     orchestratorKey: orchestratorKey(env),
     ec2: readSetting(env, 'ASSAY_COMPUTE') === 'ec2' ? ec2Config(env) : undefined,
+    slurm: readSetting(env, 'ASSAY_COMPUTE') === 'slurm' ? slurmConfig(env) : undefined,
     compute: readSetting(env, 'ASSAY_COMPUTE') as ComputeKind,
     localComputeUsers: localComputeUsers(env),
     ...overrides,

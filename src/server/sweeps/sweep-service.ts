@@ -136,6 +136,35 @@ function enumeratedPlan(input: EnumeratedSweep, { principal, experimentId, polic
 }
 
 /**
+ * A search's `choice` over a launch field (a partition, an instance type) is checked value by value now, as a
+ * grid's points are: a trial the allowlists refuse would otherwise fail the sweep when the sampler picks it.
+ */
+function checkLaunchChoices(
+  input: SearchSweepBody,
+  base: Record<string, unknown>,
+  principal: Principal,
+  policy: ConfigPolicy,
+) {
+  for (const [path, dimension] of Object.entries(input.space)) {
+    if (!path.startsWith('launch.') || dimension.distribution !== 'choice') continue;
+    for (const value of dimension.values) {
+      try {
+        checkedConfig(pointYaml(base, [[path, value]]), principal, policy);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        const details = typeof err.details === 'object' && err.details !== null ? err.details : {};
+        throw new AppError(
+          err.statusCode,
+          err.code,
+          `space.${path} value ${JSON.stringify(value)}: ${err.message}`,
+          { ...details, space: path },
+        );
+      }
+    }
+  }
+}
+
+/**
  * random, sobol and tpe: the declaration checked (space, paths into the base, objective) and a sampler
  * present, then the sweep row and the commit that freezes its declaration. The trials' variations come
  * later, one per trial, made by the sweep workflow.
@@ -145,6 +174,7 @@ async function searchPlan(input: SearchSweepBody, ctx: Ctx, orch: Orchestrator, 
   const base = parseConfigYaml(input.base_yaml, policy.maxConfigBytes, 'base_yaml');
   checkSearchSweep(input, base);
   checkedConfig(input.base_yaml, principal, policy);
+  checkLaunchChoices(input, base, principal, policy);
   const available = await callOrchestrator(log, 'asking for a search worker', () => orch.samplerAvailable());
   if (!available) {
     const queue = searchTaskQueue((await orch.deployment()).taskQueue);

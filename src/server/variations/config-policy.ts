@@ -1,6 +1,7 @@
 import type { ComputeKind } from '../../compute/compute-provider.ts';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { LocalComputeUsers } from '../../compute/local-config.ts';
+import type { SlurmConfig } from '../../compute/slurm-config.ts';
 import type { ServiceConfig } from '../config.ts';
 
 /** What the server accepts in a variation's config: its expanded size, and launch blocks its compute runs. */
@@ -10,6 +11,8 @@ export interface ConfigPolicy {
   readonly compute: ComputeKind;
   /** The EC2 settings when managed runs go to EC2: launch blocks are checked against their allowlists. */
   readonly ec2: Ec2Config | undefined;
+  /** The Slurm settings when managed runs go to Slurm: `slurm:` jobs are checked against their allowlists. */
+  readonly slurm: SlurmConfig | undefined;
   readonly localUsers: LocalComputeUsers;
 }
 
@@ -18,6 +21,7 @@ export function configPolicy(config: ServiceConfig): ConfigPolicy {
     maxConfigBytes: config.bodyLimitBytes,
     compute: config.compute,
     ec2: config.ec2,
+    slurm: config.slurm,
     localUsers: config.localComputeUsers,
   });
 }

@@ -2,6 +2,7 @@ import type { LaunchConfig } from '@assay/contract';
 import { providerMismatch } from '../../compute/compute-provider.ts';
 import { ec2LaunchRefusal } from '../../compute/ec2-launch-policy.ts';
 import { localLaunchRefusal } from '../../compute/local-config.ts';
+import { slurmLaunchRefusal } from '../../compute/slurm-launch-policy.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable } from '../db/database.ts';
 import { AppError } from '../http/errors.ts';
@@ -14,12 +15,15 @@ const refuse = (message: string, field: string) =>
 
 /**
  * Refuses a launch block the server's provider would refuse at provisioning (another provider's tag, EC2
- * machine fields off the allowlists), so the researcher learns it now rather than from a failed run.
+ * machine fields or a Slurm job off the allowlists), so the researcher learns it now rather than from a
+ * failed run.
  */
 export function checkLaunchPolicy(config: SplitConfig, policy: ConfigPolicy): void {
   const mismatch = providerMismatch(config.launch_config, policy.compute);
   if (mismatch) throw refuse(mismatch, 'launch.provider');
-  const refusal = policy.ec2 && ec2LaunchRefusal(policy.ec2, config.launch_config);
+  const refusal =
+    (policy.ec2 && ec2LaunchRefusal(policy.ec2, config.launch_config)) ||
+    (policy.slurm && slurmLaunchRefusal(policy.slurm, config.launch_config));
   if (refusal) throw refuse(refusal.message, refusal.field);
 }
 
