@@ -76,7 +76,7 @@ InactiveLimit=0
 Waittime=0
 OverTimeLimit=0
 NodeName=$host CPUs=$cpus RealMemory=$memory_mb State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 EOF
 )"
 install -d -m 0755 /etc/slurm
