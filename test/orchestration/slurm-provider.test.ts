@@ -3,7 +3,7 @@
 // time-limit case alone takes a minute. Each looks only at jobs named after its own experiments.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,9 @@ import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stringify } from 'yaml';
 import { isTerminalRunState } from '@assay/contract';
+import { slurmConfig } from '../../src/compute/slurm-config.ts';
+import { SlurmProvider } from '../../src/compute/slurm-provider.ts';
+import { localSlurmShell } from '../../src/compute/slurm-shell.ts';
 import { eventually } from '../support/bounded-waits.ts';
 import { startTemporal } from '../support/orchestration.ts';
 import { spawnProcessGroup } from '../support/process-group.ts';
@@ -222,6 +225,18 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
       JSON.stringify(all),
     );
     await assertNoJobLeft(experimentId);
+  });
+
+  test('a controller that does not answer: describe and terminate throw, never "gone"', async () => {
+    // The cluster's own configuration with the controller's port moved to one nobody listens on.
+    const conf = path.join(scratch, 'unreachable.conf');
+    await writeFile(conf, `${await readFile('/etc/slurm/slurm.conf', 'utf8')}\nSlurmctldPort=1\n`);
+    const blind = new SlurmProvider({
+      config: slurmConfig(world.slurmEnv),
+      shell: localSlurmShell({ ...process.env, SLURM_CONF: conf }),
+    });
+    await assert.rejects(blind.describe('run-any-1-1'), /squeue failed .*Unable to contact slurm controller/);
+    await assert.rejects(blind.terminate('run-any-1-1'), /squeue failed/);
   });
 
   describe('with the worker in a process of its own', () => {
