@@ -98,6 +98,22 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     await assertNoJobLeft(run.experimentId);
   });
 
+  test('a job sbatch refuses (no such partition): the run fails provision_failed with sbatch’s word, at once', async () => {
+    const run = await runs.pendingRun('true', { partition: 'nosuchpartition' });
+    const workflowId = await runs.provision(run);
+    const result = await runs.result(workflowId);
+    assert.deepEqual(
+      [result.state, result.failureReason],
+      ['failed', 'provision_failed'],
+      JSON.stringify(result),
+    );
+    const detail = await runs.getRun(run);
+    assert.match(detail.failure_message, /sbatch failed .*Invalid partition name specified/);
+    const submits = world.timings.filter((x) => x.argv.includes(`--job-name=assay-${workflowId}`));
+    assert.equal(submits.length, 1, 'a refusal is not retried');
+    assert.deepEqual(await slurmJobs(prefixOf(run.experimentId), true), [], 'no job was made');
+  });
+
   test('a job killed behind the saga’s back (scancel --signal=KILL): an instance loss, recovered by a new run', async () => {
     const run = await runs.pendingRun(sleepsOnce(path.join(scratch, 'killed')));
     const workflowId = await runs.provision(run);

@@ -58,14 +58,14 @@ export async function liveJobsOf(workflowId: string): Promise<string[]> {
 
 /** The worker's SlurmShell, timing each command: the figures the test reports. */
 export function timedShell(inner: SlurmShell = localSlurmShell()) {
-  const timings: { command: string; ms: number }[] = [];
+  const timings: { command: string; argv: readonly string[]; ms: number }[] = [];
   const shell: SlurmShell = {
     async run(argv, options) {
       const started = performance.now();
       try {
         return await inner.run(argv, options);
       } finally {
-        timings.push({ command: argv[0]!, ms: performance.now() - started });
+        timings.push({ command: argv[0]!, argv, ms: performance.now() - started });
       }
     },
   };
@@ -79,6 +79,8 @@ export function slurmEnv(workDir: string): Record<string, string> {
     ASSAY_SLURM_RUNNER: `${process.execPath} ${runnerEntry()}`,
     ASSAY_SLURM_WORKDIR: workDir,
     ASSAY_SLURM_PARTITION: 'debug',
+    // Any partition passes Assay's policy, so that Slurm's own refusal of one can be seen.
+    ASSAY_SLURM_ALLOWED_PARTITIONS: '*',
   };
 }
 
@@ -90,7 +92,7 @@ export interface SlurmWorld {
   workDir: string;
   slurmEnv: Record<string, string>;
   provider: SlurmProvider;
-  timings: { command: string; ms: number }[];
+  timings: { command: string; argv: readonly string[]; ms: number }[];
   worker: RunningWorker | undefined;
   startWorker(): Promise<RunningWorker>;
   close(): Promise<void>;
