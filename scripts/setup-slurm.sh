@@ -48,7 +48,7 @@ fi
 conf="$(cat <<EOF
 # Written by scripts/setup-slurm.sh: a single-node test cluster.
 ClusterName=assay-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=slurm
 AuthType=auth/munge
 CredType=cred/munge
@@ -75,7 +75,7 @@ KillWait=5
 InactiveLimit=0
 Waittime=0
 OverTimeLimit=0
-NodeName=$host CPUs=$cpus RealMemory=$memory_mb State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory_mb State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 EOF
 )"
@@ -101,14 +101,18 @@ if $changed; then
     fi
   done
 fi
-if ! alive /run/slurmctld.pid; then
-  log "starting slurmctld"
-  /usr/sbin/slurmctld
-fi
-if ! alive /run/slurmd.pid; then
-  log "starting slurmd"
-  /usr/sbin/slurmd
-fi
+# A daemon found dead is started; one that was still exiting when first looked at is started on a later look.
+start_daemons() {
+  if ! alive /run/slurmctld.pid; then
+    log "starting slurmctld"
+    /usr/sbin/slurmctld
+  fi
+  if ! alive /run/slurmd.pid; then
+    log "starting slurmd"
+    /usr/sbin/slurmd
+  fi
+}
+start_daemons
 
 # The node registers within seconds; one left DOWN or DRAIN (an earlier unclean stop) is resumed.
 for i in $(seq 120); do
@@ -122,6 +126,7 @@ for i in $(seq 120); do
       fi
       ;;
   esac
+  if ((i % 4 == 0)); then start_daemons; fi
   sleep 0.5
 done
 log "the node $host did not become idle within 60 s (state: ${state:-none}); see /var/log/slurm/"
