@@ -9,6 +9,8 @@ bash scripts/setup-test-tools.sh
 bash scripts/setup-search-worker.sh
 bash scripts/setup-browser.sh
 bash scripts/ensure-postgres.sh
+# The Slurm provider's tests submit to a real single-node cluster on this host.
+bash scripts/setup-slurm.sh
 # The service serves the built UI; this rebuilds it only when its sources changed.
 node scripts/build-web.ts
 # The local provider's instances run `assay run` from this bundle (src/compute/runner-bundle.ts), as a

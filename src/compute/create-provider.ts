@@ -6,6 +6,10 @@ import { ec2Config } from './ec2-config.ts';
 import { Ec2Provider } from './ec2-provider.ts';
 import { localComputeUsers } from './local-config.ts';
 import { LocalProvider, type LocalProviderOptions } from './local-provider.ts';
+import { slurmConfig } from './slurm-config.ts';
+import { SlurmProvider } from './slurm-provider.ts';
+import { localSlurmShell } from './slurm-shell.ts';
+import { sshSlurmShell } from './slurm-ssh-shell.ts';
 
 export type CreateProviderOptions = {
   env: Env;
@@ -15,7 +19,13 @@ export type CreateProviderOptions = {
 
 /** Throws ConfigError for an unknown ASSAY_COMPUTE or a bad setting of the chosen provider. */
 export function createComputeProvider(options: CreateProviderOptions): ComputeProvider {
-  if (readSetting(options.env, 'ASSAY_COMPUTE') === 'ec2')
-    return new Ec2Provider({ config: ec2Config(options.env) });
+  const compute = readSetting(options.env, 'ASSAY_COMPUTE');
+  if (compute === 'ec2') return new Ec2Provider({ config: ec2Config(options.env) });
+  if (compute === 'slurm') {
+    const config = slurmConfig(options.env);
+    const { submission } = config;
+    const shell = submission.kind === 'ssh' ? sshSlurmShell(submission) : localSlurmShell();
+    return new SlurmProvider({ config, shell });
+  }
   return new LocalProvider({ users: localComputeUsers(options.env), ...options.local });
 }

@@ -29,6 +29,9 @@ export function localSlurmShell(env: NodeJS.ProcessEnv = process.env): SlurmShel
             resolve({ stdout, stderr, code: typeof error?.code === 'number' ? error.code : 0 });
           },
         );
+        // A command that exits without reading its stdin (squeue, scancel) closes the pipe: EPIPE then is no
+        // failure of the command, and unheard it would crash the worker.
+        child.stdin?.on('error', () => undefined);
         child.stdin?.end(options.stdin ?? '');
       });
     },

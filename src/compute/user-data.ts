@@ -17,18 +17,31 @@ export function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The user data as a bash script (plain text; the provider base64-encodes it for RunInstances). */
-export function buildUserData(input: UserDataInput): string {
-  const exports = Object.entries(input.env).map(([name, value]) => {
+/**
+ * `export NAME='value'` lines for a bash script; a name that is not a plain identifier or a value with a NUL
+ * byte is refused (LaunchConfigError). Shared by the EC2 user data and the Slurm job script.
+ */
+export function exportLines(env: Record<string, string>): string[] {
+  return Object.entries(env).map(([name, value]) => {
     // A name is spliced unquoted into `export`, so only a plain identifier may pass.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
       throw new LaunchConfigError(`not a valid environment variable name: ${JSON.stringify(name)}`);
     if (value.includes('\0')) throw new LaunchConfigError(`environment variable ${name} holds a NUL byte`);
     return `export ${name}=${shellQuote(value)}`;
   });
-  const argv = commandArgv(input.command);
+}
+
+/** `exec <runner> run -- <command>`, every word quoted; a command word with a NUL byte is refused. */
+export function execRunnerLine(runner: readonly string[], command: string | string[]): string {
+  const argv = commandArgv(command);
   if (argv.some((word) => word.includes('\0')))
     throw new LaunchConfigError('launch_config.command holds a NUL byte');
+  return `exec ${[...runner, 'run', '--', ...argv].map(shellQuote).join(' ')}`;
+}
+
+/** The user data as a bash script (plain text; the provider base64-encodes it for RunInstances). */
+export function buildUserData(input: UserDataInput): string {
+  const exports = exportLines(input.env);
   const workDir = input.workDir ?? '/var/lib/assay';
   return [
     '#!/bin/bash',
@@ -39,7 +52,7 @@ export function buildUserData(input: UserDataInput): string {
     ...exports,
     `mkdir -p ${shellQuote(workDir)}`,
     `cd ${shellQuote(workDir)}`,
-    `exec ${[input.runner ?? 'assay', 'run', '--', ...argv].map(shellQuote).join(' ')}`,
+    execRunnerLine([input.runner ?? 'assay'], input.command),
     '',
   ].join('\n');
 }
