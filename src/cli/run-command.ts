@@ -15,6 +15,7 @@ export interface RunOptions {
   outputs: string;
   heartbeatInterval: number;
   grace: number;
+  onSignal: 'fail' | 'leave';
 }
 
 export async function runCommand(command: string[], values: RunOptions): Promise<number> {
@@ -24,6 +25,7 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     heartbeatMs: values.heartbeatInterval * 1000,
     graceMs: values.grace * 1000,
     outputsDir: path.resolve(values.outputs),
+    onSignal: values.onSignal,
     // Taken while the key is exchanged and the config read: the start waits for it, and a managed run's
     // start-up is on its sweep's critical path.
     environment: environmentSnapshot(command),

@@ -23,6 +23,12 @@ export interface SuperviseOptions {
   outputsDir: string;
   /** The environment snapshot, when the caller started taking it earlier (it never rejects). */
   environment?: Promise<Record<string, unknown>>;
+  /**
+   * `leave`: a signal from outside (to `assay run`, or one that killed the command) ends the command but not
+   * the run, which its orchestrator then judges by how the instance ended (a batch scheduler's preemption,
+   * requeue or time limit signals every process of the job alike).
+   */
+  onSignal?: 'fail' | 'leave';
 }
 
 /** Why the command was stopped by us: a cancel, a signal to `assay run`, or the run ending on the server. */
@@ -186,6 +192,14 @@ async function watch(
     // The command's last points are stored before its run ends.
     await (await metrics).finish();
     const interrupted = new Promise<NodeJS.Signals>((resolve) => (lateSignal = resolve));
+    if (options.onSignal === 'leave' && killedFromOutside(ending, exit)) {
+      await heartbeat.stop();
+      await waitForUploads(outputs, progress, interrupted);
+      log(
+        `${ending?.detail ?? `the command was ${describeExit(exit)}`}: the run is left to its orchestrator (ASSAY_RUN_ON_SIGNAL=leave)`,
+      );
+      return exitCodeOf(exit) || 1;
+    }
     if (ending?.reason === 'interrupted') {
       // A signal to assay run often means the machine is going down: report first, then upload what is left.
       const code = await report(run, heartbeat, exit, ending, undefined);
@@ -213,6 +227,12 @@ async function watch(
     await heartbeat.stop();
     progress.done();
   }
+}
+
+/** A signal to `assay run`, or a SIGTERM or SIGKILL that reached the command without our asking. */
+function killedFromOutside(ending: Ending | undefined, exit: ChildExit): boolean {
+  if (ending) return ending.reason === 'interrupted';
+  return exit.signal === 'SIGTERM' || exit.signal === 'SIGKILL';
 }
 
 /** The uploads of the outputs, with a live line on a terminal; a signal cuts the wait short. */

@@ -182,6 +182,48 @@ describe('assay run: a bash script as the command, against the real service', ()
     await assertOutputsUploaded(run.r, outputs);
   });
 
+  it('ASSAY_RUN_ON_SIGNAL=leave: a SIGTERM to assay run stops the command, uploads its outputs, and leaves the run running for its orchestrator', async () => {
+    const pidFile = path.join(home, 'leave.pid');
+    const { outputs, child, result } = assayRun(
+      'leave',
+      ['--experiment', experimentId, '--variation', '1'],
+      ['wait', pidFile],
+      { ASSAY_RUN_ON_SIGNAL: 'leave' },
+    );
+    await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined));
+    child.kill('SIGTERM');
+    const done = await result;
+    assert.equal(done.code, 143, done.stderr);
+    assert.match(done.stderr, /the run is left to its orchestrator \(ASSAY_RUN_ON_SIGNAL=leave\)/);
+    const run = await runOf(await runNumberFrom(done));
+    assert.equal(run.state, 'running', 'the run was ended by the runner');
+    await assertOutputsUploaded(run.r, outputs);
+  });
+
+  it('--on-signal leave: a command killed by SIGKILL from outside (a scheduler ending the job) leaves the run too; a crash of its own still fails it', async () => {
+    const pidFile = path.join(home, 'leave-kill.pid');
+    const { result } = assayRun(
+      'leave-kill',
+      ['--experiment', experimentId, '--variation', '1', '--on-signal', 'leave'],
+      ['wait', pidFile],
+    );
+    const pid = Number(
+      await waitFor('the command to run', () => readFile(pidFile, 'utf8').catch(() => undefined)),
+    );
+    process.kill(pid, 'SIGKILL');
+    const done = await result;
+    assert.equal(done.code, 137, done.stderr);
+    assert.equal((await runOf(await runNumberFrom(done))).state, 'running');
+    const failing = await assayRun(
+      'leave-fail',
+      ['--experiment', experimentId, '--variation', '1', '--on-signal', 'leave'],
+      ['fail'],
+    ).result;
+    const failed = await runOf(await runNumberFrom(failing));
+    assert.equal(failed.state, 'failed');
+    assert.equal(failed.failure_reason, 'crash');
+  });
+
   it('a command that ignores SIGTERM is killed after --grace', async () => {
     const pidFile = path.join(home, 'stubborn.pid');
     const { child, result } = assayRun(

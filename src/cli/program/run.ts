@@ -47,6 +47,15 @@ export function addRunCommand(program: Command): void {
         .argParser(secondsOrZero)
         .default(30),
     )
+    .addOption(
+      new Option(
+        '--on-signal <what>',
+        'a signal from outside: `fail` the run abandoned, or `leave` it to its orchestrator (batch schedulers)',
+      )
+        .env('ASSAY_RUN_ON_SIGNAL')
+        .choices(['fail', 'leave'])
+        .default('fail'),
+    )
     .passThroughOptions()
     .addHelpText('after', HELP)
     .action(
