@@ -103,6 +103,9 @@ export function buildSlurmSubmit(input: {
     'set -euo pipefail',
     'umask 077',
     ...exportLines(input.env),
+    // Slurm signals every process of a job it preempts, requeues, times out or cancels: the runner then leaves
+    // the run to the saga, which tells a preemption from a loss by the job's state (docs/production.md).
+    'export ASSAY_RUN_ON_SIGNAL=leave',
     `mkdir -p ${shellQuote(dir)}`,
     `cd ${shellQuote(dir)}`,
     execRunnerLine(config.runner, input.command),

@@ -17,6 +17,7 @@ import { localSlurmShell } from '../../src/compute/slurm-shell.ts';
 import { eventually } from '../support/bounded-waits.ts';
 import { startTemporal } from '../support/orchestration.ts';
 import { spawnProcessGroup } from '../support/process-group.ts';
+import { startSshd, type Sshd } from '../support/sshd.ts';
 import {
   ensureSlurmCluster,
   liveJobsOf,
@@ -133,21 +134,21 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     await assertNoJobLeft(run.experimentId);
   });
 
-  test('a job over its time limit: the run fails and no job is left', async (t) => {
-    const run = await runs.pendingRun('sleep 300', { time_limit: '1' });
+  test('a job over its time limit: an instance loss, resumed by a recovery run, and no job is left', async () => {
+    const run = await runs.pendingRun(sleepsOnce(path.join(scratch, 'timed-out')), { time_limit: '1' });
     const workflowId = await runs.provision(run);
     await runs.waitForState(run, 'running');
     const [jobId] = await liveJobsOf(workflowId);
     const result = await runs.result(workflowId);
-    assert.equal(result.state, 'failed', JSON.stringify(result));
-    const detail = await runs.getRun(run);
-    t.diagnostic(`time limit: failure_reason ${detail.failure_reason}: ${detail.failure_message}`);
+    // The runner leaves the run to the saga on Slurm's SIGTERM (ASSAY_RUN_ON_SIGNAL=leave in the job script).
+    assert.deepEqual([result.state, result.failureReason], ['failed', 'crash'], JSON.stringify(result));
+    assert.equal(result.recoveredBy?.state, 'succeeded', JSON.stringify(result));
     const all = await slurmJobs(prefixOf(run.experimentId), true);
     assert.equal(all.find((j) => j.jobId === jobId)?.state, 'TIMEOUT', JSON.stringify(all));
     await assertNoJobLeft(run.experimentId);
   });
 
-  test('a job requeued (scontrol requeue): the run ends failed, and the requeued job is cancelled, never run again', async (t) => {
+  test('a job requeued (scontrol requeue): the run ends preempted, the requeued job is cancelled, and a recovery run resumes', async () => {
     const run = await runs.pendingRun(sleepsOnce(path.join(scratch, 'requeued')));
     const workflowId = await runs.provision(run);
     await runs.waitForState(run, 'running');
@@ -155,34 +156,26 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     assert.ok(jobId);
     await exec('scontrol', ['requeue', jobId]);
     const result = await runs.result(workflowId);
-    const detail = await runs.getRun(run);
-    t.diagnostic(`requeue: failure_reason ${detail.failure_reason}: ${detail.failure_message}`);
-    assert.equal(result.state, 'failed', JSON.stringify(result));
-    // Slurm's SIGTERM reaches the runner, which most often ends the run itself (`abandoned`, or `crash` when
-    // its command died of the signal first); when the watch sees the requeue first, it is `preempted` and
-    // recovered.
-    if (result.failureReason === 'preempted') assert.equal(result.recoveredBy?.state, 'succeeded');
-    else {
-      assert.ok(['abandoned', 'crash'].includes(result.failureReason ?? ''), JSON.stringify(result));
-      assert.equal(result.recoveredBy, null);
-    }
+    assert.deepEqual([result.state, result.failureReason], ['failed', 'preempted'], JSON.stringify(result));
+    assert.match((await runs.getRun(run)).failure_message, /preempted/);
+    assert.equal(result.recoveredBy?.state, 'succeeded', JSON.stringify(result));
+    assert.equal((await runs.getRun({ ...run, r: run.r + 1 })).recovers_run_id, run.id);
     await assertNoJobLeft(run.experimentId);
     const all = await slurmJobs(prefixOf(run.experimentId), true);
     const requeued = all.find((j) => j.jobId === jobId);
     assert.equal(requeued?.state, 'CANCELLED', JSON.stringify(all));
   });
 
-  test('a job cancelled by its owner (plain scancel): the runner ends the run failed, no recovery, no job left', async (t) => {
-    const run = await runs.pendingRun('sleep 300');
+  test('a job cancelled behind the saga’s back (plain scancel): an instance loss, recovered by a new run, no job left', async () => {
+    const run = await runs.pendingRun(sleepsOnce(path.join(scratch, 'scancelled')));
     const workflowId = await runs.provision(run);
     await runs.waitForState(run, 'running');
     const [jobId] = await liveJobsOf(workflowId);
     assert.ok(jobId);
     await exec('scancel', [jobId]);
     const result = await runs.result(workflowId);
-    const detail = await runs.getRun(run);
-    t.diagnostic(`scancel: failure_reason ${detail.failure_reason}: ${detail.failure_message}`);
-    assert.equal(result.state, 'failed', JSON.stringify(result));
+    assert.deepEqual([result.state, result.failureReason], ['failed', 'crash'], JSON.stringify(result));
+    assert.equal(result.recoveredBy?.state, 'succeeded', JSON.stringify(result));
     await assertNoJobLeft(run.experimentId);
   });
 
@@ -326,5 +319,49 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
       }
       await assertNoJobLeft(run.experimentId);
     });
+  });
+});
+
+describe('managed runs on Slurm submitted over SSH (ASSAY_SLURM_SSH) to a real sshd', () => {
+  let env: TestWorkflowEnvironment;
+  let sshd: Sshd;
+  let world: SlurmWorld;
+  let runs: ReturnType<typeof slurmRuns>;
+
+  before(async () => {
+    await ensureSlurmCluster();
+    sshd = await startSshd();
+    env = await startTemporal();
+    world = await startSlurmWorld({
+      env,
+      settings: {
+        ASSAY_SLURM_SSH: `${sshd.target}:${sshd.port}`,
+        ASSAY_SLURM_SSH_KEY: sshd.keyFile,
+        ASSAY_SLURM_KNOWN_HOSTS: sshd.knownHostsFile,
+      },
+    });
+    await world.startWorker();
+    runs = slurmRuns(world);
+  });
+  after(async () => {
+    await world?.close();
+    await env?.teardown();
+    await sshd?.stop();
+  });
+
+  test('a run to succeeded and a cancel: sbatch, squeue and scancel all reach the cluster through the login node', async () => {
+    const run = await runs.pendingRun('true');
+    const workflowId = await runs.provision(run);
+    const result = await runs.result(workflowId);
+    assert.equal(result.state, 'succeeded', JSON.stringify(result));
+    const all = await slurmJobs(prefixOf(run.experimentId), true);
+    assert.deepEqual(
+      all.map((j) => [j.jobId, j.state]),
+      [[result.instanceId, 'COMPLETED']],
+    );
+    assert.match(sshd.output(), /Accepted publickey/, 'the commands went through sshd');
+    const commands = new Set(world.timings.map((x) => x.command));
+    assert.ok(commands.has('sbatch') && commands.has('squeue'), [...commands].join(', '));
+    await assertNoJobLeft(run.experimentId);
   });
 });

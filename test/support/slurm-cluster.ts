@@ -13,6 +13,7 @@ import { runnerEntry } from '../../src/compute/runner-bundle.ts';
 import { slurmConfig } from '../../src/compute/slurm-config.ts';
 import { slurmJobName } from '../../src/compute/slurm-job-script.ts';
 import { SlurmProvider } from '../../src/compute/slurm-provider.ts';
+import { sshSlurmShell } from '../../src/compute/slurm-ssh-shell.ts';
 import { localSlurmShell, type SlurmShell } from '../../src/compute/slurm-shell.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
@@ -105,11 +106,13 @@ export interface SlurmWorld {
 export async function startSlurmWorld(options: {
   env: TestWorkflowEnvironment;
   saga?: Partial<SagaSettings>;
+  /** More settings: ASSAY_SLURM_SSH and its files submit over SSH, as a deployment would. */
+  settings?: Record<string, string>;
 }): Promise<SlurmWorld> {
   const { env } = options;
   const taskQueue = `assay-slurm-${randomUUID()}`;
   const workDir = await mkdtemp(path.join(tmpdir(), 'assay-slurm-'));
-  const settings = slurmEnv(workDir);
+  const settings = { ...slurmEnv(workDir), ...options.settings };
   const orchestrator = await TemporalOrchestrator.connect({
     temporal: {
       address: env.address,
@@ -122,8 +125,11 @@ export async function startSlurmWorld(options: {
   });
   const svc = await startTestService({ listen: true, orchestrator, env: settings });
   const key = await mintEmbeddedOrchestratorKey(svc.service.db);
-  const { shell, timings } = timedShell();
-  const provider = new SlurmProvider({ config: slurmConfig(settings), shell });
+  const config = slurmConfig(settings);
+  const { submission } = config;
+  const ssh = submission.kind === 'ssh' ? sshSlurmShell(submission) : undefined;
+  const { shell, timings } = timedShell(ssh ?? localSlurmShell());
+  const provider = new SlurmProvider({ config, shell });
   const world: SlurmWorld = {
     env,
     svc,
@@ -152,6 +158,7 @@ export async function startSlurmWorld(options: {
     async close() {
       await world.worker?.stop().catch(() => undefined);
       await svc.close();
+      await ssh?.close();
       await rm(workDir, { recursive: true, force: true });
     },
   };
