@@ -50,6 +50,9 @@ export function buildUserData(input: UserDataInput): string {
     // cloud-init logs the script's output, never its text: nothing here echoes the variables.
     'umask 077',
     ...exports,
+    // A shutdown's SIGTERM (a spot interruption, a stop from the console) says the instance is going away:
+    // the runner leaves the run to the saga, which recovers it (docs/cli.md, --on-signal).
+    'export ASSAY_RUN_ON_SIGNAL=leave',
     `mkdir -p ${shellQuote(workDir)}`,
     `cd ${shellQuote(workDir)}`,
     execRunnerLine([input.runner ?? 'assay'], input.command),
