@@ -79,7 +79,7 @@ export async function workerCommand(env: Env = process.env): Promise<number> {
       runnerServerUrl: config.runnerServerUrl ?? config.serviceUrl!,
       provider: createComputeProvider({
         env,
-        local: { stateDir: path.join(config.dataDir, 'instances') },
+        local: { stateDir: path.join(config.dataDir, 'instances'), dataDir: config.dataDir },
       }),
       maxActivities: config.worker.maxActivities,
       maxWorkflows: config.worker.maxWorkflows,

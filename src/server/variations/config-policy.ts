@@ -1,6 +1,6 @@
 import type { ComputeKind } from '../../compute/compute-provider.ts';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
-import type { LocalComputeUsers } from '../../compute/local-config.ts';
+import type { LocalCompute } from '../../compute/local-config.ts';
 import type { ServiceConfig } from '../config.ts';
 
 /** What the server accepts in a variation's config: its expanded size, and launch blocks its compute runs. */
@@ -10,7 +10,8 @@ export interface ConfigPolicy {
   readonly compute: ComputeKind;
   /** The EC2 settings when managed runs go to EC2: launch blocks are checked against their allowlists. */
   readonly ec2: Ec2Config | undefined;
-  readonly localUsers: LocalComputeUsers;
+  /** On `local`: whose runs it takes, in which sandbox, with which limits. */
+  readonly local: LocalCompute | undefined;
 }
 
 export function configPolicy(config: ServiceConfig): ConfigPolicy {
@@ -18,6 +19,6 @@ export function configPolicy(config: ServiceConfig): ConfigPolicy {
     maxConfigBytes: config.bodyLimitBytes,
     compute: config.compute,
     ec2: config.ec2,
-    localUsers: config.localComputeUsers,
+    local: config.local,
   });
 }
