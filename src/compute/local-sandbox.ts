@@ -141,7 +141,7 @@ export function sandboxArgs(
   // A resolv.conf linked into /run (systemd-resolved): that one file, not /run.
   const resolv = realpath('/etc/resolv.conf');
   if (resolv && !resolv.startsWith('/etc/')) bind('--ro-bind', resolv);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp');
   mounts.push({ dest: '/proc', tree: true }, { dest: '/dev', tree: true }, { dest: '/tmp', tree: false });
   for (const device of command.gpuIds?.length ? NVIDIA_SHARED : [])
     args.push('--dev-bind-try', device, device);
