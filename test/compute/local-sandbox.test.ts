@@ -1,0 +1,131 @@
+// The local provider's sandbox itself (the machine's bubblewrap, as root, with scripts/setup-local-sandbox.sh's
+// user): describe and terminate still see and end the whole instance with bwrap between, and the settings
+// decide as documented.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, test } from 'node:test';
+import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
+import { localCompute } from '../../src/compute/local-config.ts';
+import { LocalProvider } from '../../src/compute/local-provider.ts';
+import { ConfigError } from '../../src/settings/config-error.ts';
+
+const root = mkdtempSync(path.join(tmpdir(), 'assay-local-sandbox-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+/** Pids of live `sleep <n><marker>`s, from the host's /proc. */
+function processesWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!)) return false;
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv[0] === 'sleep' && argv[1]?.endsWith(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function request(key: string, command: string): ProvisionRequest {
+  return {
+    idempotencyKey: key,
+    env: { SERVICE_SERVER_URL: 'http://127.0.0.1:1' },
+    launch: { command },
+    tags: {},
+    provisionedByAdmin: false,
+    launchAuthor: null,
+  };
+}
+
+describe('the local sandbox', () => {
+  const local = localCompute({ ASSAY_LOCAL_SANDBOX: 'on', PATH: process.env.PATH });
+
+  test('is available here, and then every researcher may use local by default', () => {
+    assert.equal(local.sandbox.mode, 'bwrap', JSON.stringify(local.sandbox));
+    assert.equal(local.users, 'all');
+    assert.equal(localCompute({ ASSAY_LOCAL_SANDBOX: 'off', PATH: process.env.PATH }).users, 'admins');
+    assert.equal(
+      localCompute({ ASSAY_LOCAL_SANDBOX: 'off', ASSAY_LOCAL_COMPUTE_USERS: 'all', PATH: process.env.PATH })
+        .users,
+      'all',
+    );
+  });
+
+  test('on, where it cannot run, is a ConfigError at start naming what to set up', () => {
+    assert.throws(
+      () =>
+        localCompute({
+          ASSAY_LOCAL_SANDBOX: 'on',
+          ASSAY_LOCAL_RUN_AS: 'no-such-user',
+          PATH: process.env.PATH,
+        }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        /user no-such-user does not exist: run scripts\/setup-local-sandbox\.sh/.test(error.message),
+    );
+    const auto = localCompute({ ASSAY_LOCAL_RUN_AS: 'no-such-user', PATH: process.env.PATH });
+    assert.deepEqual([auto.sandbox.mode, auto.users], ['none', 'admins']);
+  });
+
+  test('terminate ends every process of the instance, even one that left its process group', async () => {
+    const provider = new LocalProvider({
+      stateDir: path.join(root, 'state'),
+      dataDir: root,
+      runnerArgv: ['sh', '-c', 'exec "$@"', 'runner'],
+      graceMs: 1_000,
+      users: local.users,
+      sandbox: local.sandbox,
+      limits: local.limits,
+    });
+    const marker = `${process.pid}${Date.now() % 100000}`;
+    // A child in the group, one in a session of its own (out of reach of a group kill), and the leader.
+    const command = `sleep 1${marker} & setsid sleep 2${marker} & exec sleep 3${marker}`;
+    await provider.provision(request('terminate-me', command));
+    for (let i = 0; i < 100 && processesWith(marker).length < 3; i++) await sleep(50);
+    const running = processesWith(marker);
+    assert.equal(running.length, 3, 'the three sleeps run');
+    // They run as the sandbox's user, not as root.
+    const uids = running.map((pid) => /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+    assert.ok(
+      uids.every((uid) => uid === String((local.sandbox as { runAs: { uid: number } }).runAs.uid)),
+      uids.join(),
+    );
+    assert.equal((await provider.describe('terminate-me'))?.state, 'running');
+
+    await provider.terminate('terminate-me');
+    for (let i = 0; i < 100 && processesWith(marker).length > 0; i++) await sleep(20);
+    assert.deepEqual(processesWith(marker), [], 'no process of the run is left');
+    assert.equal(await provider.describe('terminate-me'), undefined);
+  });
+
+  test('the instance sees only its own processes, as its user, with its working dir writable', async () => {
+    const provider = new LocalProvider({
+      stateDir: path.join(root, 'state2'),
+      dataDir: root,
+      runnerArgv: ['sh', '-c', 'exec "$@"', 'runner'],
+      users: local.users,
+      sandbox: local.sandbox,
+      limits: local.limits,
+    });
+    await provider.provision(
+      request(
+        'look',
+        'echo "$(id -un) $(ls /proc | grep -c "^[0-9]") $HOME" > seen; touch /usr/x 2>/dev/null || echo ro >> seen',
+      ),
+    );
+    while (await provider.describe('look')) await sleep(50);
+    const cwd = path.join(root, 'state2', 'instances', 'look');
+    const seen = readFileSync(path.join(cwd, 'seen'), 'utf8').trim().split('\n');
+    // bwrap's init, the shell and its pipeline: nothing of the host's hundreds.
+    assert.match(seen[0]!, new RegExp(`^assay-run [1-9] ${cwd}$`), seen[0]);
+    assert.equal(seen[1], 'ro');
+    assert.equal(execFileSync('stat', ['-c', '%U', cwd], { encoding: 'utf8' }).trim(), 'assay-run');
+  });
+});
