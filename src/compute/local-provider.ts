@@ -66,6 +66,16 @@ export class LocalProvider implements ComputeProvider {
     this.#state = new LocalStateFile(options.stateDir);
   }
 
+  /** For the start log: how instances run here, and why not sandboxed when they are not. */
+  get setup(): string {
+    const { sandbox, users = 'admins' } = this.#options;
+    const how =
+      sandbox?.mode === 'bwrap'
+        ? `sandboxed (bubblewrap) as ${sandbox.runAs.name}`
+        : `not sandboxed: as this process's user (${sandbox?.reason ?? 'no sandbox given'})`;
+    return `${how}; runs of ${users === 'all' ? 'every user' : 'admins only'} (ASSAY_LOCAL_COMPUTE_USERS=${users})`;
+  }
+
   checkLaunch(launch: LaunchConfig, people: LaunchPeople): void {
     const refusal =
       providerMismatch(launch, 'local') ??

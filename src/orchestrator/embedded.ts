@@ -107,7 +107,12 @@ export async function prepareOrchestration(
         maxWorkflows: config.worker.maxWorkflows,
       });
       deps.log.info(
-        { taskQueue, namespace: temporal.namespace, compute: provider.kind },
+        {
+          taskQueue,
+          namespace: temporal.namespace,
+          compute: provider.kind,
+          ...('setup' in provider ? { local: provider.setup } : {}),
+        },
         'in-process Temporal worker running',
       );
       if (config.searchWorker.embedded)
