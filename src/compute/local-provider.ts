@@ -4,7 +4,7 @@
 import type { LaunchConfig } from '@assay/contract';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chown, mkdir, open } from 'node:fs/promises';
+import { chown, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
   commandArgv,
@@ -121,8 +121,10 @@ export class LocalProvider implements ComputeProvider {
   async #spawn(req: ProvisionRequest, command: string[]): Promise<LocalInstanceRecord> {
     let argv = command;
     const name = fileSafe(req.idempotencyKey);
-    const cwd = path.resolve(this.#options.cwd ?? path.join(this.#options.stateDir, 'instances', name));
-    await mkdir(cwd, { recursive: true });
+    const dir = path.resolve(this.#options.cwd ?? path.join(this.#options.stateDir, 'instances', name));
+    await mkdir(dir, { recursive: true });
+    // Its real path: the sandbox binds it there, and compares it with the real paths of what it hides.
+    const cwd = await realpath(dir);
     const { sandbox } = this.#options;
     const env = instanceEnv(this.#options.baseEnv ?? process.env, req);
     let cgroups: { dirs: string[]; procs: string[] } = { dirs: [], procs: [] };

@@ -110,9 +110,12 @@ export function sandboxArgs(
   command: SandboxedCommand,
 ): string[] {
   const args: string[] = [
-    // A PID namespace of its own: /proc shows the run's processes only, and when the run's first process
-    // ends the kernel ends every other (bwrap is its init). --die-with-parent: killing bwrap ends them too.
-    ...['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--hostname', 'assay-run'],
+    // A PID namespace of its own: /proc shows the run's processes only, and once its init (bwrap) is killed
+    // the kernel kills every other, even one that left the process group. No --die-with-parent: the instance
+    // outlives the worker that started it, as a plain process group does. No --new-session either: it would
+    // put the run in a process group of its own, out of terminate's reach; the instance has no terminal to
+    // inject input into (stdin is /dev/null, the spawn is a session leader without one).
+    ...['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'assay-run'],
   ];
   const mounts: { dest: string; tree: boolean }[] = [{ dest: '/', tree: false }];
   // Directories bwrap makes on the way to a mount point are 0700 root: made here 0755 instead.
@@ -148,7 +151,7 @@ export function sandboxArgs(
   for (const id of command.gpuIds ?? []) args.push('--dev-bind-try', `/dev/nvidia${id}`, `/dev/nvidia${id}`);
   // The runner's code: Node and the repository (or installed package) it runs from, read-only.
   for (const code of codePaths()) bind('--ro-bind', code);
-  for (const hidden of command.hidden ?? []) {
+  for (const hidden of (command.hidden ?? []).map((dir) => realpath(dir) ?? dir)) {
     if (!codePaths().some((code) => hidden === code || hidden.startsWith(`${code}/`))) continue;
     makeParents(hidden);
     args.push('--perms', '0755', '--tmpfs', hidden);

@@ -3,7 +3,7 @@
 // decide as documented.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +11,7 @@ import { after, describe, test } from 'node:test';
 import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
 import { localCompute } from '../../src/compute/local-config.ts';
 import { LocalProvider } from '../../src/compute/local-provider.ts';
+import { CODE_ROOT } from '../../src/compute/runner-bundle.ts';
 import { ConfigError } from '../../src/settings/config-error.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'assay-local-sandbox-'));
@@ -127,5 +128,57 @@ describe('the local sandbox', () => {
     assert.match(seen[0]!, new RegExp(`^assay-run [1-9] ${cwd}$`), seen[0]);
     assert.equal(seen[1], 'ro');
     assert.equal(execFileSync('stat', ['-c', '%U', cwd], { encoding: 'utf8' }).trim(), 'assay-run');
+  });
+
+  test('a data dir inside the runner’s code (the default ./.assay-data) is hidden, the instance’s own dir aside', async () => {
+    // As `npm start` lays it out: the data dir in the repository the runner is read from.
+    const dataDir = path.join(CODE_ROOT, `.assay-data-sandbox-test-${process.pid}`);
+    mkdirSync(dataDir, { mode: 0o700 });
+    try {
+      writeFileSync(path.join(dataDir, 'storage-secret'), 'secret\n', { mode: 0o600 });
+      const provider = new LocalProvider({
+        stateDir: path.join(dataDir, 'instances'),
+        dataDir,
+        runnerArgv: ['sh', '-c', 'exec "$@"', 'runner'],
+        users: local.users,
+        sandbox: local.sandbox,
+        limits: local.limits,
+      });
+      const look = `{ ls -A ${dataDir}; ls -A ${dataDir}/instances; cat ${dataDir}/storage-secret; ls ${CODE_ROOT}/package.json; } > seen 2>&1`;
+      await provider.provision(request('inside', look));
+      while (await provider.describe('inside')) await sleep(50);
+      const seen = readFileSync(path.join(dataDir, 'instances', 'instances', 'inside', 'seen'), 'utf8');
+      // Only the path down to its own working dir; the code itself is there.
+      assert.deepEqual(seen.trim().split('\n'), [
+        'instances',
+        'instances',
+        `cat: ${dataDir}/storage-secret: No such file or directory`,
+        `${CODE_ROOT}/package.json`,
+      ]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('an instance outlives the process that started it, and a new provider on its state ends it', async () => {
+    const stateDir = path.join(root, 'state-outlive');
+    const marker = `${process.pid}${(Date.now() + 7) % 100000}`;
+    // Another Node process provisions and exits at once, as a worker killed after provisioning would.
+    const script = `
+      import { LocalProvider } from ${JSON.stringify(path.join(CODE_ROOT, 'src/compute/local-provider.ts'))};
+      import { localCompute } from ${JSON.stringify(path.join(CODE_ROOT, 'src/compute/local-config.ts'))};
+      const local = localCompute(process.env);
+      const p = new LocalProvider({ stateDir: ${JSON.stringify(stateDir)}, runnerArgv: ['sh', '-c', 'exec "$@"', 'r'], ...local });
+      await p.provision(${JSON.stringify(request('outlive', `exec sleep 4${marker}`))});
+      process.exit(0);`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH, ASSAY_LOCAL_SANDBOX: 'on' },
+    });
+    await sleep(300);
+    assert.equal(processesWith(marker).length, 1, 'the instance still runs');
+    const provider = new LocalProvider({ stateDir, graceMs: 1_000, sandbox: local.sandbox });
+    assert.equal((await provider.describe('outlive'))?.state, 'running');
+    await provider.terminate('outlive');
+    assert.deepEqual(processesWith(marker), []);
   });
 });
