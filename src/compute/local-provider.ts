@@ -127,7 +127,6 @@ export class LocalProvider implements ComputeProvider {
     const cwd = await realpath(dir);
     const { sandbox } = this.#options;
     const env = instanceEnv(this.#options.baseEnv ?? process.env, req);
-    let cgroups: { dirs: string[]; procs: string[] } = { dirs: [], procs: [] };
     if (sandbox?.mode === 'bwrap') {
       // The one place the instance may write; the service's files stay out of its reach.
       await chown(cwd, sandbox.runAs.uid, sandbox.runAs.gid);
@@ -144,7 +143,7 @@ export class LocalProvider implements ComputeProvider {
       ];
       Object.assign(env, { HOME: cwd, TMPDIR: '/tmp' });
     }
-    cgroups = createInstanceCgroups(this.#limits, name, req.launch);
+    const cgroups = createInstanceCgroups(this.#limits, name, req.launch);
     // bwrap must outlive a SIGTERM to the group (the runner gets it, stops its command and ends, and bwrap
     // with it); an ignored signal stays ignored across exec, and Node resets it for the commands it spawns.
     // The cgroups are joined here, as root, before anything of the run executes.
