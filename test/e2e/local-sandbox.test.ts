@@ -116,6 +116,7 @@ describe('local runs sandboxed for every researcher, on the embedded default', (
     // Outside the sandbox, as the service's user, the probe reaches them: it is able to fail.
     const outside = await promisify(execFile)('sh', ['-c', probe(dataDir, pid)], {
       env: { PATH: process.env.PATH, CANARY_SECRET: CANARY },
+      cwd: dir,
     }).catch((error: { stdout: string }) => error);
     assert.match(outside.stdout, /storage-secret.*pglite.*service-environ/, outside.stdout);
 
