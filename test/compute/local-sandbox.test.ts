@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import type { ProvisionRequest } from '../../src/compute/compute-provider.ts';
+import { ProvisionRefusedError, type ProvisionRequest } from '../../src/compute/compute-provider.ts';
 import { localCompute } from '../../src/compute/local-config.ts';
 import { LocalProvider } from '../../src/compute/local-provider.ts';
 import { CODE_ROOT } from '../../src/compute/runner-bundle.ts';
@@ -180,5 +180,28 @@ describe('the local sandbox', () => {
     assert.equal((await provider.describe('outlive'))?.state, 'running');
     await provider.terminate('outlive');
     assert.deepEqual(processesWith(marker), []);
+  });
+
+  test('without writable cgroups, a launch with cpus or memory_mb is refused at once, naming the field and why', async () => {
+    const provider = new LocalProvider({
+      stateDir: path.join(root, 'state-limits'),
+      users: 'all',
+      limits: { cpu: undefined, memory: undefined, why: 'the service does not run as root' },
+    });
+    for (const [field, launch] of [
+      ['launch.cpus', { command: 'true', cpus: 2 }],
+      ['launch.memory_mb', { command: 'true', memory_mb: 512 }],
+    ] as const)
+      await assert.rejects(
+        provider.provision({ ...request('limited', 'true'), launch }),
+        (error: Error) =>
+          error instanceof ProvisionRefusedError &&
+          error.message.startsWith(`${field} needs the kernel's cgroup`) &&
+          error.message.includes('the service does not run as root'),
+      );
+    assert.deepEqual(
+      readdirSync(root).includes('state-limits') ? readdirSync(path.join(root, 'state-limits')) : [],
+      [],
+    );
   });
 });
