@@ -151,8 +151,11 @@ export function sandboxArgs(
   for (const id of command.gpuIds ?? []) args.push('--dev-bind-try', `/dev/nvidia${id}`, `/dev/nvidia${id}`);
   // The runner's code: Node and the repository (or installed package) it runs from, read-only.
   for (const code of codePaths()) bind('--ro-bind', code);
+  // Hidden wherever a bound tree shows it: the repository's ./.assay-data, or a service installed in /opt.
+  const shown = (dir: string) =>
+    mounts.some((m) => m.tree && m.dest !== '/dev' && (dir === m.dest || dir.startsWith(`${m.dest}/`)));
   for (const hidden of (command.hidden ?? []).map((dir) => realpath(dir) ?? dir)) {
-    if (!codePaths().some((code) => hidden === code || hidden.startsWith(`${code}/`))) continue;
+    if (!shown(hidden)) continue;
     makeParents(hidden);
     args.push('--perms', '0755', '--tmpfs', hidden);
     mounts.push({ dest: hidden, tree: false });
