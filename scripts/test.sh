@@ -8,6 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup-test-tools.sh
 bash scripts/setup-search-worker.sh
 bash scripts/setup-browser.sh
+# The local provider's sandbox (bubblewrap and its user): the embedded services under test use it.
+bash scripts/setup-local-sandbox.sh
 bash scripts/ensure-postgres.sh
 # The Slurm provider's tests submit to a real single-node cluster on this host.
 bash scripts/setup-slurm.sh

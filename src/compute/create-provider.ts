@@ -4,7 +4,7 @@ import { readSetting } from '../settings/read-setting.ts';
 import type { ComputeProvider } from './compute-provider.ts';
 import { ec2Config } from './ec2-config.ts';
 import { Ec2Provider } from './ec2-provider.ts';
-import { localComputeUsers } from './local-config.ts';
+import { localCompute } from './local-config.ts';
 import { LocalProvider, type LocalProviderOptions } from './local-provider.ts';
 import { slurmConfig } from './slurm-config.ts';
 import { SlurmProvider } from './slurm-provider.ts';
@@ -17,7 +17,10 @@ export type CreateProviderOptions = {
   local: LocalProviderOptions;
 };
 
-/** Throws ConfigError for an unknown ASSAY_COMPUTE or a bad setting of the chosen provider. */
+/**
+ * Throws ConfigError for an unknown ASSAY_COMPUTE or a bad setting of the chosen provider (ASSAY_LOCAL_SANDBOX=on
+ * where bubblewrap cannot run).
+ */
 export function createComputeProvider(options: CreateProviderOptions): ComputeProvider {
   const compute = readSetting(options.env, 'ASSAY_COMPUTE');
   if (compute === 'ec2') return new Ec2Provider({ config: ec2Config(options.env) });
@@ -27,5 +30,11 @@ export function createComputeProvider(options: CreateProviderOptions): ComputePr
     const shell = submission.kind === 'ssh' ? sshSlurmShell(submission) : localSlurmShell();
     return new SlurmProvider({ config, shell });
   }
-  return new LocalProvider({ users: localComputeUsers(options.env), ...options.local });
+  const local = localCompute(options.env);
+  return new LocalProvider({
+    users: local.users,
+    sandbox: local.sandbox,
+    limits: local.limits,
+    ...options.local,
+  });
 }

@@ -1,8 +1,10 @@
-// The embedded default: an "instance" is a detached process group running the runner (`assay run -- …`).
+// The embedded default: an "instance" is a detached process group running the runner (`assay run -- …`),
+// sandboxed (local-sandbox.ts) as an unprivileged user where the machine allows, in cgroups with the launch's
+// limits (local-limits.ts).
 import type { LaunchConfig } from '@assay/contract';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, open } from 'node:fs/promises';
+import { chown, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
   commandArgv,
@@ -15,6 +17,13 @@ import {
   type ProvisionRequest,
 } from './compute-provider.ts';
 import { localLaunchRefusal, type LocalComputeUsers } from './local-config.ts';
+import {
+  createInstanceCgroups,
+  localLimitRefusal,
+  removeInstanceCgroups,
+  type LocalLimits,
+} from './local-limits.ts';
+import { sandboxArgs, type LocalSandbox } from './local-sandbox.ts';
 import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
 import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
 import { runnerEntry } from './runner-bundle.ts';
@@ -36,6 +45,12 @@ export type LocalProviderOptions = {
   baseEnv?: NodeJS.ProcessEnv;
   /** Whose runs may start here; default `admins`. */
   users?: LocalComputeUsers;
+  /** Default: none, each instance runs as this process's user (local-config.ts decides for a deployment). */
+  sandbox?: LocalSandbox;
+  /** The cgroups `launch.cpus` and `launch.memory_mb` are enforced with; default: none, such launches refused. */
+  limits?: LocalLimits;
+  /** The service's data dir: hidden from sandboxed instances even where it lies inside the runner's code. */
+  dataDir?: string;
   /** SIGTERM → SIGKILL grace of terminate. */
   graceMs?: number;
 };
@@ -51,10 +66,26 @@ export class LocalProvider implements ComputeProvider {
     this.#state = new LocalStateFile(options.stateDir);
   }
 
+  /** For the start log: how instances run here, and why not sandboxed when they are not. */
+  get setup(): string {
+    const { sandbox, users = 'admins' } = this.#options;
+    const how =
+      sandbox?.mode === 'bwrap'
+        ? `sandboxed (bubblewrap) as ${sandbox.runAs.name}`
+        : `not sandboxed: as this process's user (${sandbox?.reason ?? 'no sandbox given'})`;
+    return `${how}; runs of ${users === 'all' ? 'every user' : 'admins only'} (ASSAY_LOCAL_COMPUTE_USERS=${users})`;
+  }
+
   checkLaunch(launch: LaunchConfig, people: LaunchPeople): void {
     const refusal =
-      providerMismatch(launch, 'local') ?? localLaunchRefusal(this.#options.users ?? 'admins', people);
+      providerMismatch(launch, 'local') ??
+      localLaunchRefusal(this.#options.users ?? 'admins', people, this.#options.sandbox) ??
+      localLimitRefusal(this.#limits, launch)?.message;
     if (refusal) throw new ProvisionRefusedError(refusal);
+  }
+
+  get #limits(): LocalLimits {
+    return this.#options.limits ?? { cpu: undefined, memory: undefined, why: 'no cgroups were given to it' };
   }
 
   async provision(req: ProvisionRequest): Promise<InstanceInfo> {
@@ -75,25 +106,64 @@ export class LocalProvider implements ComputeProvider {
     const record = await this.#state.get(idempotencyKey);
     if (!record) return undefined;
     const current = info(record);
-    return current.state === 'terminated' ? undefined : current;
+    if (current.state !== 'terminated') return current;
+    removeInstanceCgroups(record.cgroups);
+    return undefined;
   }
 
   async terminate(idempotencyKey: string): Promise<void> {
     const record = await this.#state.get(idempotencyKey);
     if (!record) return;
     await killGroup(record.pid, record.startTime, this.#options.graceMs ?? 10_000);
+    removeInstanceCgroups(record.cgroups);
   }
 
-  async #spawn(req: ProvisionRequest, argv: string[]): Promise<LocalInstanceRecord> {
+  async #spawn(req: ProvisionRequest, command: string[]): Promise<LocalInstanceRecord> {
+    let argv = command;
     const name = fileSafe(req.idempotencyKey);
-    const cwd = this.#options.cwd ?? path.join(this.#options.stateDir, 'instances', name);
-    await mkdir(cwd, { recursive: true });
+    const dir = path.resolve(this.#options.cwd ?? path.join(this.#options.stateDir, 'instances', name));
+    await mkdir(dir, { recursive: true });
+    // Its real path: the sandbox binds it there, and compares it with the real paths of what it hides.
+    const cwd = await realpath(dir);
+    const { sandbox } = this.#options;
+    const env = instanceEnv(this.#options.baseEnv ?? process.env, req);
+    if (sandbox?.mode === 'bwrap') {
+      // The one place the instance may write; the service's files stay out of its reach.
+      await chown(cwd, sandbox.runAs.uid, sandbox.runAs.gid);
+      argv = [
+        sandbox.bwrap,
+        ...sandboxArgs(sandbox, {
+          argv,
+          cwd,
+          hidden: [this.#options.dataDir, this.#options.stateDir]
+            .filter((dir) => dir !== undefined)
+            .map((dir) => path.resolve(dir)),
+          gpuIds: req.gpuIds,
+        }),
+      ];
+      Object.assign(env, { HOME: cwd, TMPDIR: '/tmp' });
+    }
+    const cgroups = createInstanceCgroups(this.#limits, name, req.launch);
+    // bwrap must outlive a SIGTERM to the group (the runner gets it, stops its command and ends, and bwrap
+    // with it); an ignored signal stays ignored across exec, and Node resets it for the commands it spawns.
+    // The cgroups are joined here, as root, before anything of the run executes.
+    if (cgroups.procs.length > 0 || sandbox?.mode === 'bwrap')
+      argv = [
+        '/bin/sh',
+        '-c',
+        WRAPPER,
+        'sh',
+        ...(sandbox?.mode === 'bwrap' ? ['-t'] : []),
+        ...cgroups.procs,
+        '--',
+        ...argv,
+      ];
     // The runner's output goes to a file: a pipe would die with this worker and take the runner with it.
     const log = await open(path.join(this.#options.stateDir, `${name}.log`), 'a', 0o600);
     try {
       const child = spawn(argv[0]!, argv.slice(1), {
         cwd,
-        env: instanceEnv(this.#options.baseEnv ?? process.env, req),
+        env,
         detached: true,
         stdio: ['ignore', log.fd, log.fd],
       });
@@ -103,12 +173,25 @@ export class LocalProvider implements ComputeProvider {
       });
       // The instance outlives this worker; node still reaps it if it ends first.
       child.unref();
-      return { pid, startTime: processStartTime(pid), startedAt: new Date().toISOString() };
+      return {
+        pid,
+        startTime: processStartTime(pid),
+        startedAt: new Date().toISOString(),
+        ...(cgroups.dirs.length > 0 ? { cgroups: cgroups.dirs } : {}),
+      };
+    } catch (error) {
+      removeInstanceCgroups(cgroups.dirs);
+      throw error;
     } finally {
       await log.close();
     }
   }
 }
+
+// `sh -c WRAPPER sh [-t] [cgroup.procs…] -- argv…`: ignores SIGTERM with -t, joins the cgroups, execs argv.
+const WRAPPER =
+  'if [ "$1" = -t ]; then trap "" TERM; shift; fi; ' +
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
 
 // The service's environment holds its secrets (DATABASE_URL, S3_*, AWS_*, ASSAY_*): an instance sees only
 // what a shell needs.

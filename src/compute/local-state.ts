@@ -11,6 +11,8 @@ export type LocalInstanceRecord = {
   /** The leader's start time in clock ticks (Linux /proc), to tell our process from a recycled pid. */
   startTime: string | undefined;
   startedAt: string;
+  /** The instance's cgroups (launch.cpus, launch.memory_mb), removed once it has ended. */
+  cgroups?: string[];
 };
 
 type State = Record<string, LocalInstanceRecord>;

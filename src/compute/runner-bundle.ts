@@ -7,6 +7,9 @@ import path from 'node:path';
 const up = path.resolve(import.meta.dirname, '../..');
 const root = path.basename(up) === 'dist' ? path.dirname(up) : up;
 
+/** The repository or the installed package: what an instance's runner is read from. */
+export const CODE_ROOT = root;
+
 export const RUNNER_BUNDLE = path.join(root, 'dist', 'runner', 'assay-run.js');
 
 /** The list of the sources a bundle was built from (paths relative to the repository), beside it. */

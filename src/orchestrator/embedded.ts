@@ -88,7 +88,7 @@ export async function prepareOrchestration(
       revokeKey = key.revoke;
       const provider = createComputeProvider({
         env: deps.env,
-        local: { stateDir: path.join(deps.dataDir, 'instances') },
+        local: { stateDir: path.join(deps.dataDir, 'instances'), dataDir: deps.dataDir },
       });
       // Loaded here, not at the top: the service must not load the worker (and through it the client) unless
       // it runs one.
@@ -107,7 +107,12 @@ export async function prepareOrchestration(
         maxWorkflows: config.worker.maxWorkflows,
       });
       deps.log.info(
-        { taskQueue, namespace: temporal.namespace, compute: provider.kind },
+        {
+          taskQueue,
+          namespace: temporal.namespace,
+          compute: provider.kind,
+          ...('setup' in provider ? { local: provider.setup } : {}),
+        },
         'in-process Temporal worker running',
       );
       if (config.searchWorker.embedded)

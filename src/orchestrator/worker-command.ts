@@ -79,7 +79,7 @@ export async function workerCommand(env: Env = process.env): Promise<number> {
       runnerServerUrl: config.runnerServerUrl ?? config.serviceUrl!,
       provider: createComputeProvider({
         env,
-        local: { stateDir: path.join(config.dataDir, 'instances') },
+        local: { stateDir: path.join(config.dataDir, 'instances'), dataDir: config.dataDir },
       }),
       maxActivities: config.worker.maxActivities,
       maxWorkflows: config.worker.maxWorkflows,
@@ -91,7 +91,7 @@ export async function workerCommand(env: Env = process.env): Promise<number> {
   }
   const worker = await startWorker(settings);
   process.stdout.write(
-    `assay worker: polling task queue ${settings.taskQueue} in namespace ${settings.namespace} on ${settings.address} (compute: ${settings.provider.kind})\n`,
+    `assay worker: polling task queue ${settings.taskQueue} in namespace ${settings.namespace} on ${settings.address} (compute: ${settings.provider.kind}${'setup' in settings.provider ? `, ${settings.provider.setup}` : ''})\n`,
   );
   const stop = () => void worker.stop();
   process.once('SIGINT', stop);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ComputeKind } from '../compute/compute-provider.ts';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
-import { localComputeUsers, type LocalComputeUsers } from '../compute/local-config.ts';
+import { localCompute, type LocalCompute } from '../compute/local-config.ts';
 import { slurmConfig, type SlurmConfig } from '../compute/slurm-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import type { Scope } from '@assay/contract';
@@ -85,8 +85,11 @@ export interface ServiceConfig {
   readonly slurm: SlurmConfig | undefined;
   /** ASSAY_COMPUTE: launch blocks tagged for another provider are refused when written. */
   readonly compute: ComputeKind;
-  /** Whose launch blocks `local` runs: checked at provisioning, as the provider checks again. */
-  readonly localComputeUsers: LocalComputeUsers;
+  /**
+   * On `local`: whose launch blocks it runs, its sandbox and its limits, checked at provisioning and sweep
+   * creation as the provider (built from the same settings) checks again.
+   */
+  readonly local: LocalCompute | undefined;
 }
 
 export interface JwtConfig {
@@ -199,7 +202,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     ec2: readSetting(env, 'ASSAY_COMPUTE') === 'ec2' ? ec2Config(env) : undefined,
     slurm: readSetting(env, 'ASSAY_COMPUTE') === 'slurm' ? slurmConfig(env) : undefined,
     compute: readSetting(env, 'ASSAY_COMPUTE') as ComputeKind,
-    localComputeUsers: localComputeUsers(env),
+    local: readSetting(env, 'ASSAY_COMPUTE') === 'local' ? localCompute(env) : undefined,
     ...overrides,
   };
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -1,7 +1,7 @@
 // The embedded default, as `npm start` runs it (PGlite, its own Temporal, its in-process worker and search
 // worker), runs a searching sweep with early stopping to the end: a researcher needs nothing else.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -40,11 +40,10 @@ describe('a searching sweep on the embedded default', () => {
       });
       return { status: res.status, body: (await res.json()) as any };
     };
-    const script = path.join(dir, 'train.py');
-    await writeFile(script, TRAIN);
     const experiment = await call('POST', '/experiments', { name: 'embedded', organization_id: 'personal' });
     const request = {
-      base_yaml: stringify({ lr: 0.1, launch: { command: `python3 ${script}` } }),
+      // The program itself, as argv: the sandboxed command sees its working dir, not the test's files.
+      base_yaml: stringify({ lr: 0.1, launch: { command: ['python3', '-c', TRAIN] } }),
       strategy: 'random',
       space: { lr: { distribution: 'log_uniform', low: 1e-3, high: 1 } },
       objective: { metric: 'val_loss', goal: 'minimize' },

@@ -50,6 +50,8 @@ describe('scale-out: two replicas and two workers, one of each killed -9 during 
         ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
         // Both workers share the local provider's state, as workers sharing one machine would.
         ASSAY_DATA_DIR: dataDir,
+        // The commands append to the test's log of runs, out of a sandbox's reach.
+        ASSAY_LOCAL_SANDBOX: 'off',
       },
       stopGraceMs: 5_000,
     });

@@ -44,7 +44,10 @@ describe('local compute with ASSAY_LOCAL_COMPUTE_USERS=admins: the launch blockâ
   let t: TestService;
   let researcher: { key: string; email: string };
   before(async () => {
-    t = await startTestService({ orchestrator: new FakeOrchestrator() });
+    t = await startTestService({
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_LOCAL_COMPUTE_USERS: 'admins' },
+    });
     researcher = await t.createUser();
   });
   after(() => t.close());

@@ -72,6 +72,8 @@ describe('a searching sweep under kill -9', () => {
           ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
           ASSAY_DATA_DIR: path.join(dir, 'worker'),
           ASSAY_LOCAL_COMPUTE_USERS: 'all',
+          // The program and the log of executions are the test's files, out of a sandbox's reach.
+          ASSAY_LOCAL_SANDBOX: 'off',
         },
         stopGraceMs: 0,
       });

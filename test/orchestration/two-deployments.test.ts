@@ -38,8 +38,11 @@ describe('two deployments on one machine', () => {
     for (const name of ['first', 'second']) {
       const dir = await mkdtemp(path.join(tmpdir(), `assay-two-${name}-`));
       dirs.push(dir);
+      // The commands append to a file of the test's, out of a sandbox's reach: they run unsandboxed, as the
+      // admin's runs they are.
       const env = {
         ASSAY_DATA_DIR: path.join(dir, 'data'),
+        ASSAY_LOCAL_SANDBOX: 'off',
         ASSAY_TEMPORAL_PORT: String(port),
         ASSAY_TEMPORAL_UI_PORT: String(uiPort),
       };
@@ -86,6 +89,7 @@ describe('two deployments joined to one Temporal cluster (TEMPORAL_ADDRESS), que
       const env = {
         DATABASE_URL: database.url,
         ASSAY_DATA_DIR: path.join(dir, 'data'),
+        ASSAY_LOCAL_SANDBOX: 'off',
         TEMPORAL_ADDRESS: temporal.address,
         ...(standalone ? { ASSAY_WORKER: 'off', ASSAY_ORCHESTRATOR_KEY: orchestratorKey } : {}),
       };
@@ -96,6 +100,7 @@ describe('two deployments joined to one Temporal cluster (TEMPORAL_ADDRESS), que
       if (standalone)
         workerEnv = {
           TEMPORAL_ADDRESS: temporal.address,
+          ASSAY_LOCAL_SANDBOX: 'off',
           ASSAY_SERVICE_URL: server.url,
           ASSAY_ORCHESTRATOR_KEY: orchestratorKey,
           ASSAY_DATA_DIR: env.ASSAY_DATA_DIR,

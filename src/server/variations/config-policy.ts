@@ -1,6 +1,6 @@
 import type { ComputeKind } from '../../compute/compute-provider.ts';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
-import type { LocalComputeUsers } from '../../compute/local-config.ts';
+import type { LocalCompute } from '../../compute/local-config.ts';
 import type { SlurmConfig } from '../../compute/slurm-config.ts';
 import type { ServiceConfig } from '../config.ts';
 
@@ -13,7 +13,8 @@ export interface ConfigPolicy {
   readonly ec2: Ec2Config | undefined;
   /** The Slurm settings when managed runs go to Slurm: `slurm:` jobs are checked against their allowlists. */
   readonly slurm: SlurmConfig | undefined;
-  readonly localUsers: LocalComputeUsers;
+  /** On `local`: whose runs it takes, in which sandbox, with which limits. */
+  readonly local: LocalCompute | undefined;
 }
 
 export function configPolicy(config: ServiceConfig): ConfigPolicy {
@@ -22,6 +23,6 @@ export function configPolicy(config: ServiceConfig): ConfigPolicy {
     compute: config.compute,
     ec2: config.ec2,
     slurm: config.slurm,
-    localUsers: config.localComputeUsers,
+    local: config.local,
   });
 }

@@ -3,6 +3,7 @@ import { providerMismatch } from '../../compute/compute-provider.ts';
 import { ec2LaunchRefusal } from '../../compute/ec2-launch-policy.ts';
 import { localLaunchRefusal } from '../../compute/local-config.ts';
 import { slurmLaunchRefusal } from '../../compute/slurm-launch-policy.ts';
+import { localLimitRefusal } from '../../compute/local-limits.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable } from '../db/database.ts';
 import { AppError } from '../http/errors.ts';
@@ -15,15 +16,16 @@ const refuse = (message: string, field: string) =>
 
 /**
  * Refuses a launch block the server's provider would refuse at provisioning (another provider's tag, EC2
- * machine fields or a Slurm job off the allowlists), so the researcher learns it now rather than from a
- * failed run.
+ * machine fields or a Slurm job off the allowlists, local limits this machine cannot enforce), so the
+ * researcher learns it now rather than from a failed run.
  */
 export function checkLaunchPolicy(config: SplitConfig, policy: ConfigPolicy): void {
   const mismatch = providerMismatch(config.launch_config, policy.compute);
   if (mismatch) throw refuse(mismatch, 'launch.provider');
   const refusal =
     (policy.ec2 && ec2LaunchRefusal(policy.ec2, config.launch_config)) ||
-    (policy.slurm && slurmLaunchRefusal(policy.slurm, config.launch_config));
+    (policy.slurm && slurmLaunchRefusal(policy.slurm, config.launch_config)) ||
+    (policy.local && localLimitRefusal(policy.local.limits, config.launch_config));
   if (refusal) throw refuse(refusal.message, refusal.field);
 }
 
@@ -37,9 +39,11 @@ export function checkLaunchRunnable(
   people: Parameters<typeof localLaunchRefusal>[1],
   policy: ConfigPolicy,
 ): void {
-  if (policy.compute !== 'local' || launch.command === undefined) return;
-  const refusal = localLaunchRefusal(policy.localUsers, people);
+  if (policy.compute !== 'local' || !policy.local || launch.command === undefined) return;
+  const refusal = localLaunchRefusal(policy.local.users, people, policy.local.sandbox);
   if (refusal) throw refuse(refusal, 'launch.command');
+  const limit = localLimitRefusal(policy.local.limits, launch);
+  if (limit) throw refuse(limit.message, limit.field);
 }
 
 /** checkLaunchRunnable for a stored variation the principal provisions; an invisible one is left to 404. */
@@ -49,7 +53,7 @@ export async function checkProvisionable(
   key: { experimentId: string; n: number },
   policy: ConfigPolicy,
 ): Promise<void> {
-  if (policy.compute !== 'local' || policy.localUsers === 'all') return;
+  if (policy.compute !== 'local' || !policy.local) return;
   const found = await findLaunchAndAuthor(db, principal.userId, key.experimentId, key.n);
   if (!found) return;
   checkLaunchRunnable(
