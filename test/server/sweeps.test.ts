@@ -239,7 +239,7 @@ describe('sweeps: a grid or list of configs → variations, managed runs and a s
       ['a launch block that is no mapping', { grid: { launch: [1] } }, 400, 'invalid_config'],
       [
         'a launch setting the contract does not know',
-        { grid: { 'launch.gpus': [1] } },
+        { grid: { 'launch.gpu_count': [1] } },
         400,
         'invalid_config',
       ],
