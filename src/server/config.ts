@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { ComputeKind } from '../compute/compute-provider.ts';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { localComputeUsers, type LocalComputeUsers } from '../compute/local-config.ts';
+import { localCapacity, type LocalCapacity } from '../compute/local-gpus.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import type { Scope } from '@assay/contract';
 import { isScope } from './auth/scopes.ts';
@@ -81,6 +82,11 @@ export interface ServiceConfig {
   readonly compute: ComputeKind;
   /** Whose launch blocks `local` runs: checked at provisioning, as the provider checks again. */
   readonly localComputeUsers: LocalComputeUsers;
+  /**
+   * `local` only: the run slots and GPU ids the compute queue hands out (ASSAY_LOCAL_MAX_RUNS,
+   * ASSAY_LOCAL_GPUS); undefined on other providers, whose runs take no queue.
+   */
+  readonly localCapacity: LocalCapacity | undefined;
 }
 
 export interface JwtConfig {
@@ -193,6 +199,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     ec2: readSetting(env, 'ASSAY_COMPUTE') === 'ec2' ? ec2Config(env) : undefined,
     compute: readSetting(env, 'ASSAY_COMPUTE') as ComputeKind,
     localComputeUsers: localComputeUsers(env),
+    localCapacity: readSetting(env, 'ASSAY_COMPUTE') === 'local' ? localCapacity(env) : undefined,
     ...overrides,
   };
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -1,6 +1,7 @@
 import type { ComputeKind } from '../../compute/compute-provider.ts';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { LocalComputeUsers } from '../../compute/local-config.ts';
+import type { LocalCapacity } from '../../compute/local-gpus.ts';
 import type { ServiceConfig } from '../config.ts';
 
 /** What the server accepts in a variation's config: its expanded size, and launch blocks its compute runs. */
@@ -11,6 +12,8 @@ export interface ConfigPolicy {
   /** The EC2 settings when managed runs go to EC2: launch blocks are checked against their allowlists. */
   readonly ec2: Ec2Config | undefined;
   readonly localUsers: LocalComputeUsers;
+  /** `local`'s run slots and GPUs: a launch asking more GPUs than there are is refused. */
+  readonly localCapacity: LocalCapacity | undefined;
 }
 
 export function configPolicy(config: ServiceConfig): ConfigPolicy {
@@ -19,5 +22,6 @@ export function configPolicy(config: ServiceConfig): ConfigPolicy {
     compute: config.compute,
     ec2: config.ec2,
     localUsers: config.localComputeUsers,
+    localCapacity: config.localCapacity,
   });
 }
