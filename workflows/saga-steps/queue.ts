@@ -12,12 +12,12 @@ import type { Saga } from './saga.ts';
 export async function awaitComputeSlot(saga: Saga): Promise<ManagedRunResult | null> {
   if (!saga.queue) return null;
   let outcome: SlotOutcome | 'ended';
+  // Until the service says otherwise the run may be in the queue (a cancel can cut the first ask short after
+  // it was granted): the conclusion releases it, which is harmless when it is not.
+  saga.queued = true;
   try {
     outcome = await service.acquireSlot(saga.runId);
-    while (outcome !== 'ended' && outcome.kind === 'waiting') {
-      saga.queued = true;
-      outcome = await waitSlice(saga);
-    }
+    while (outcome !== 'ended' && outcome.kind === 'waiting') outcome = await waitSlice(saga);
   } catch (error) {
     if (isCancellation(error)) throw error;
     await fail(saga, 'provision_failed', `the compute queue refused the run: ${describeError(error)}`);
