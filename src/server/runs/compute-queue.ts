@@ -7,7 +7,7 @@ import { gpuAskRefusal, type LocalCapacity } from '../../compute/local-gpus.ts';
 import type { Db, Queryable, Tx } from '../db/database.ts';
 import { AppError, notFound } from '../http/errors.ts';
 import * as repo from './compute-queue-repository.ts';
-import { grantsNow, queueOrder, type QueueState } from './queue-order.ts';
+import { grantsNow, queueOrder, type QueueState, type WaitingRun } from './queue-order.ts';
 
 /** A holding run whose saga never released it (terminated by an operator) is let go this long after it ended. */
 const STALE_HOLD_MS = 10 * 60_000;
@@ -74,7 +74,10 @@ function granted(gpuIds: number[], capacity: LocalCapacity): SlotAnswer {
 function placeOf(state: QueueState, runId: string): RunQueuePlace | undefined {
   const order = queueOrder(state);
   const i = order.findIndex((w) => w.runId === runId);
-  if (i < 0) return undefined;
+  return i < 0 ? undefined : placeAt(order, i);
+}
+
+function placeAt(order: readonly WaitingRun[], i: number): RunQueuePlace {
   const run = order[i]!;
   return {
     position: i + 1,
@@ -85,27 +88,21 @@ function placeOf(state: QueueState, runId: string): RunQueuePlace | undefined {
 }
 
 /**
- * The queue places of those of `runs` that wait, for run answers: one query when none of them waits (the
- * usual case), the queue read once when some do.
+ * The queue places of those of `runs` that wait, for run answers: nothing to read when none of them is a
+ * pending managed run, one query when none of those waits (the usual case), the queue read once when some do.
  */
 export async function queuePlaces(
   db: Queryable,
   runs: readonly { id: string; state: string; managed: boolean }[],
 ): Promise<Map<string, RunQueuePlace>> {
   const places = new Map<string, RunQueuePlace>();
-  const candidates = runs.filter((r) => r.managed && r.state === 'pending').map((r) => r.id);
-  if (candidates.length === 0) return places;
-  const state = await repo.readQueueIfWaiting(db, candidates);
+  const candidates = new Set(runs.filter((r) => r.managed && r.state === 'pending').map((r) => r.id));
+  if (candidates.size === 0) return places;
+  const state = await repo.readQueueIfWaiting(db, [...candidates]);
   if (!state) return places;
   const order = queueOrder(state);
   order.forEach((run, i) => {
-    if (!candidates.includes(run.runId)) return;
-    places.set(run.runId, {
-      position: i + 1,
-      waiting: order.length,
-      gpus: run.gpus,
-      since: new Date(run.enqueuedAt).toISOString(),
-    });
+    if (candidates.has(run.runId)) places.set(run.runId, placeAt(order, i));
   });
   return places;
 }
