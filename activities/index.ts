@@ -7,7 +7,8 @@ import { BadRequestError, ConflictError, NotFoundError, type RunData } from '../
 import { LaunchConfigError, type ComputeProvider } from '../src/compute/compute-provider.ts';
 import type { OrchestratorApi } from './orchestrator-api.ts';
 import { createSweepActivities } from './sweep-activities.ts';
-import type { RunSnapshot, WatchOutcome } from '../workflows/saga-types.ts';
+import type { ComputeSlot } from '@assay/contract';
+import type { RunSnapshot, SlotOutcome, WatchOutcome } from '../workflows/saga-types.ts';
 
 export interface ActivityDeps {
   /** Holds the orchestrator key: it reaches managed runs only, through /orchestrator/*. */
@@ -26,6 +27,13 @@ function snapshot(run: RunData): RunSnapshot {
     // Measured against this worker's clock; the silence timeout is minutes, so seconds of skew do not matter.
     silentForMs: lastSign ? Math.max(0, Date.now() - Date.parse(lastSign)) : null,
   };
+}
+
+function slotOutcome(slot: ComputeSlot): SlotOutcome {
+  if (slot.state === 'granted') return { kind: 'granted', queued: slot.queued, gpuIds: slot.gpu_ids };
+  if (slot.state === 'waiting' && slot.queue)
+    return { kind: 'waiting', position: slot.queue.position, waiting: slot.queue.waiting };
+  return { kind: 'ended' };
 }
 
 /**
@@ -75,9 +83,34 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     }
   }
 
+  async function acquireSlot(runId: string): Promise<SlotOutcome> {
+    return slotOutcome(await orchestrated(() => api.acquireSlot(runId)));
+  }
+
   return {
     ...createSweepActivities(api, orchestrated),
     readRun,
+
+    /**
+     * The run's slot in the `local` compute queue, asked once: granted (at once on other providers, or when
+     * the machine has room), or its place. A run whose GPU ask the machine can never meet is refused.
+     */
+    acquireSlot,
+
+    /**
+     * Waits in the compute queue for one slice: asks again every `pollMs` while heartbeating (the heartbeats
+     * carry a cancellation here at once), and returns once granted or ended, or when the slice is over.
+     */
+    async awaitSlot(input: { runId: string; pollMs: number; sliceMs: number }): Promise<SlotOutcome> {
+      const context = Context.current();
+      const sliceEnd = Date.now() + input.sliceMs;
+      for (;;) {
+        context.heartbeat();
+        const outcome = await acquireSlot(input.runId);
+        if (outcome.kind !== 'waiting' || Date.now() >= sliceEnd) return outcome;
+        await context.sleep(input.pollMs);
+      }
+    },
 
     /**
      * Starts the run's instance with a one-time exchange token, which its runner trades for the worker key at
@@ -96,6 +129,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       n: number;
       r: number;
       onlyIfPending?: boolean;
+      /** The GPUs the compute queue granted (null: the machine has no GPU slots; absent: no queue). */
+      gpuIds?: number[] | null;
     }): Promise<{ provider: string | null; instanceId: string | null }> {
       return beating(async () => {
         // Both reads at once: a retry finds its instance, a first attempt needs the run's launch config.
@@ -142,6 +177,7 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
             },
             launch: { ...launch, command },
             tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
+            ...(ref.gpuIds ? { gpuIds: ref.gpuIds } : {}),
             ...people,
           });
           await api.recordInstance(ref.runId, {
@@ -236,6 +272,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
       workflowId: string;
       outputsTimeoutMs: number;
       pollMs: number;
+      /** The run went through the compute queue: it leaves it once its instance is gone. */
+      releaseSlot?: boolean;
     }): Promise<{ outputs: { ready: number; pending: number }; run: RunSnapshot }> {
       return beating(async () => {
         const outputs = await outputsOf({
@@ -249,6 +287,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         let [, run] = await Promise.all([
           orchestrated(() => api.revokeWorkerKeys(input.runId)),
           readRun(input.runId),
+          // After the instance is gone, so its GPUs are free when the next run gets them.
+          input.releaseSlot ? orchestrated(() => api.releaseSlot(input.runId)) : undefined,
         ]);
         if (!isTerminalRunState(run.state))
           run = snapshot(

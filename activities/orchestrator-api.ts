@@ -1,10 +1,12 @@
 // The service's /orchestrator/* routes, for the Temporal activities only: not part of the public client.
 import type {
   AbandonedRuns,
+  ComputeSlot,
   ExchangeToken,
   ManagedRun,
   OrchestratorDeployment,
   OrchestratorFailureReason,
+  ReleasedSlot,
   RunAssetSummary,
   RunInstance,
   SweepTrialHistory,
@@ -69,6 +71,16 @@ export class OrchestratorApi {
   /** The pending run that recovers this failed one; asking again answers the same run. */
   createRecoveryRun(runId: string): Promise<RunData> {
     return this.#t.post(path`/orchestrator/runs/${runId}/recovery`);
+  }
+
+  /** Asks for the run's slot in the `local` compute queue: its grant (GPU ids), or its place while it waits. */
+  acquireSlot(runId: string): Promise<ComputeSlot> {
+    return this.#t.post(path`/orchestrator/runs/${runId}/slot`);
+  }
+
+  /** The run leaves the compute queue, and the runs it made room for are granted; repeatable. */
+  releaseSlot(runId: string): Promise<ReleasedSlot> {
+    return this.#t.request('DELETE', path`/orchestrator/runs/${runId}/slot`);
   }
 
   /** The run's assets (its outputs and checkpoints), without components. */

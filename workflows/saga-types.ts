@@ -50,6 +50,8 @@ export interface ManagedRunInput extends ManagedRunRef {
   releasesSlot?: boolean;
   /** Set when the workflow continued as new while watching: provisioning and start are behind it. */
   watching?: { slicesDone: number };
+  /** Set when continuing as new after the compute queue granted the run: its conclusion releases the slot. */
+  queued?: boolean;
 }
 
 /** The managed-run workflow's signature, for starting it by its type name (a recovery, continuing as new). */
@@ -73,6 +75,14 @@ export interface ManagedRunResult {
   /** The run that took over after this one's instance was lost. */
   recoveredBy: ManagedRunResult | null;
 }
+
+/** The compute queue's answer (workflows/saga-steps/queue.ts). */
+export type SlotOutcome =
+  /** `queued` false: the provider takes no queue. `gpuIds` null: the machine has no GPU slots. */
+  | { kind: 'granted'; queued: boolean; gpuIds: number[] | null }
+  | { kind: 'waiting'; position: number; waiting: number }
+  /** The run is no longer pending: nothing to start. */
+  | { kind: 'ended' };
 
 /** What one watch slice saw last. */
 export type WatchOutcome =

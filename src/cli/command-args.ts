@@ -29,6 +29,14 @@ export function wholeNumber(value: string): number {
   return n;
 }
 
+/** A run's priority in the compute queue: a whole number from -100 to 100 (higher first). */
+export function priority(value: string): number {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || n < -100 || n > 100)
+    throw new InvalidArgumentError('It must be a whole number from -100 to 100.');
+  return n;
+}
+
 /** A positive number of seconds; fractions allowed (tests use short intervals). */
 export function seconds(value: string): number {
   const s = Number(value);

@@ -14,6 +14,7 @@ export async function list(experimentId: string, n: number, values: JsonOptions)
   printTable(runs, [
     ['R', (r) => r.r],
     ['STATE', (r) => r.state],
+    ['QUEUE', (r) => (r.queue ? queuedText(r.queue) : undefined)],
     ['FAILURE', (r) => r.failure_reason],
     ['STARTED', (r) => r.started_at],
     ['ENDED', (r) => r.ended_at],
@@ -59,13 +60,19 @@ export async function cancel(
   return 0;
 }
 
+export interface ProvisionOptions extends JsonOptions {
+  priority?: number;
+}
+
 export async function provision(
   experimentId: string,
   n: number,
   r: number,
-  values: JsonOptions,
+  values: ProvisionOptions,
 ): Promise<number> {
-  const provisioned = await openClient().client.runs.provision(experimentId, n, r);
+  const provisioned = await openClient().client.runs.provision(experimentId, n, r, {
+    ...(values.priority === undefined ? {} : { priority: values.priority }),
+  });
   if (values.json) {
     printJson(provisioned);
     return 0;
@@ -135,6 +142,8 @@ function printRun(run: RunData): void {
     ['run', run.r],
     ['id', run.id],
     ['state', run.state],
+    ...(run.queue ? [['queued', queuedText(run.queue)] as const] : []),
+    ...(run.priority !== 0 ? [['priority', run.priority] as const] : []),
     [
       'failure',
       run.failure_reason === null
@@ -152,4 +161,19 @@ function printRun(run: RunData): void {
     ['recovers run', run.recovers_run_id],
     ['environment', run.environment],
   ]);
+}
+
+/** "2nd of 5 (waiting for 2 GPUs)": a waiting run's place in the compute queue. */
+export function queuedText(queue: NonNullable<RunData['queue']>): string {
+  const gpus = queue.gpus === 0 ? 'a run slot' : `${queue.gpus} GPU${queue.gpus === 1 ? '' : 's'}`;
+  return `${ordinal(queue.position)} of ${queue.waiting} (waiting for ${gpus})`;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix =
+    tens >= 11 && tens <= 13
+      ? 'th'
+      : (({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }

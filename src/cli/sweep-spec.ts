@@ -28,6 +28,7 @@ export interface SweepSpecOptions {
   earlyStopping?: string;
   maxStep?: number;
   maxRetries?: number;
+  priority?: number;
   seed?: number;
   concurrency?: number;
   namePrefix?: string;
@@ -50,6 +51,7 @@ export async function sweepSpecOf(o: SweepSpecOptions): Promise<SweepSpec> {
     objective: objectiveOf(o),
     earlyStopping: earlyStoppingOf(o, await earlyStoppingFile(o.earlyStopping)),
     maxRetries: o.maxRetries,
+    priority: o.priority,
   };
   if (o.repeat !== undefined)
     return {

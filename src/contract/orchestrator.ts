@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { JsonObject, Uuid, ItemList, Nullable, OneOf, Timestamp } from './common.ts';
 import { RunAssetSummary } from './assets.ts';
 import { LaunchAuthor, LaunchConfig } from './launch.ts';
-import { ORCHESTRATOR_FAILURE_REASONS, Run } from './runs.ts';
+import { ORCHESTRATOR_FAILURE_REASONS, Run, RunQueuePlace } from './runs.ts';
 
 /** The /orchestrator/* calls, made by the workflows' activities with the orchestrator's key. */
 export const ManagedRunParams = Type.Object({ run_id: Uuid });
@@ -88,3 +88,26 @@ export type SweepTrialHistory = Static<typeof SweepTrialHistory>;
 /** How many never-started runs of a cancelled sweep were failed `abandoned`. */
 export const AbandonedRuns = Type.Object({ abandoned: Type.Integer() });
 export type AbandonedRuns = Static<typeof AbandonedRuns>;
+
+/**
+ * The run's place in the `local` compute queue, as its saga asks for it before provisioning: `granted` with
+ * the GPU ids it holds, `waiting` with its place, or `ended` (no longer pending: nothing to start).
+ */
+export const ComputeSlot = Type.Object({
+  state: OneOf(['granted', 'waiting', 'ended'] as const),
+  queued: Type.Boolean({
+    description:
+      'whether the run went through the queue (false on providers that take none): release it at the end',
+  }),
+  gpu_ids: Nullable(
+    Type.Array(Type.Integer({ minimum: 0 }), {
+      description: 'the GPUs granted (its CUDA_VISIBLE_DEVICES); null where the machine has no GPU slots',
+    }),
+  ),
+  queue: Nullable(RunQueuePlace),
+});
+export type ComputeSlot = Static<typeof ComputeSlot>;
+
+/** Whether the run was still in the compute queue when it left it. */
+export const ReleasedSlot = Type.Object({ released: Type.Boolean() });
+export type ReleasedSlot = Static<typeof ReleasedSlot>;

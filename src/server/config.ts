@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { ComputeKind } from '../compute/compute-provider.ts';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
 import { localCompute, type LocalCompute } from '../compute/local-config.ts';
+import { localCapacity, type LocalCapacity } from '../compute/local-gpus.ts';
 import { slurmConfig, type SlurmConfig } from '../compute/slurm-config.ts';
 import { parseToken } from './auth/api-key-token.ts';
 import type { Scope } from '@assay/contract';
@@ -90,6 +91,11 @@ export interface ServiceConfig {
    * creation as the provider (built from the same settings) checks again.
    */
   readonly local: LocalCompute | undefined;
+  /**
+   * `local` only: the run slots and GPU ids the compute queue hands out (ASSAY_LOCAL_MAX_RUNS,
+   * ASSAY_LOCAL_GPUS); undefined on other providers, whose runs take no queue.
+   */
+  readonly localCapacity: LocalCapacity | undefined;
 }
 
 export interface JwtConfig {
@@ -203,6 +209,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     slurm: readSetting(env, 'ASSAY_COMPUTE') === 'slurm' ? slurmConfig(env) : undefined,
     compute: readSetting(env, 'ASSAY_COMPUTE') as ComputeKind,
     local: readSetting(env, 'ASSAY_COMPUTE') === 'local' ? localCompute(env) : undefined,
+    localCapacity: readSetting(env, 'ASSAY_COMPUTE') === 'local' ? localCapacity(env) : undefined,
     ...overrides,
   };
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

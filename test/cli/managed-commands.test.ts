@@ -61,6 +61,39 @@ describe('managed-run commands: runs provision, sweeps', () => {
     );
   });
 
+  it('runs provision --priority and sweeps create --priority place the runs in the compute queue', async () => {
+    const experiment = await json([
+      'experiments',
+      'create',
+      '--file',
+      await file('urgent.yaml', 'name: urgent\n'),
+    ]);
+    await json(['variations', 'create', experiment.id, '--file', base]);
+    await json(['experiments', 'commit', experiment.id]);
+    await json(['runs', 'create', experiment.id, '1']);
+    const provisioned = await json(['runs', 'provision', experiment.id, '1', '1', '--priority', '-5']);
+    assert.equal(provisioned.run.priority, -5);
+    assert.match((await cli(['runs', 'show', experiment.id, '1', '1'])).stdout, /^priority\s+-5$/m);
+    const refused = await cli(['runs', 'provision', experiment.id, '1', '1', '--priority', '101']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /from -100 to 100/);
+
+    const draft = await json(['experiments', 'create', '--file', await file('swept.yaml', 'name: swept\n')]);
+    const sweep = await json([
+      'sweeps',
+      'create',
+      draft.id,
+      '--base',
+      base,
+      '--set',
+      'seed=1,2',
+      '--priority',
+      '9',
+    ]);
+    for (const run of sweep.runs)
+      assert.equal((await json(['runs', 'show', draft.id, String(run.n), String(run.r)])).priority, 9);
+  });
+
   it('sweeps create --set builds a grid of JSON values and strings; show and cancel', async () => {
     const experiment = await json([
       'experiments',

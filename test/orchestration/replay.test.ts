@@ -36,6 +36,7 @@ const RETIRED = new Map(
 const KEPT_PATHS = [
   'managedRun: signal-driven-watch',
   'managedRun: lean-saga',
+  'managedRun: lean-saga + compute-queue',
   'variationSweep: none',
   'variationSweep: lean-saga',
   'trialSweep: none',

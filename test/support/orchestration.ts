@@ -81,6 +81,8 @@ export async function startOrchestration(
     env?: TestWorkflowEnvironment;
     /** The runners' heartbeat interval (default 0.3 s); a long one leaves cancels to the control long-poll. */
     heartbeatS?: number;
+    /** More of the service's settings (ASSAY_LOCAL_GPUS, ASSAY_LOCAL_MAX_RUNS…). */
+    serviceEnv?: Record<string, string>;
   } = {},
 ): Promise<Orchestration> {
   const env = options.env ?? (await startTemporal());
@@ -100,7 +102,7 @@ export async function startOrchestration(
   const svc = await startTestService({
     listen: true,
     orchestrator,
-    env: { ASSAY_LOCAL_COMPUTE_USERS: 'all' },
+    env: { ASSAY_LOCAL_COMPUTE_USERS: 'all', ...options.serviceEnv },
   });
   const key = await mintEmbeddedOrchestratorKey(svc.service.db);
   // <data dir>/instances, as `assay worker` lays it out, so a worker process can share it.

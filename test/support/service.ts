@@ -65,6 +65,8 @@ export async function startTestService(
     listen?: boolean;
     storage?: 'local' | 's3';
     orchestrator?: Orchestrator;
+    /** With `listen`: this port (a restarted service where its clients expect it) instead of a free one. */
+    port?: number;
   } = {},
 ): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-test-'));
@@ -75,7 +77,7 @@ export async function startTestService(
   // Upload URLs of the local store point at the service itself, so a test that moves bytes listens on a
   // real port.
   const seaweed: SeaweedFs | undefined = opts.storage === 's3' ? await startSeaweedFs() : undefined;
-  const port = opts.listen || opts.storage ? await freePort() : undefined;
+  const port = opts.listen || opts.storage ? (opts.port ?? (await freePort())) : undefined;
   const env: Record<string, string> = { ASSAY_DATA_DIR: dataDir, ASSAY_LOG_LEVEL: 'info' };
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   if (port) Object.assign(env, { PORT: String(port), ASSAY_PUBLIC_URL: `http://127.0.0.1:${port}` });

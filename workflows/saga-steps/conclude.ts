@@ -7,9 +7,9 @@ import { cleanup } from './activities.ts';
 import type { Saga } from './saga.ts';
 
 /**
- * One activity (`concludeRun`): outputs, then the instance, then the key (the reverse of provisioning), since
- * the runner may still be finishing uploads with that key; a run not terminal by then fails `abandoned`. Not
- * cancellable, so that a cancelled saga still cleans up.
+ * One activity (`concludeRun`): outputs, then the instance, then the key and the compute slot (the reverse
+ * of provisioning), since the runner may still be finishing uploads with that key; a run not terminal by then
+ * fails `abandoned`. Not cancellable, so that a cancelled saga still cleans up.
  */
 export function conclude(saga: Saga, waitForOutputs: boolean): Promise<ManagedRunResult> {
   const { runId, workflowId, settings } = saga;
@@ -19,6 +19,8 @@ export function conclude(saga: Saga, waitForOutputs: boolean): Promise<ManagedRu
       workflowId,
       outputsTimeoutMs: waitForOutputs ? settings.outputsTimeoutMs : 0,
       pollMs: settings.pollMs,
+      // A run that went through the compute queue leaves it, so the next waiting run starts.
+      ...(saga.queued ? { releaseSlot: true } : {}),
     });
     const { state, failureReason } = run;
     return {

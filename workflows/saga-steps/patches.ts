@@ -19,9 +19,18 @@ export const SIGNAL_DRIVEN_WATCH = 'signal-driven-watch';
  */
 export const LEAN_SAGA = 'lean-saga';
 
+/**
+ * From this patch on, the saga asks the compute queue for the run's slot (and GPUs) before provisioning, and
+ * waits there while the machine is full (workflows/saga-steps/queue.ts); its conclusion releases the slot.
+ * Deprecate once no execution that started before it is open.
+ */
+export const COMPUTE_QUEUE = 'compute-queue';
+
 export interface SagaPath {
   /** LEAN_SAGA, taken by every new execution; false only in histories that carry SIGNAL_DRIVEN_WATCH. */
   lean: boolean;
+  /** COMPUTE_QUEUE, taken by every new execution; false in histories recorded before it. */
+  queue: boolean;
 }
 
 /** Decided once, as the saga starts, in the order the recorded histories asked. */
@@ -30,5 +39,7 @@ export function sagaPath(): SagaPath {
   // finds no LEAN_SAGA marker and meets its SIGNAL_DRIVEN_WATCH marker here, as it did.
   const lean = patched(LEAN_SAGA);
   if (!lean) deprecatePatch(SIGNAL_DRIVEN_WATCH);
-  return { lean };
+  // Asked after LEAN_SAGA, so histories recorded before it meet their markers in the order they did.
+  const queue = lean && patched(COMPUTE_QUEUE);
+  return { lean, queue };
 }

@@ -15,7 +15,9 @@ export async function provision(saga: Saga): Promise<ManagedRunResult | null> {
   }
   try {
     // The lean saga's provisioning starts nothing for a run that is no longer pending (instanceId null).
-    const asked = saga.lean ? { ...saga.ref, onlyIfPending: true } : saga.ref;
+    // The GPUs the compute queue granted go with it (CUDA_VISIBLE_DEVICES on `local`).
+    const granted = saga.gpuIds === undefined ? {} : { gpuIds: saga.gpuIds };
+    const asked = saga.lean ? { ...saga.ref, onlyIfPending: true, ...granted } : saga.ref;
     saga.instanceId = (await compute.provisionInstance(asked)).instanceId;
   } catch (error) {
     if (isCancellation(error)) throw error;

@@ -16,6 +16,10 @@ export interface Saga extends SagaPath {
   nudged: boolean;
   /** The instance provisioning started; null before it, or when it started none. */
   instanceId: string | null;
+  /** The run is in the compute queue (waiting or granted): its conclusion releases its place. */
+  queued: boolean;
+  /** The GPUs the queue granted (null: the machine has none to hand out; undefined: no queue asked). */
+  gpuIds: number[] | null | undefined;
 }
 
 /** Picks the path (the patches) and listens for the service's signal: the saga's first two acts. */
@@ -31,6 +35,8 @@ export function startSaga(input: ManagedRunInput): Saga {
     watcher: watcherFor(settings),
     nudged: false,
     instanceId: null,
+    queued: input.queued ?? false,
+    gpuIds: undefined,
   };
   setHandler(runChangedSignal, () => {
     saga.nudged = true;

@@ -20,7 +20,11 @@ export async function watch(saga: Saga): Promise<ManagedRunResult> {
         slices += 1;
         // A week-long run stays a handful of events per execution: each slice is one activity.
         if (slices >= settings.slicesPerExecution)
-          return await continueAsNew<ManagedRunWorkflow>({ ...saga.input, watching: { slicesDone: 0 } });
+          return await continueAsNew<ManagedRunWorkflow>({
+            ...saga.input,
+            watching: { slicesDone: 0 },
+            ...(saga.queued ? { queued: true } : {}),
+          });
         continue;
       case 'ended':
         releaseSlot(saga, seen.state);

@@ -1,7 +1,7 @@
 // `assay runs …`: the declaration of the commands; runs-commands.ts does the work.
 import type { Command } from 'commander';
-import { wholeNumber } from '../command-args.ts';
-import type { MetricsOptions } from '../runs-commands.ts';
+import { priority, wholeNumber } from '../command-args.ts';
+import type { MetricsOptions, ProvisionOptions } from '../runs-commands.ts';
 import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
 
 const load = () => import('../runs-commands.ts');
@@ -37,11 +37,20 @@ export function addRunsCommands(program: Command): void {
       .summary('run it as a managed run: prints its workflow and Temporal UI URL')
       .description(
         "run it as a managed run: the server's orchestrator starts its workflow, which provisions an " +
-          'instance running it; prints the workflow and its Temporal UI URL',
+          'instance running it (on `local`, once the compute queue has room); prints the workflow and its ' +
+          'Temporal UI URL',
       ),
-  ).action(
-    exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).provision(e, n, r, o)),
-  );
+  )
+    .option(
+      '--priority <n>',
+      'its place in the compute queue: -100 to 100, higher first; equal priorities take turns by user',
+      priority,
+    )
+    .action(
+      exitWith(async (e: string, n: number, r: number, o: ProvisionOptions) =>
+        (await load()).provision(e, n, r, o),
+      ),
+    );
   run(
     group
       .command('metrics')

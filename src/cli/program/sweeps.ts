@@ -1,6 +1,6 @@
 // `assay sweeps …`: the declaration of the commands; sweeps-commands.ts does the work.
 import { InvalidArgumentError, type Command } from 'commander';
-import { collect, seconds, wholeNumber } from '../command-args.ts';
+import { collect, priority, seconds, wholeNumber } from '../command-args.ts';
 import type { CreateOptions, ShowOptions } from '../sweeps-commands.ts';
 import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
 
@@ -68,6 +68,11 @@ export function addSweepsCommands(program: Command): void {
       zeroOrMore,
     )
     .option('--concurrency <n>', 'managed runs at a time (default 4)', wholeNumber)
+    .option(
+      '--priority <n>',
+      'its runs’ place in the compute queue: -100 to 100, higher first (default 0)',
+      priority,
+    )
     .option('--name-prefix <prefix>', 'variations are named PREFIX PATH=VALUE … (default sweep)')
     .addOption(jsonOption())
     .action(exitWith(async (e: string, o: CreateOptions) => (await load()).create(e, o)));

@@ -124,10 +124,17 @@ export class Runs {
   /**
    * Makes the run a managed run: the server starts its workflow, which mints a worker key and provisions an
    * instance that runs it. Repeating it is a no-op answering the same workflow; ServerError 503
-   * (`orchestrator_unavailable`) when the server runs without an orchestrator.
+   * (`orchestrator_unavailable`) when the server runs without an orchestrator. `priority` (-100 to 100,
+   * default 0) places it in the compute queue: higher first, equal priorities taking turns by user.
    */
-  provision(experimentId: string, n: number, r: number): Promise<ProvisionData> {
-    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/provision`);
+  provision(
+    experimentId: string,
+    n: number,
+    r: number,
+    options: { priority?: number } = {},
+  ): Promise<ProvisionData> {
+    const body = options.priority === undefined ? undefined : { priority: options.priority };
+    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/provision`, body);
   }
 
   /** The newest ready checkpoint of the run's variation with download URLs; NotFoundError when none. */

@@ -34,8 +34,10 @@ interface SweepTuning {
   objective?: Objective;
   /** Stops trials early by the objective (`asha`, `hyperband`, `median`); needs `objective`. */
   earlyStopping?: EarlyStopping;
-  /** New runs of a trial that failed crash, heartbeat_timeout or provision_failed (default 0). */
+  /** New runs of a trial that failed crash, heartbeat_timeout, provision_failed or preempted (default 0). */
   maxRetries?: number;
+  /** Every run's priority in the compute queue (-100 to 100, higher first; default 0). */
+  priority?: number;
 }
 
 /** What a sweep that makes variations takes: the base config they change. */
@@ -134,6 +136,7 @@ function sweepBody(spec: SweepSpec): Record<string, unknown> {
     objective: spec.objective,
     early_stopping: spec.earlyStopping,
     max_retries: spec.maxRetries,
+    priority: spec.priority,
   };
   if (spec.strategy === 'repeat') {
     const { strategy, repeats, variations, seed } = spec;

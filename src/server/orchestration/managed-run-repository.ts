@@ -22,6 +22,8 @@ export async function insertManagedRun(
     retriesRunId?: string | null;
     /** A repeat sweep's seed, which the run's config carries. */
     seed?: number | null;
+    /** Its place in the compute queue (the sweep's, or the run it recovers or retries). */
+    priority?: number;
   },
 ): Promise<RunRow | undefined> {
   // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
@@ -38,8 +40,8 @@ export async function insertManagedRun(
         WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
         RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
      INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id,
-                            retries_run_id, seed)
-     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7, $8, $9 FROM counter RETURNING ${RUN_COLUMNS}`,
+                            retries_run_id, seed, priority)
+     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7, $8, $9, $10 FROM counter RETURNING ${RUN_COLUMNS}`,
     [
       run.experimentId,
       run.n,
@@ -50,6 +52,7 @@ export async function insertManagedRun(
       run.recoversRunId,
       run.retriesRunId ?? null,
       run.seed ?? null,
+      run.priority ?? 0,
     ],
   );
   return rows[0];
@@ -57,19 +60,22 @@ export async function insertManagedRun(
 
 /**
  * Makes the run managed in one conditional UPDATE: it must be pending, or managed already (then in any state,
- * so a repeated provision finds the same workflow). The first provisioner stays the key owner.
+ * so a repeated provision finds the same workflow). The first provisioner stays the key owner. A priority
+ * given is set while the run is pending (the queue copies it when the run joins).
  */
 export async function markManaged(
   db: Queryable,
   principal: Principal,
   key: RunKey,
+  priority?: number,
 ): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
-    `UPDATE runs r SET managed = true, workflow_id = COALESCE(r.workflow_id, $6), provisioned_by = COALESCE(r.provisioned_by, $1)
+    `UPDATE runs r SET managed = true, workflow_id = COALESCE(r.workflow_id, $6), provisioned_by = COALESCE(r.provisioned_by, $1),
+            priority = CASE WHEN $7::int IS NOT NULL AND r.state = 'pending' THEN $7::int ELSE r.priority END
        FROM experiments e
       WHERE ${RUN_ADDRESSED} AND (r.managed OR r.state = 'pending')
       RETURNING ${RUN_COLUMNS}`,
-    [...runAddress(principal, key), managedRunWorkflowId(key.experimentId, key.n, key.r)],
+    [...runAddress(principal, key), managedRunWorkflowId(key.experimentId, key.n, key.r), priority ?? null],
   );
   return rows[0];
 }

@@ -1,12 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  ComputeSlot,
   ExchangeToken,
   FailManagedRunBody,
   ManagedRun,
   ManagedRunParams,
   NoBody,
   OrchestratorDeployment,
+  ReleasedSlot,
   RevokedWorkerKeys,
   Run,
   RunAssetList,
@@ -17,6 +19,7 @@ import type { ServiceConfig } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
 import type { RunEvents } from '../runs/run-events.ts';
+import { acquireSlot, releaseSlot } from '../runs/compute-queue.ts';
 import { toApi } from '../runs/run-service.ts';
 import type { Orchestrator } from '../../orchestrator/orchestrator.ts';
 import { requireOrchestrator } from './orchestrator-calls.ts';
@@ -217,6 +220,47 @@ export function orchestratorRoutes(
         reply.code(created ? 201 : 200);
         return api(run);
       },
+    );
+
+    app.post(
+      `${path}/slot`,
+      {
+        config: orchestrate,
+        schema: {
+          tags,
+          operationId: 'acquireComputeSlot',
+          summary:
+            'Ask for the run’s slot (and GPUs) in the `local` compute queue: granted with its GPU ids, or its place while it waits; repeatable',
+          params: ManagedRunParams,
+          body: NoBody,
+          response: withErrors({ 200: ComputeSlot }, 422),
+        },
+      },
+      async (req) => {
+        const answer = await acquireSlot(db, req.params.run_id, config.localCapacity);
+        return {
+          state: answer.state,
+          queued: answer.state === 'granted' ? answer.queued : answer.state === 'waiting',
+          gpu_ids: answer.state === 'granted' ? answer.gpuIds : null,
+          queue: answer.state === 'waiting' ? answer.place : null,
+        };
+      },
+    );
+
+    app.delete(
+      `${path}/slot`,
+      {
+        config: orchestrate,
+        schema: {
+          tags,
+          operationId: 'releaseComputeSlot',
+          summary:
+            'The run leaves the compute queue (its saga concluded) and the next waiting runs are granted (idempotent)',
+          params: ManagedRunParams,
+          response: withErrors({ 200: ReleasedSlot }),
+        },
+      },
+      async (req) => ({ released: await releaseSlot(db, req.params.run_id, config.localCapacity) }),
     );
 
     app.get(

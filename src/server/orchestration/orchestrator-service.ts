@@ -80,6 +80,8 @@ async function nextRunOf(
     provisionedBy: original.provisioned_by,
     sweepId: original.sweep_id,
     recoversRunId: null,
+    // It takes the original's place in line: the same priority.
+    priority: original.priority,
     ...link,
   });
   if (!run)

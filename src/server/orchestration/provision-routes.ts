@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { NoBody, Provisioned, RunParams } from '@assay/contract';
+import { ProvisionBody, Provisioned, RunParams } from '@assay/contract';
 import type { Db } from '../db/database.ts';
 import { withErrors } from '../http/schemas.ts';
 import type { RunEvents } from '../runs/run-events.ts';
@@ -27,10 +27,10 @@ export function provisionRoutes(
           tags: ['runs'],
           operationId: 'provisionRun',
           summary:
-            'Make the run managed and start its workflow (repeatable: the same workflow each time); 503 without an orchestrator',
+            'Make the run managed and start its workflow (repeatable: the same workflow each time), with its priority in the compute queue; 503 without an orchestrator',
           params: RunParams,
-          body: NoBody,
-          response: withErrors({ 202: Provisioned }, 409, 503),
+          body: ProvisionBody,
+          response: withErrors({ 202: Provisioned }, 409, 422, 503),
         },
       },
       async (req, reply) => {
@@ -41,6 +41,7 @@ export function provisionRoutes(
           orchestrator,
           req.log,
           policy,
+          req.body?.priority,
         );
         const run = toApi(row, events);
         reply.code(202);

@@ -10,7 +10,7 @@ import type { Queryable } from '../db/database.ts';
 import { markManaged } from './managed-run-repository.ts';
 import { findWorkflowLabels } from './orchestrator-repository.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
-import { checkProvisionable } from '../variations/launch-policy.ts';
+import { checkGpusProvisionable, checkProvisionable } from '../variations/launch-policy.ts';
 
 /** A run workflow's labels in the Temporal UI (search attributes and memo). */
 export async function runLabels(
@@ -29,7 +29,8 @@ export async function runLabels(
  * Makes a pending run managed and starts its workflow. Both halves are idempotent, so a repeat (or a retry
  * after Temporal was unreachable) answers the same workflow; a run that already left pending on its own is
  * refused. A run still pending whose workflow closed without concluding it gets a new execution of
- * that workflow.
+ * that workflow. `priority` (the compute queue's) is set while the run is pending; a repeat without one keeps
+ * it.
  */
 export async function provisionRun(
   db: Db,
@@ -38,11 +39,13 @@ export async function provisionRun(
   orchestrator: Orchestrator | undefined,
   log: FastifyBaseLogger,
   policy: ConfigPolicy,
+  priority?: number,
 ): Promise<RunRow> {
   refuseWorkerKey(principal);
   await checkProvisionable(db, principal, key, policy);
+  await checkGpusProvisionable(db, principal, key, policy);
   const orch = requireOrchestrator(orchestrator);
-  const row = await markManaged(db, principal, key);
+  const row = await markManaged(db, principal, key, priority);
   if (!row) {
     const run = await getRun(db, principal, key);
     throw conflict(

@@ -82,7 +82,7 @@ export function runRoutes(db: Db, events: RunEvents, waits: RunControlWaits) {
           response: withErrors({ 200: Run }),
         },
       },
-      async (req) => service.toApi(await service.getRun(db, req.principal, keyOf(req.params)), events),
+      (req) => service.getRunAnswer(db, req.principal, keyOf(req.params), events),
     );
     app.get(
       `${path}/:r/config`,

@@ -4,10 +4,12 @@ import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import { getVariation } from '../variations/variation-service.ts';
+import { queuePlaces } from './compute-queue.ts';
 import type { RunEvents } from './run-events.ts';
 import * as repo from './run-repository.ts';
 import {
   RUN_MOVES,
+  type RunQueuePlace,
   type FailureReason,
   type Run,
   type RunHeartbeat,
@@ -16,8 +18,11 @@ import {
   type CancelReason,
 } from '@assay/contract';
 
-/** The one Run mapper; the orchestration side, when there is one, gives the workflow's Temporal UI link. */
-export function toApi(row: repo.RunRow, events: RunEvents): Run {
+/**
+ * The one Run mapper; the orchestration side, when there is one, gives the workflow's Temporal UI link, and
+ * the compute queue the place of a run that waits in it (getRunAnswer, listRuns).
+ */
+export function toApi(row: repo.RunRow, events: RunEvents, queue: RunQueuePlace | null = null): Run {
   return {
     id: row.id,
     experiment_id: row.experiment_id,
@@ -43,7 +48,7 @@ export function toApi(row: repo.RunRow, events: RunEvents): Run {
     seed: row.seed === null ? null : Number(row.seed),
     retries_run_id: row.retries_run_id,
     priority: row.priority,
-    queue: null,
+    queue,
     created_at: iso(row.created_at)!,
   };
 }
@@ -77,6 +82,13 @@ export async function getRun(db: Db, principal: Principal, key: repo.RunKey) {
   return row;
 }
 
+/** The run as GET answers it: with its place in the compute queue while it waits there. */
+export async function getRunAnswer(db: Db, principal: Principal, key: repo.RunKey, events: RunEvents) {
+  const row = await getRun(db, principal, key);
+  const places = await queuePlaces(db, [row]);
+  return toApi(row, events, places.get(row.id) ?? null);
+}
+
 export async function listRuns(
   db: Db,
   principal: Principal,
@@ -85,9 +97,9 @@ export async function listRuns(
   events: RunEvents,
 ) {
   if (!principal.runId) await getVariation(db, principal, experimentId, n);
-  return {
-    items: (await repo.listRuns(db, principal, experimentId, n)).map((row) => toApi(row, events)),
-  };
+  const rows = await repo.listRuns(db, principal, experimentId, n);
+  const places = await queuePlaces(db, rows);
+  return { items: rows.map((row) => toApi(row, events, places.get(row.id) ?? null)) };
 }
 
 export async function readRunConfig(db: Db, principal: Principal, key: repo.RunKey) {

@@ -26,7 +26,13 @@ import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
-import { checkLaunchPolicy, checkLaunchRunnable, checkProvisionable } from '../variations/launch-policy.ts';
+import {
+  checkGpusFit,
+  checkGpusProvisionable,
+  checkLaunchPolicy,
+  checkLaunchRunnable,
+  checkProvisionable,
+} from '../variations/launch-policy.ts';
 import { insertVariation } from '../variations/variation-repository.ts';
 import { runLabels } from '../orchestration/provision-service.ts';
 import { checkSearchSweep } from './search-space.ts';
@@ -57,6 +63,7 @@ function checkedConfig(configYaml: string, principal: Principal, policy: ConfigP
     { provisionedByAdmin: principal.isAdmin, launchAuthor: author },
     policy,
   );
+  checkGpusFit(config.launch_config, policy);
   return config;
 }
 
@@ -130,6 +137,7 @@ function enumeratedPlan(input: EnumeratedSweep, { principal, experimentId, polic
         provisionedBy: principal.userId,
         sweepId: sweep.id,
         recoversRunId: null,
+        priority: input.priority ?? 0,
       });
   };
   return { spec: { ...rest, name_prefix: prefix }, seedChosen: false, make };
@@ -219,6 +227,7 @@ function repeatPlan(input: RepeatSweepBody, { principal, experimentId, policy }:
     let k = 0;
     for (const n of chosen) {
       await checkProvisionable(tx, principal, { experimentId, n }, policy);
+      await checkGpusProvisionable(tx, principal, { experimentId, n }, policy);
       for (let i = 0; i < input.repeats; i++) {
         k += 1;
         await insertManagedRun(tx, {
@@ -228,6 +237,7 @@ function repeatPlan(input: RepeatSweepBody, { principal, experimentId, policy }:
           sweepId: sweep.id,
           recoversRunId: null,
           seed: (seed + k) % (MAX_SEED + 1),
+          priority: input.priority ?? 0,
         });
       }
     }

@@ -4,7 +4,7 @@ import { AppError, conflict, notFound } from '../http/errors.ts';
 import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
-import { checkLaunchPolicy, checkLaunchRunnable } from '../variations/launch-policy.ts';
+import { checkGpusFit, checkLaunchPolicy, checkLaunchRunnable } from '../variations/launch-policy.ts';
 import { pointName, pointYaml, type SweepPoint } from './sweep-points.ts';
 import * as repo from './trial-repository.ts';
 
@@ -16,6 +16,8 @@ interface SearchSpec {
   name_prefix?: string;
   objective?: { metric: string } | null;
   trials?: number;
+  /** The compute queue's priority of every trial run. */
+  priority?: number;
 }
 
 /** Short numbers in a trial's name; the variation's config keeps the exact value. */
@@ -78,6 +80,7 @@ export async function createTrial(
         },
         policy,
       );
+      checkGpusFit(config.launch_config, policy);
       const name = pointName(
         `${spec.name_prefix ?? 'sweep'} #${trial}`,
         point.map(([path, value]) => [path, shown(value)]),
@@ -104,6 +107,8 @@ export async function createTrial(
       provisionedBy: sweep.created_by,
       sweepId,
       recoversRunId: null,
+      // The sweep's priority in the compute queue, as its declaration carries it.
+      priority: spec.priority ?? 0,
     });
     if (!run) throw conflict('experiment_not_committed', 'the sweep’s experiment is no longer committed');
     return run;

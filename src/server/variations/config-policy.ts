@@ -1,6 +1,7 @@
 import type { ComputeKind } from '../../compute/compute-provider.ts';
 import type { Ec2Config } from '../../compute/ec2-config.ts';
 import type { LocalCompute } from '../../compute/local-config.ts';
+import type { LocalCapacity } from '../../compute/local-gpus.ts';
 import type { SlurmConfig } from '../../compute/slurm-config.ts';
 import type { ServiceConfig } from '../config.ts';
 
@@ -15,6 +16,8 @@ export interface ConfigPolicy {
   readonly slurm: SlurmConfig | undefined;
   /** On `local`: whose runs it takes, in which sandbox, with which limits. */
   readonly local: LocalCompute | undefined;
+  /** `local`'s run slots and GPUs: a launch asking more GPUs than there are is refused. */
+  readonly localCapacity: LocalCapacity | undefined;
 }
 
 export function configPolicy(config: ServiceConfig): ConfigPolicy {
@@ -24,5 +27,6 @@ export function configPolicy(config: ServiceConfig): ConfigPolicy {
     ec2: config.ec2,
     slurm: config.slurm,
     local: config.local,
+    localCapacity: config.localCapacity,
   });
 }

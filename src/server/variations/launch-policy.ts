@@ -4,6 +4,7 @@ import { ec2LaunchRefusal } from '../../compute/ec2-launch-policy.ts';
 import { localLaunchRefusal } from '../../compute/local-config.ts';
 import { slurmLaunchRefusal } from '../../compute/slurm-launch-policy.ts';
 import { localLimitRefusal } from '../../compute/local-limits.ts';
+import { gpuAskRefusal } from '../../compute/local-gpus.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Queryable } from '../db/database.ts';
 import { AppError } from '../http/errors.ts';
@@ -61,4 +62,26 @@ export async function checkProvisionable(
     { provisionedByAdmin: principal.isAdmin, launchAuthor: found.launch_author },
     policy,
   );
+}
+
+/**
+ * On `local`, refuses a launch block asking more GPUs than the machine hands out (ASSAY_LOCAL_GPUS): it would
+ * wait in the compute queue for ever. Checked at provisioning and at a sweep's creation (each of its configs).
+ */
+export function checkGpusFit(launch: LaunchConfig, policy: ConfigPolicy): void {
+  const gpus = 'gpus' in launch ? (launch.gpus ?? 0) : 0;
+  const refusal = gpuAskRefusal(gpus, policy.localCapacity);
+  if (refusal) throw refuse(refusal, 'launch.gpus');
+}
+
+/** checkGpusFit for a stored variation the principal provisions; an invisible one is left to 404. */
+export async function checkGpusProvisionable(
+  db: Queryable,
+  principal: Principal,
+  key: { experimentId: string; n: number },
+  policy: ConfigPolicy,
+): Promise<void> {
+  if (!policy.localCapacity) return;
+  const found = await findLaunchAndAuthor(db, principal.userId, key.experimentId, key.n);
+  if (found) checkGpusFit(found.launch_config as LaunchConfig, policy);
 }

@@ -20,3 +20,17 @@ export function curlPost(path: string, body: Record<string, unknown>): string {
     `-d '${JSON.stringify(body)}' ${window.location.origin}${path}`
   );
 }
+
+/** A waiting run's place in the compute queue: "2nd of 5 (waiting for 2 GPUs)", as `assay runs show` says it. */
+export function formatQueuePlace(queue: { position: number; waiting: number; gpus: number }): string {
+  const gpus = queue.gpus === 0 ? 'a run slot' : `${queue.gpus} GPU${queue.gpus === 1 ? '' : 's'}`;
+  return `${ordinal(queue.position)} of ${queue.waiting} (waiting for ${gpus})`;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const last = n % 10;
+  const suffix =
+    tens >= 11 && tens <= 13 ? 'th' : last === 1 ? 'st' : last === 2 ? 'nd' : last === 3 ? 'rd' : 'th';
+  return `${n}${suffix}`;
+}

@@ -5,7 +5,7 @@ import { RunAssets } from '../components/run-assets.tsx';
 import { RunMetricCharts } from '../components/run-metric-charts.tsx';
 import { runPath } from '../components/runs-table.tsx';
 import { Empty, ErrorState, Loading, RunStateBadge } from '../components/status.tsx';
-import { formatDuration, formatTime } from '../format.ts';
+import { formatDuration, formatQueuePlace, formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { useClient } from '../session.tsx';
@@ -52,7 +52,19 @@ export function RunPage() {
         </h1>
         <RunStateBadge run={run} />
         {run.managed && <span className="badge managed">managed</span>}
+        {run.queue && (
+          <span className="badge queued">
+            queued {run.queue.position}/{run.queue.waiting}
+          </span>
+        )}
       </div>
+      {run.queue && (
+        <p className="queue-place" role="status">
+          Queued: {formatQueuePlace(run.queue)}, since{' '}
+          <time dateTime={run.queue.since}>{formatTime(run.queue.since)}</time>. It starts when the machine
+          has room; position 1 starts next.
+        </p>
+      )}
       {run.failure_reason && (
         <p className="failure" role="status">
           <code>{run.failure_reason}</code> {run.failure_message}
@@ -82,6 +94,8 @@ export function RunPage() {
             ? '—'
             : recoveredBy.map((x) => <Link key={x.id} href={runPath(x)}>{`run ${x.n}.${x.r} `}</Link>)}
         </dd>
+        <dt>Priority</dt>
+        <dd>{run.priority}</dd>
         <dt>Cancel requested</dt>
         <dd>{run.cancel_requested ? 'yes' : 'no'}</dd>
       </dl>
