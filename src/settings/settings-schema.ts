@@ -812,7 +812,7 @@ export const SETTINGS = {
     readBy: slurm,
     table: 'compute',
     description:
-      'Where on the cluster jobs start, on a file system every node shares: a directory per run below it (its ./outputs), and each job\'s log beside it',
+      "Where on the cluster jobs start, on a file system every node shares: a directory per run below it (its ./outputs), and each job's log beside it",
   },
   ASSAY_SLURM_PARTITION: {
     kind: 'text',
