@@ -30,7 +30,8 @@ async function organization(t: TestService, ownerKey: string, memberIds: string[
 }
 
 describe('migration 013 on a database with variations', () => {
-  const db = migrationUpgrade();
+  // Authorship decides on `local` only where admins alone may run it (the default without the sandbox).
+  const db = migrationUpgrade({ ASSAY_LOCAL_COMPUTE_USERS: 'admins' });
 
   it('backfills launch_author from the sweep creator or an owner nobody else could stand in for', async () => {
     const t = db.primary;

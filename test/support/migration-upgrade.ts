@@ -8,12 +8,12 @@ import { startTestService, type TestService } from './service.ts';
  * rows the test wrote left in) and starts a replica, whose start applies the migration again. Closed after
  * the suite.
  */
-export function migrationUpgrade() {
+export function migrationUpgrade(env: Record<string, string> = {}) {
   let primary: TestService | undefined;
   let upgraded: TestService | undefined;
   let client: pg.Client | undefined;
   before(async () => {
-    primary = await startTestService();
+    primary = await startTestService({ env });
     client = new pg.Client({ connectionString: primary.databaseUrl });
     await client.connect();
   });
@@ -29,7 +29,7 @@ export function migrationUpgrade() {
     rows: async (sql: string) => (await client!.query(sql)).rows,
     async reapply(undo: string): Promise<TestService> {
       await client!.query(undo);
-      upgraded = await startTestService({ replicaOf: primary });
+      upgraded = await startTestService({ replicaOf: primary, env });
       return upgraded;
     },
   };
