@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { runCli, tempHome } from '../support/cli.ts';
 import { recordHistory, startOrchestration, type Orchestration } from '../support/orchestration.ts';
@@ -78,6 +78,26 @@ function queueWorld(world: () => Orchestration) {
       const queued = { ...run, workflowId: res.body.workflow_id as string };
       if (String(launch.command).includes('gate')) gated.push(queued);
       return queued;
+    },
+
+    /**
+     * provisioned, then waits for the run's place: its saga enqueues it in its own time, and under load the
+     * sagas of runs provisioned one after the other may ask in another order.
+     */
+    async queued(key: string, launch: Record<string, unknown>, priority?: number): Promise<QueuedRun> {
+      const run = await this.provisioned(key, launch, priority);
+      await this.waitFor(run, (r) => r.queue !== null, 'a queue place');
+      return run;
+    },
+
+    /** Waits until a command started with recording() has begun (its start written), not just its run. */
+    async begun(run: QueuedRun, name = 'outputs') {
+      const file = path.join(world().stateDir, 'instances', run.workflowId, name, 'start');
+      const deadline = Date.now() + 30_000;
+      while (!(await readFile(file, 'utf8').catch(() => '')).trim()) {
+        assert.ok(Date.now() < deadline, `run ${run.r}: its command did not begin`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
 
     async get(run: QueuedRun) {
@@ -164,6 +184,8 @@ describe('compute queue: GPU slots (ASSAY_LOCAL_GPUS=0,1,2)', () => {
     const two = await q.provisioned(key, { command: recording('gate'), gpus: 2 });
     const one = await q.provisioned(key, { command: recording('gate'), gpus: 1 });
     for (const run of [two, one]) await q.waitFor(run, (r) => r.state === 'running', 'running');
+    // Both commands have begun before either may end: they hold their GPUs at the same time.
+    for (const run of [two, one]) await q.begun(run);
     for (const run of [two, one]) await q.open(run);
     for (const run of [two, one]) assert.equal((await q.result(run)).state, 'succeeded');
     const [a, b] = [await q.outputs(two), await q.outputs(one)];
@@ -237,6 +259,9 @@ describe('compute queue: run slots (ASSAY_LOCAL_MAX_RUNS=1)', () => {
     await rm(home, { recursive: true, force: true });
   });
 
+  // One run holds the only slot behind a gate: a test that fails half-way must not leave it held for the next.
+  afterEach(() => q.openAll());
+
   const started = async (runs: QueuedRun[]) => {
     const seen = await Promise.all(runs.map(async (run) => ({ run, at: (await q.outputs(run)).start })));
     return seen.sort((a, b) => a.at - b.at).map((s) => s.run);
@@ -245,11 +270,10 @@ describe('compute queue: run slots (ASSAY_LOCAL_MAX_RUNS=1)', () => {
   test('two users’ runs wait with their places and are granted in turns; the CLI shows the place', async () => {
     const a0 = await q.provisioned(alice.key, { command: recording('gate') });
     await q.waitFor(a0, (r) => r.state === 'running', 'running');
-    const a1 = await q.provisioned(alice.key, { command: recording(0.3) });
-    const a2 = await q.provisioned(alice.key, { command: recording(0.3) });
-    const b1 = await q.provisioned(bob.key, { command: recording(0.3) });
-    const b2 = await q.provisioned(bob.key, { command: recording(0.3) });
-    await q.waitFor(b2, (r) => r.queue !== null, 'a queue place');
+    const a1 = await q.queued(alice.key, { command: recording(0.3) });
+    const a2 = await q.queued(alice.key, { command: recording(0.3) });
+    const b1 = await q.queued(bob.key, { command: recording(0.3) });
+    const b2 = await q.queued(bob.key, { command: recording(0.3) });
     // Alice holds the slot: Bob goes first, then they alternate.
     const places = [];
     for (const run of [b1, a1, b2, a2]) places.push((await q.get(run)).queue);
@@ -283,8 +307,8 @@ describe('compute queue: run slots (ASSAY_LOCAL_MAX_RUNS=1)', () => {
   test('a higher priority jumps the queue', async () => {
     const a0 = await q.provisioned(alice.key, { command: recording('gate') });
     await q.waitFor(a0, (r) => r.state === 'running', 'running');
-    const a1 = await q.provisioned(alice.key, { command: recording(0.2) });
-    const a2 = await q.provisioned(alice.key, { command: recording(0.2) });
+    const a1 = await q.queued(alice.key, { command: recording(0.2) });
+    const a2 = await q.queued(alice.key, { command: recording(0.2) });
     const urgent = await q.provisioned(alice.key, { command: recording(0.2) }, 10);
     assert.equal((await q.get(urgent)).priority, 10);
     await q.waitFor(urgent, (r) => r.queue?.position === 1, 'the head of the queue');
@@ -300,7 +324,7 @@ describe('compute queue: run slots (ASSAY_LOCAL_MAX_RUNS=1)', () => {
   test('a run cancelled while it waits leaves the queue at once, and the one behind it moves up', async () => {
     const a0 = await q.provisioned(alice.key, { command: recording('gate') });
     await q.waitFor(a0, (r) => r.state === 'running', 'running');
-    const a1 = await q.provisioned(alice.key, { command: recording(0.2) });
+    const a1 = await q.queued(alice.key, { command: recording(0.2) });
     const a2 = await q.provisioned(alice.key, { command: recording(0.2) });
     await q.waitFor(a2, (r) => r.queue?.position === 2, 'second place');
     const cancelled = await world.svc.as(alice.key).post(`${q.runPath(a1)}/cancel`);

@@ -51,6 +51,7 @@ export async function releaseSlot(
   runId: string,
   capacity: LocalCapacity | undefined,
 ): Promise<boolean> {
+  if ((await repo.gpusAsked(db, runId)) === undefined) throw notFound('managed run');
   if (!capacity) return false;
   return db.transaction(async (tx) => {
     await repo.lockQueue(tx);
