@@ -22,11 +22,11 @@ import { ec2Config } from '../../src/compute/ec2-config.ts';
 import { Ec2Provider, WORKFLOW_TAG } from '../../src/compute/ec2-provider.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
-import { startWorker, workflowBundle, type RunningWorker } from '../../src/worker.ts';
+import type { RunningWorker } from '../../src/worker.ts';
 import type { SagaSettings } from '../../workflows/saga-types.ts';
 import { startEc2Proxy, type Ec2Proxy } from './ec2-proxy.ts';
 import { startMoto, type Moto } from './moto.ts';
-import { FAST_SAGA, startTemporal } from './orchestration.ts';
+import { FAST_SAGA, startTemporal, startTestWorker } from './orchestration.ts';
 import { startTestService, type TestService } from './service.ts';
 import { exchange } from './worker-key-exchange.ts';
 
@@ -109,17 +109,13 @@ export async function startEc2Orchestration(
     });
     cleanups.push(async () => provider.close());
     const orchestratorKey = (await mintEmbeddedOrchestratorKey(svc.service.db)).token;
-    const worker = await startWorker({
-      address: env.address,
-      namespace: env.namespace ?? 'default',
+    const worker = await startTestWorker({
+      env,
       taskQueue,
       serviceUrl: svc.url!,
-      orchestratorKey,
-      runnerServerUrl: svc.url!,
+      key: orchestratorKey,
       provider,
-      maxActivities: 20,
-      maxWorkflows: 20,
-      workflowBundle: await workflowBundle(),
+      maxTasks: 20,
     });
     cleanups.push(() => worker.stop());
     const dir = await mkdtemp(path.join(tmpdir(), 'assay-ec2-'));

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { ComputeProvider } from '../../src/compute/compute-provider.ts';
 import { LocalProvider } from '../../src/compute/local-provider.ts';
 import { runnerEntry } from '../../src/compute/runner-bundle.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
@@ -49,6 +50,29 @@ export interface Orchestration {
   /** Instances the local provider ever started: one log file each. */
   instancesStarted(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** A worker on a test world's own task queue, its instances reporting to the world's service. */
+export async function startTestWorker(o: {
+  env: TestWorkflowEnvironment;
+  taskQueue: string;
+  serviceUrl: string;
+  key: string;
+  provider: ComputeProvider;
+  maxTasks?: number;
+}): Promise<RunningWorker> {
+  return startWorker({
+    address: o.env.address,
+    namespace: o.env.namespace ?? 'default',
+    taskQueue: o.taskQueue,
+    serviceUrl: o.serviceUrl,
+    orchestratorKey: o.key,
+    runnerServerUrl: o.serviceUrl,
+    provider: o.provider,
+    maxActivities: o.maxTasks ?? 40,
+    maxWorkflows: o.maxTasks ?? 40,
+    workflowBundle: await workflowBundle(),
+  });
 }
 
 /**
@@ -130,17 +154,12 @@ export async function startOrchestration(
     runnerArgv,
     worker: undefined,
     async startWorker() {
-      world.worker = await startWorker({
-        address: env.address,
-        namespace: env.namespace ?? 'default',
+      world.worker = await startTestWorker({
+        env,
         taskQueue,
         serviceUrl: svc.url!,
-        orchestratorKey: key.token,
-        runnerServerUrl: svc.url!,
+        key: key.token,
         provider,
-        maxActivities: 40,
-        maxWorkflows: 40,
-        workflowBundle: await workflowBundle(),
       });
       return world.worker;
     },

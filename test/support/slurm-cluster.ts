@@ -17,9 +17,9 @@ import { sshSlurmShell } from '../../src/compute/slurm-ssh-shell.ts';
 import { localSlurmShell, type SlurmShell } from '../../src/compute/slurm-shell.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
-import { startWorker, workflowBundle, type RunningWorker } from '../../src/worker.ts';
+import type { RunningWorker } from '../../src/worker.ts';
 import type { ManagedRunResult, SagaSettings } from '../../workflows/saga-types.ts';
-import { FAST_SAGA } from './orchestration.ts';
+import { FAST_SAGA, startTestWorker } from './orchestration.ts';
 import { startTestService, type TestService } from './service.ts';
 
 const run = promisify(execFile);
@@ -141,17 +141,12 @@ export async function startSlurmWorld(options: {
     timings,
     worker: undefined,
     async startWorker() {
-      world.worker = await startWorker({
-        address: env.address,
-        namespace: env.namespace ?? 'default',
+      world.worker = await startTestWorker({
+        env,
         taskQueue,
         serviceUrl: svc.url!,
-        orchestratorKey: key.token,
-        runnerServerUrl: svc.url!,
+        key: key.token,
         provider,
-        maxActivities: 40,
-        maxWorkflows: 40,
-        workflowBundle: await workflowBundle(),
       });
       return world.worker;
     },
