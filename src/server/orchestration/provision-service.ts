@@ -10,7 +10,7 @@ import type { Queryable } from '../db/database.ts';
 import { markManaged } from './managed-run-repository.ts';
 import { findWorkflowLabels } from './orchestrator-repository.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
-import { checkGpusProvisionable, checkProvisionable } from '../variations/launch-policy.ts';
+import { checkProvisionable } from '../variations/launch-policy.ts';
 
 /** A run workflow's labels in the Temporal UI (search attributes and memo). */
 export async function runLabels(
@@ -43,7 +43,6 @@ export async function provisionRun(
 ): Promise<RunRow> {
   refuseWorkerKey(principal);
   await checkProvisionable(db, principal, key, policy);
-  await checkGpusProvisionable(db, principal, key, policy);
   const orch = requireOrchestrator(orchestrator);
   const row = await markManaged(db, principal, key, priority);
   if (!row) {

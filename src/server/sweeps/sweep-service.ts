@@ -26,13 +26,7 @@ import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import { refuseWorkerKey } from '../runs/run-service.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
-import {
-  checkGpusFit,
-  checkGpusProvisionable,
-  checkLaunchPolicy,
-  checkLaunchRunnable,
-  checkProvisionable,
-} from '../variations/launch-policy.ts';
+import { checkLaunchPolicy, checkLaunchRunnable, checkProvisionable } from '../variations/launch-policy.ts';
 import { insertVariation } from '../variations/variation-repository.ts';
 import { runLabels } from '../orchestration/provision-service.ts';
 import { checkSearchSweep } from './search-space.ts';
@@ -63,7 +57,6 @@ function checkedConfig(configYaml: string, principal: Principal, policy: ConfigP
     { provisionedByAdmin: principal.isAdmin, launchAuthor: author },
     policy,
   );
-  checkGpusFit(config.launch_config, policy);
   return config;
 }
 
@@ -227,7 +220,6 @@ function repeatPlan(input: RepeatSweepBody, { principal, experimentId, policy }:
     let k = 0;
     for (const n of chosen) {
       await checkProvisionable(tx, principal, { experimentId, n }, policy);
-      await checkGpusProvisionable(tx, principal, { experimentId, n }, policy);
       for (let i = 0; i < input.repeats; i++) {
         k += 1;
         await insertManagedRun(tx, {

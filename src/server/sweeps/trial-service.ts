@@ -4,7 +4,7 @@ import { AppError, conflict, notFound } from '../http/errors.ts';
 import { insertManagedRun } from '../orchestration/managed-run-repository.ts';
 import type { ConfigPolicy } from '../variations/config-policy.ts';
 import { parseConfigYaml, splitConfigYaml } from '../variations/config-yaml.ts';
-import { checkGpusFit, checkLaunchPolicy, checkLaunchRunnable } from '../variations/launch-policy.ts';
+import { checkLaunchPolicy, checkLaunchRunnable } from '../variations/launch-policy.ts';
 import { pointName, pointYaml, type SweepPoint } from './sweep-points.ts';
 import * as repo from './trial-repository.ts';
 
@@ -80,7 +80,6 @@ export async function createTrial(
         },
         policy,
       );
-      checkGpusFit(config.launch_config, policy);
       const name = pointName(
         `${spec.name_prefix ?? 'sweep'} #${trial}`,
         point.map(([path, value]) => [path, shown(value)]),

@@ -31,9 +31,10 @@ export function checkLaunchPolicy(config: SplitConfig, policy: ConfigPolicy): vo
 }
 
 /**
- * On `local`, refuses to provision a command whose author (or provisioning user) may not run on the host:
- * 422 before anything is written, rather than a run failed `provision_failed` later. The provider checks
- * again. A block without a command is left to fail with its own reason.
+ * On `local`, refuses to provision a command whose author (or provisioning user) may not run on the host,
+ * limits the kernel cannot enforce, or more GPUs than the machine has: 422 before anything is written,
+ * rather than a run failed (or waiting for ever) later. The provider checks again. A block without a command
+ * is left to fail with its own reason.
  */
 export function checkLaunchRunnable(
   launch: LaunchConfig,
@@ -45,6 +46,7 @@ export function checkLaunchRunnable(
   if (refusal) throw refuse(refusal, 'launch.command');
   const limit = localLimitRefusal(policy.local.limits, launch);
   if (limit) throw refuse(limit.message, limit.field);
+  checkGpusFit(launch, policy);
 }
 
 /** checkLaunchRunnable for a stored variation the principal provisions; an invisible one is left to 404. */
@@ -66,22 +68,10 @@ export async function checkProvisionable(
 
 /**
  * On `local`, refuses a launch block asking more GPUs than the machine hands out (ASSAY_LOCAL_GPUS): it would
- * wait in the compute queue for ever. Checked at provisioning and at a sweep's creation (each of its configs).
+ * wait in the compute queue for ever.
  */
-export function checkGpusFit(launch: LaunchConfig, policy: ConfigPolicy): void {
+function checkGpusFit(launch: LaunchConfig, policy: ConfigPolicy): void {
   const gpus = 'gpus' in launch ? (launch.gpus ?? 0) : 0;
   const refusal = gpuAskRefusal(gpus, policy.localCapacity);
   if (refusal) throw refuse(refusal, 'launch.gpus');
-}
-
-/** checkGpusFit for a stored variation the principal provisions; an invisible one is left to 404. */
-export async function checkGpusProvisionable(
-  db: Queryable,
-  principal: Principal,
-  key: { experimentId: string; n: number },
-  policy: ConfigPolicy,
-): Promise<void> {
-  if (!policy.localCapacity) return;
-  const found = await findLaunchAndAuthor(db, principal.userId, key.experimentId, key.n);
-  if (found) checkGpusFit(found.launch_config as LaunchConfig, policy);
 }
