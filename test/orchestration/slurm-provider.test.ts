@@ -69,7 +69,7 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     const run = await runs.pendingRun('true');
     const started = performance.now();
     const workflowId = await runs.provision(run);
-    await runs.waitForState(run, 'running');
+    await runs.waitForStart(run);
     const running = performance.now() - started;
     const result = await runs.result(workflowId);
     const total = performance.now() - started;

@@ -217,6 +217,16 @@ export function slurmRuns(world: SlurmWorld) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
+    /** Waits until the runner has started the run: a short command may be over by the next look. */
+    async waitForStart(r: SlurmRun, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const current = (await world.svc.as(await key()).get(runPath(r))).body;
+        if (current.started_at !== null) return current;
+        assert.ok(Date.now() < deadline, `run ${r.r} not started after ${timeoutMs} ms (${current.state})`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     result(workflowId: string): Promise<ManagedRunResult> {
       return world.env.client.workflow.getHandle(workflowId).result();
     },
