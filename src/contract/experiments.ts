@@ -11,6 +11,7 @@ import {
   Timestamp,
   Uuid,
 } from './common.ts';
+import { Tags } from './tags.ts';
 
 export const EXPERIMENT_STATES = ['draft', 'committed', 'concluded', 'retracted'] as const;
 export type ExperimentState = (typeof EXPERIMENT_STATES)[number];
@@ -55,6 +56,7 @@ export const Experiment = Type.Object(
     concluded_at: NullableTimestamp,
     retracted_at: NullableTimestamp,
     retraction_reason: Nullable(Type.String()),
+    tags: Tags,
   },
   { $id: 'Experiment' },
 );
@@ -98,6 +100,7 @@ export const CreateExperimentBody = Type.Object(
     hypothesis: Type.Optional(LongText()),
     parent_ids: Type.Optional(Type.Array(Uuid, { maxItems: 100 })),
     organization_id: Type.Optional(OrganizationRef),
+    tags: Type.Optional(Tags),
   },
   { additionalProperties: false },
 );
@@ -108,6 +111,7 @@ export const EditExperimentBody = Type.Object(
     name: Type.Optional(ShortText()),
     description: Type.Optional(LongText()),
     hypothesis: Type.Optional(LongText()),
+    tags: Type.Optional(Tags),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -119,6 +123,9 @@ export const ListExperimentsQuery = Type.Object(
     state: Type.Optional(ExperimentStateSchema),
     organization_id: Type.Optional(OrganizationRef),
     q: Type.Optional(Type.String({ maxLength: 200 })),
+    tag: Type.Optional(
+      Type.String({ maxLength: 2200, description: 'comma-separated; an experiment has every one' }),
+    ),
   },
   { additionalProperties: false },
 );

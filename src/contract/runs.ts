@@ -10,6 +10,7 @@ import {
   Uuid,
 } from './common.ts';
 import { LaunchConfig } from './launch.ts';
+import { Tags } from './tags.ts';
 import { VariationNumber } from './variations.ts';
 
 export const RUN_STATES = ['pending', 'running', 'succeeded', 'failed'] as const;
@@ -111,6 +112,11 @@ export const RunQueuePlace = Type.Object(
 export type RunQueuePlace = Static<typeof RunQueuePlace>;
 export const RunNumber = PositiveInt32;
 
+/** A run's name: optional, free text. */
+export const RunName = Type.String({ minLength: 1, maxLength: 200 });
+/** A run's notes: markdown, rendered as text styles only (never as markup). */
+export const RunNotes = Type.String({ maxLength: 20_000 });
+
 export const Run = Type.Object(
   {
     id: Uuid,
@@ -142,6 +148,17 @@ export const Run = Type.Object(
     priority: Type.Integer(),
     /** Set while a managed run waits for `local` capacity; null otherwise. */
     queue: Nullable(RunQueuePlace),
+    /** What a person calls the run; null unless given. */
+    name: Nullable(RunName),
+    tags: Tags,
+    notes: RunNotes,
+    /** Set when the run was archived: hidden from lists and compare unless asked for, kept. */
+    archived_at: NullableTimestamp,
+    /**
+     * The run whose checkpoints this one resumes from (`assay run --resume-from`), chosen at create; a recovery
+     * run resumes from the run it recovers (`recovers_run_id`). Null: the run starts from scratch.
+     */
+    resumes_from_run_id: Nullable(Uuid),
     created_at: Timestamp,
   },
   { $id: 'Run' },
@@ -149,6 +166,51 @@ export const Run = Type.Object(
 export type Run = Static<typeof Run>;
 
 export const RunList = ItemList(Run);
+
+/** A run of the same experiment to resume from: its variation (default: the new run's) and run number. */
+export const ResumeFrom = Type.Object(
+  { n: Type.Optional(PositiveInt32), r: PositiveInt32 },
+  { additionalProperties: false },
+);
+export type ResumeFrom = Static<typeof ResumeFrom>;
+
+/** POST …/runs's optional body: how the run is labelled, and the run it resumes from. */
+export const CreateRunBody = Type.Optional(
+  Type.Object(
+    {
+      name: Type.Optional(RunName),
+      tags: Type.Optional(Tags),
+      notes: Type.Optional(RunNotes),
+      resume_from: Type.Optional(ResumeFrom),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type CreateRunBody = Static<typeof CreateRunBody>;
+
+/** PATCH …/runs/{r}: relabel a run or archive it (`archived`); people's keys only, never a worker key. */
+export const UpdateRunBody = Type.Object(
+  {
+    name: Type.Optional(Nullable(RunName)),
+    tags: Type.Optional(Tags),
+    notes: Type.Optional(RunNotes),
+    archived: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateRunBody = Static<typeof UpdateRunBody>;
+
+/**
+ * Which runs a list answers: by state, by tag (every tag given, comma-separated), archived ones only when
+ * asked (`archived=true` adds them).
+ */
+export const RunFilterQuery = {
+  state: Type.Optional(RunStateSchema),
+  tag: Type.Optional(Type.String({ maxLength: 2200, description: 'comma-separated; a run has every one' })),
+  archived: Type.Optional(Type.Boolean({ default: false, description: 'include archived runs' })),
+};
+export const ListRunsQuery = Type.Object(RunFilterQuery, { additionalProperties: false });
+export type ListRunsQuery = Static<typeof ListRunsQuery>;
 
 /** What the runner reads before it starts: the variation's three blocks. */
 export const RunConfig = Type.Object({

@@ -267,6 +267,16 @@ export const SETTINGS = {
     description:
       'Distinct metric keys one run may log; a batch that would bring more answers 409 `metric_key_limit` and stores none of its points',
   },
+  ASSAY_RUN_LOG_MAX_MB: {
+    kind: 'integer',
+    default: 100,
+    min: 1,
+    max: 100_000,
+    readBy: serviceOnly,
+    table: 'service',
+    description:
+      'Console log one run may keep, in MiB of text before compression; past it the service keeps the first and the last half and counts what it dropped between them',
+  },
   ASSAY_CURVE_CACHE_POINTS: {
     kind: 'integer',
     default: 250_000,

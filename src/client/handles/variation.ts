@@ -1,4 +1,5 @@
 import type { ClientCore } from '../core/client-core.ts';
+import type { CreateRunParams } from '../resources/runs.ts';
 import type { VariationData } from '../resources/variations.ts';
 import { Run } from './run.ts';
 
@@ -34,8 +35,8 @@ export class Variation {
   }
 
   /** A new pending run of this variation. */
-  async createRun(): Promise<Run> {
-    const data = await this.#core.runs.create(this.experimentId, this.n);
+  async createRun(params: CreateRunParams = {}): Promise<Run> {
+    const data = await this.#core.runs.create(this.experimentId, this.n, params);
     return new Run(this.#core, this.experimentId, this.n, data.r, data);
   }
 

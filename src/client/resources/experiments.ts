@@ -39,11 +39,14 @@ export interface CreateExperimentParams {
   parentIds?: string[];
   /** An organization id, or PERSONAL; defaults to the client's organization. */
   organizationId?: OrganizationChoice;
+  tags?: string[];
 }
 
 export interface ListExperimentsParams {
   state?: ExperimentState;
   q?: string;
+  /** Only experiments with every one of these tags. */
+  tags?: string[];
   limit?: number;
   cursor?: string;
   organizationId?: OrganizationChoice;
@@ -86,6 +89,7 @@ export class Experiments {
       hypothesis: params.hypothesis,
       parent_ids: params.parentIds,
       organization_id,
+      tags: params.tags,
     });
   }
 
@@ -93,7 +97,7 @@ export class Experiments {
   async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentSummary>> {
     const organization_id = await this.#org.forCall(params.organizationId);
     return this.#t.get(
-      `/experiments${query({ state: params.state, q: params.q, limit: params.limit, cursor: params.cursor, organization_id })}`,
+      `/experiments${query({ state: params.state, q: params.q, tag: params.tags?.join(','), limit: params.limit, cursor: params.cursor, organization_id })}`,
     );
   }
 
@@ -112,12 +116,17 @@ export class Experiments {
     return this.#t.get(path`/experiments/${id}`);
   }
 
-  /** Edits a draft. */
+  /** Edits a draft; `tags` alone may change in any state. */
   update(
     id: string,
-    changes: { name?: string; description?: string; hypothesis?: string },
+    changes: { name?: string; description?: string; hypothesis?: string; tags?: string[] },
   ): Promise<ExperimentData> {
     return this.#t.request('PATCH', path`/experiments/${id}`, { body: changes });
+  }
+
+  /** Deletes a draft with its variations and runs; ConflictError for any other state. */
+  async delete(id: string): Promise<void> {
+    await this.#t.request('DELETE', path`/experiments/${id}`);
   }
 
   /** draft → committed: variations freeze, runs become possible. */

@@ -1,5 +1,9 @@
 import type {
+  AppendLogResult,
   Checkpoint,
+  LogLineInput,
+  LogPage,
+  LogStream,
   LogMetricsResult,
   MetricPoint,
   MetricPointInput,
@@ -10,12 +14,18 @@ import type {
   RunConfig,
   RunControl,
   RunMetricList,
+  RunState,
 } from '@assay/contract';
 import { path, query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
 export type {
+  AppendLogResult,
   Checkpoint,
+  LogLine,
+  LogLineInput,
+  LogPage,
+  LogStream,
   FailureReason,
   LogMetricsResult,
   MetricPoint,
@@ -67,6 +77,43 @@ export interface RunControlOptions {
   signal?: AbortSignal;
 }
 
+/** How a new run is labelled, and the run whose checkpoints it resumes from (default: none, from scratch). */
+export interface CreateRunParams {
+  name?: string;
+  tags?: string[];
+  notes?: string;
+  /** A run of the same experiment: its run number, and its variation when not the new run's. */
+  resumeFrom?: { n?: number; r: number };
+}
+
+/** What `Runs.update` changes: labels, or archived (hidden from lists and compare, kept). */
+export interface UpdateRunParams {
+  name?: string | null;
+  tags?: string[];
+  notes?: string;
+  archived?: boolean;
+}
+
+/** Which runs a list answers. */
+export interface ListRunsParams {
+  state?: RunState;
+  /** Only runs with every one of these tags. */
+  tags?: string[];
+  /** Archived runs too (default: left out). */
+  archived?: boolean;
+}
+
+/** Which part of a run's log to read; see `Runs.logs`. */
+export interface RunLogParams {
+  /** Lines after this seq (default 0: from the start). */
+  after?: number;
+  limit?: number;
+  stream?: LogStream;
+  /** An empty answer waits up to this long (0–60 s) for new lines. */
+  waitS?: number;
+  signal?: AbortSignal;
+}
+
 /** A run as the service answers it (the contract's Run). */
 export type RunData = Run;
 /** What provisioning answers: the managed-run workflow (the same one on every repeat) and the run. */
@@ -84,17 +131,66 @@ export class Runs {
   }
 
   /** A new pending run of a variation of a committed experiment. */
-  create(experimentId: string, n: number): Promise<RunData> {
-    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs`);
+  create(experimentId: string, n: number, params: CreateRunParams = {}): Promise<RunData> {
+    const body = {
+      name: params.name,
+      tags: params.tags,
+      notes: params.notes,
+      resume_from: params.resumeFrom,
+    };
+    const given = Object.values(body).some((v) => v !== undefined);
+    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs`, given ? body : undefined);
+  }
+
+  /** Relabels a run or archives it; a worker key may not. */
+  update(experimentId: string, n: number, r: number, changes: UpdateRunParams): Promise<RunData> {
+    return this.#t.request('PATCH', path`/experiments/${experimentId}/variations/${n}/runs/${r}`, {
+      body: changes,
+    });
   }
 
   get(experimentId: string, n: number, r: number): Promise<RunData> {
     return this.#t.get(path`/experiments/${experimentId}/variations/${n}/runs/${r}`);
   }
 
-  async list(experimentId: string, n: number): Promise<RunData[]> {
-    return (await this.#t.get<{ items: RunData[] }>(path`/experiments/${experimentId}/variations/${n}/runs`))
-      .items;
+  async list(experimentId: string, n: number, params: ListRunsParams = {}): Promise<RunData[]> {
+    const filter = query({ state: params.state, tag: params.tags?.join(','), archived: params.archived });
+    return (
+      await this.#t.get<{ items: RunData[] }>(
+        path`/experiments/${experimentId}/variations/${n}/runs` + filter,
+      )
+    ).items;
+  }
+
+  /**
+   * A page of the run's console log: the lines after `after`; with `waitS`, an empty answer waits for new
+   * lines (follow by passing `next_after` back until `complete`).
+   */
+  logs(experimentId: string, n: number, r: number, params: RunLogParams = {}): Promise<LogPage> {
+    const waitS = params.waitS ?? 0;
+    return this.#t.request(
+      'GET',
+      path`/experiments/${experimentId}/variations/${n}/runs/${r}/logs` +
+        query({ after: params.after, limit: params.limit, stream: params.stream, wait_s: params.waitS }),
+      { timeout: waitS + this.#t.timeoutS, ...(params.signal ? { signal: params.signal } : {}) },
+    );
+  }
+
+  /**
+   * Stores lines `firstSeq`, `firstSeq + 1`, … of the run's log (at most MAX_LOG_LINES_PER_CHUNK); resending
+   * a chunk stores nothing twice. `assay run` sends its program's output this way.
+   */
+  appendLogs(
+    experimentId: string,
+    n: number,
+    r: number,
+    firstSeq: number,
+    lines: LogLineInput[],
+  ): Promise<AppendLogResult> {
+    return this.#t.post(path`/experiments/${experimentId}/variations/${n}/runs/${r}/logs`, {
+      first_seq: firstSeq,
+      lines,
+    });
   }
 
   /** The run's variation config; the server records that the runner read it (start requires that). */

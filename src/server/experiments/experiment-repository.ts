@@ -17,6 +17,7 @@ export interface ExperimentRow {
   concluded_at: Date | null;
   retracted_at: Date | null;
   retraction_reason: string | null;
+  tags: string[];
 }
 
 // Every query using COLUMNS binds the caller's user id at $1: parents the caller cannot see are left out
@@ -24,7 +25,7 @@ export interface ExperimentRow {
 const COLUMNS = `e.id, e.organization_id, e.owner_user_id, e.name, e.description, e.hypothesis, e.state,
   ARRAY(SELECT p.parent_id FROM experiment_parents p JOIN experiments pe ON pe.id = p.parent_id
          WHERE p.child_id = e.id AND ${experimentVisible('pe', '$1')} ORDER BY p.parent_id) AS parent_ids,
-  e.created_at, e.updated_at, e.committed_at, e.concluded_at, e.retracted_at, e.retraction_reason`;
+  e.created_at, e.updated_at, e.committed_at, e.concluded_at, e.retracted_at, e.retraction_reason, e.tags`;
 
 export async function insertExperiment(
   tx: Tx,

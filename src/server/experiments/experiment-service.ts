@@ -23,6 +23,7 @@ export function toApi(row: repo.ExperimentRow) {
     concluded_at: iso(row.concluded_at),
     retracted_at: iso(row.retracted_at),
     retraction_reason: row.retraction_reason,
+    tags: row.tags,
   };
 }
 

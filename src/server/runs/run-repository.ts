@@ -28,6 +28,11 @@ export interface RunRow {
   seed: string | null;
   retries_run_id: string | null;
   priority: number;
+  name: string | null;
+  tags: string[];
+  notes: string;
+  archived_at: Date | null;
+  resumes_from_run_id: string | null;
 }
 
 export interface RunKey {
@@ -46,7 +51,8 @@ export const runKeyOf = (p: { id: string; n: number; r: number }): RunKey => ({
 /** Every column of RunRow, for a `runs` row aliased `r`. */
 export const RUN_COLUMNS = `r.id, r.experiment_id, r.n, r.r, r.state, r.failure_reason, r.failure_message, r.environment, r.config_read_at,
   r.started_at, r.last_heartbeat_at, r.ended_at, r.managed, r.instance, r.workflow_id, r.cancel_requested, r.created_at,
-  r.provisioned_by, r.recovers_run_id, r.sweep_id, r.cancel_reason, r.seed, r.retries_run_id, r.priority`;
+  r.provisioned_by, r.recovers_run_id, r.sweep_id, r.cancel_reason, r.seed, r.retries_run_id, r.priority,
+  r.name, r.tags, r.notes, r.archived_at, r.resumes_from_run_id`;
 const COLUMNS = RUN_COLUMNS;
 
 /**

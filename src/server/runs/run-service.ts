@@ -49,6 +49,11 @@ export function toApi(row: repo.RunRow, events: RunEvents, queue: RunQueuePlace 
     retries_run_id: row.retries_run_id,
     priority: row.priority,
     queue,
+    name: row.name,
+    tags: row.tags,
+    notes: row.notes,
+    archived_at: iso(row.archived_at),
+    resumes_from_run_id: row.resumes_from_run_id,
     created_at: iso(row.created_at)!,
   };
 }
