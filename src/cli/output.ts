@@ -1,6 +1,7 @@
 // How commands print: aligned tables and `key  value` fields for people, JSON for scripts, errors on stderr.
 import { APIError, ConfigError, ServiceError } from '../client/index.ts';
 import { Interrupted, UsageError } from './command-args.ts';
+import { unreachableLine } from './unreachable.ts';
 
 /** A column of a table: its header and how to get the cell from a row. */
 export type Column<T> = readonly [header: string, value: (row: T) => unknown];
@@ -74,7 +75,8 @@ export function reportError(error: unknown): number {
     process.stderr.write(`error: ${error.message}\n`);
     return 2;
   }
-  process.stderr.write(`error: ${errorLine(error)}\n`);
+  const unreachable = unreachableLine(error);
+  process.stderr.write(unreachable ? `assay: ${unreachable}\n` : `error: ${errorLine(error)}\n`);
   return 1;
 }
 

@@ -11,6 +11,7 @@ import {
   Timestamp,
   Uuid,
 } from './common.ts';
+import { OwnerScope } from './organizations.ts';
 import { Tags } from './tags.ts';
 
 export const EXPERIMENT_STATES = ['draft', 'committed', 'concluded', 'retracted'] as const;
@@ -91,7 +92,11 @@ export const ExperimentSummary = Type.Object(
 export type ExperimentSummary = Static<typeof ExperimentSummary>;
 export type RunCounts = Static<typeof RunCounts>;
 
-export const ExperimentList = Page(ExperimentSummary);
+/** One page of a scope's experiments, and the scope listed. */
+export const ExperimentList = Type.Object({
+  ...Page(ExperimentSummary).properties,
+  scope: OwnerScope,
+});
 
 export const CreateExperimentBody = Type.Object(
   {

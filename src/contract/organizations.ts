@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ItemList, Nullable, OneOf, ShortText, Timestamp, Uuid } from './common.ts';
+import { ItemList, Nullable, OneOf, OrganizationRef, ShortText, Timestamp, Uuid } from './common.ts';
 import { CreatedApiKey } from './api-keys.ts';
 
 export const ORGANIZATION_ROLES = ['owner', 'member'] as const;
@@ -54,6 +54,17 @@ export const MemberAddition = Type.Object({
   role: Role,
 });
 export type MemberAddition = Static<typeof MemberAddition>;
+
+/**
+ * The owner scope a list or a search looked in: `personal` (slug and name null), or an organization's id with
+ * its slug and name. The id is what `organization_id` takes.
+ */
+export const OwnerScope = Type.Object({
+  id: OrganizationRef,
+  slug: Nullable(Type.String()),
+  name: Nullable(Type.String()),
+});
+export type OwnerScope = Static<typeof OwnerScope>;
 
 export const OrganizationParams = Type.Object({ id: Uuid });
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, OrganizationRef, Timestamp, Uuid } from './common.ts';
+import { OwnerScope } from './organizations.ts';
 
 export const SearchQuery = Type.Object(
   {
@@ -26,8 +27,21 @@ export const SearchHit = Type.Object({
 });
 export type SearchHit = Static<typeof SearchHit>;
 
+/** Another scope the caller can search, and how many ready documents in it match (counted up to 1000). */
+export const ScopeHits = Type.Object({ scope: OwnerScope, hits: Type.Integer({ minimum: 0 }) });
+export type ScopeHits = Static<typeof ScopeHits>;
+
 export const SearchResponse = Type.Object(
-  { query: Type.String(), items: Type.Array(SearchHit) },
+  {
+    query: Type.String(),
+    /** The scope searched. */
+    scope: OwnerScope,
+    items: Type.Array(SearchHit),
+    other_scopes: Type.Array(ScopeHits, {
+      description:
+        'when items is empty: each other scope the caller can search that has matches (empty otherwise, and for worker keys)',
+    }),
+  },
   { $id: 'SearchResponse' },
 );
 export type SearchResponse = Static<typeof SearchResponse>;

@@ -1,6 +1,7 @@
 // The root `assay` command's settings, shared by the whole program (program.ts) and `assay run`'s
 // own (main.ts).
 import { Command } from 'commander';
+import { packageVersion } from '../version.ts';
 
 const EPILOGUE = `
 Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration, 130 a prompt interrupted;
@@ -13,6 +14,7 @@ Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration, 130 a pr
 export function baseProgram(): Command {
   const program = new Command('assay')
     .description('Assay from the command line: experiments, variations, runs, assets, search')
+    .version(packageVersion(), '-V, --version', 'print the version of assay')
     // Settings below are inherited by every command declared after them.
     .exitOverride()
     // One line per error: "assay: unknown option '--bogus'", a suggestion on the same line.

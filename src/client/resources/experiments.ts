@@ -8,6 +8,7 @@ import type {
   ExperimentState,
   LineageDirection,
   LineageResponse,
+  OwnerScope,
   Page,
 } from '@assay/contract';
 import type { OrganizationDefault, OrganizationChoice } from '../core/organization.ts';
@@ -26,8 +27,12 @@ export type {
   LineageDirection,
   LineageResponse,
   Page,
+  OwnerScope,
   RunCounts,
 } from '@assay/contract';
+
+/** A page of the experiments list: the items and the scope they were listed in. */
+export type ExperimentPage = Page<ExperimentSummary> & { scope: OwnerScope };
 
 /** An experiment as the service answers it (the contract's Experiment). */
 export type ExperimentData = Experiment;
@@ -93,8 +98,11 @@ export class Experiments {
     });
   }
 
-  /** One page of experiments of a scope, newest first; pass `next_cursor` back as `cursor` for the next. */
-  async list(params: ListExperimentsParams = {}): Promise<Page<ExperimentSummary>> {
+  /**
+   * One page of experiments of a scope, newest first, and the scope listed; pass `next_cursor` back as
+   * `cursor` for the next.
+   */
+  async list(params: ListExperimentsParams = {}): Promise<ExperimentPage> {
     const organization_id = await this.#org.forCall(params.organizationId);
     return this.#t.get(
       `/experiments${query({ state: params.state, q: params.q, tag: params.tags?.join(','), limit: params.limit, cursor: params.cursor, organization_id })}`,

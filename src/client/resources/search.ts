@@ -3,7 +3,7 @@ import type { OrganizationChoice, OrganizationDefault } from '../core/organizati
 import { query } from '../core/path.ts';
 import type { Transport } from '../core/transport.ts';
 
-export type { SearchHit, SearchResponse } from '@assay/contract';
+export type { ScopeHits, SearchHit, SearchResponse } from '@assay/contract';
 
 /** Full-text search over research documents and papers. A server without search raises ServerError (503). */
 export class Search {

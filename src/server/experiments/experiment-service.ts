@@ -3,7 +3,7 @@ import type { Db } from '../db/database.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
-import { resolveOwnerScope } from '../organizations/tenancy.ts';
+import { describeOwnerScope, resolveOwnerScope } from '../organizations/tenancy.ts';
 import * as repo from './experiment-repository.ts';
 import { EXPERIMENT_MOVES, type ExperimentMove } from '@assay/contract';
 
@@ -87,6 +87,7 @@ export async function listExperiments(
   return {
     items: page.map((row) => ({ ...toApi(row), run_counts: runCounts.get(row.id)! })),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
+    scope: await describeOwnerScope(db, principal, organizationId),
   };
 }
 

@@ -85,3 +85,32 @@ export async function searchAssets(
     params,
   );
 }
+
+/** The most matches countMatches counts: enough to say "many" without reading a whole scope. */
+export const MATCH_COUNT_CAP = 1000;
+
+/**
+ * How many ready assets of one owner scope match the query (up to MATCH_COUNT_CAP), by the same scope,
+ * visibility, state and kind rules as searchAssets; for user keys only (no run restriction).
+ */
+export async function countMatches(
+  db: Queryable,
+  q: { userId: string; organizationId: string | null; query: string; kind: string | undefined },
+): Promise<number> {
+  const params: unknown[] = [q.userId, q.query];
+  const scope =
+    q.organizationId === null
+      ? 'a.organization_id IS NULL AND a.owner_user_id = $1'
+      : `a.organization_id = $${params.push(q.organizationId)}`;
+  const kind = q.kind ? `AND a.kind = $${params.push(q.kind)}` : '';
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM assets a
+        WHERE a.search_vector @@ websearch_to_tsquery('english', $2) AND a.state = 'ready' AND ${scope}
+          AND ${assetVisible('a', '$1', 'NULL')} ${kind}
+        LIMIT ${MATCH_COUNT_CAP}
+     ) m`,
+    params,
+  );
+  return row?.n ?? 0;
+}
