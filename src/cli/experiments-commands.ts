@@ -3,6 +3,7 @@
 import { parseDocument } from 'yaml';
 import type { ExperimentData, ExperimentState } from '../client/index.ts';
 import { openClient } from './cli-client.ts';
+import { scopeName } from './scope-text.ts';
 import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable, type Column } from './output.ts';
 import type { JsonOptions } from './program/shared-options.ts';
@@ -40,16 +41,17 @@ export const EXPERIMENT_COLUMNS: Column<ExperimentData>[] = [
 export async function list(values: ListOptions): Promise<number> {
   const { client, organizationId } = openClient(values.organization);
   const params = { state: values.state, q: values.query, limit: values.limit, organizationId };
-  let items: ExperimentData[];
-  let more = false;
-  if (values.all) {
-    items = [];
-    for await (const e of client.experiments.iterate(params)) items.push(e);
-  } else {
-    const page = await client.experiments.list(params);
-    items = page.items;
-    more = page.next_cursor !== null;
+  // Page by page here rather than through iterate(): each page names the scope listed.
+  const items: ExperimentData[] = [];
+  let page = await client.experiments.list(params);
+  items.push(...page.items);
+  while (values.all && page.next_cursor !== null) {
+    page = await client.experiments.list({ ...params, cursor: page.next_cursor });
+    items.push(...page.items);
   }
+  const more = page.next_cursor !== null;
+  // On stderr, so that stdout stays the table or the JSON alone.
+  process.stderr.write(`experiments in ${scopeName(page.scope)}\n`);
   if (values.json) printJson(items);
   else {
     printTable(items, EXPERIMENT_COLUMNS);

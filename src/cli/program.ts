@@ -6,6 +6,7 @@ import { addAuthCommands } from './program/auth.ts';
 import { baseProgram } from './program/base.ts';
 import { addExperimentsCommands } from './program/experiments.ts';
 import { addOperatorCommands } from './program/operators.ts';
+import { addOrganizationsCommands } from './program/organizations.ts';
 import { addRunCommand } from './program/run.ts';
 import { addRunsCommands } from './program/runs.ts';
 import { addSearchCommand } from './program/search.ts';
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   addSweepsCommands(program);
   addAssetsCommands(program);
   addSearchCommand(program);
+  addOrganizationsCommands(program);
   program.commandsGroup('Runners:');
   addRunCommand(program);
   program.commandsGroup('Operators:');

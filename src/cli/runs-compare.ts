@@ -144,7 +144,8 @@ function cell(value: unknown, digits: number): unknown {
 function parseKeys(keys: string | undefined): string[] | undefined {
   if (keys === undefined) return undefined;
   const list = [...new Set(keys.split(',').map((k) => k.trim()))].filter((k) => k !== '');
-  if (list.length === 0) throw new UsageError('--keys names no key: give them comma-separated, e.g. loss,acc');
+  if (list.length === 0)
+    throw new UsageError('--keys names no key: give them comma-separated, e.g. loss,acc');
   return list;
 }
 

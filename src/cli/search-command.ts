@@ -1,6 +1,7 @@
 // `assay search QUERY…`: full-text search over research documents and papers (websearch syntax).
 import { openClient } from './cli-client.ts';
 import { printJson, text } from './output.ts';
+import { emptySearchLine, scopeName } from './scope-text.ts';
 import type { JsonOptions } from './program/shared-options.ts';
 
 export interface SearchOptions extends JsonOptions {
@@ -16,11 +17,14 @@ export async function searchCommand(words: string[], values: SearchOptions): Pro
     limit: values.limit,
     organizationId,
   });
+  // On stderr, so that stdout stays the results alone.
+  if (result.items.length === 0)
+    process.stderr.write(`${emptySearchLine(result.scope, result.other_scopes)}\n`);
+  else process.stderr.write(`searched ${scopeName(result.scope)}\n`);
   if (values.json) {
     printJson(result);
     return 0;
   }
-  if (result.items.length === 0) process.stderr.write('no matches\n');
   // Matches in bold on a terminal; plain text when piped.
   const bold = process.stdout.isTTY
     ? (s: string) => s.replace(/<mark>/g, '\x1b[1m').replace(/<\/mark>/g, '\x1b[22m')

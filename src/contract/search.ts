@@ -39,7 +39,7 @@ export const SearchResponse = Type.Object(
     items: Type.Array(SearchHit),
     other_scopes: Type.Array(ScopeHits, {
       description:
-        'when items is empty: each other scope the caller can search that has matches (empty otherwise, and for worker keys)',
+        'when items is empty: each other scope the caller can search that has matches (empty otherwise)',
     }),
   },
   { $id: 'SearchResponse' },

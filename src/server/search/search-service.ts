@@ -25,7 +25,10 @@ export async function search(
     kind: q.kind,
     limit: q.limit ?? 20,
   });
-  const others = rows.length === 0 && principal.runId === null ? await otherScopeHits(db, principal, organizationId, q) : [];
+  const others =
+    rows.length === 0 && principal.runId === null
+      ? await otherScopeHits(db, principal, organizationId, q)
+      : [];
   return {
     query: q.q,
     scope: await describeOwnerScope(db, principal, organizationId),

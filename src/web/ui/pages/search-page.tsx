@@ -1,8 +1,9 @@
 import { SEARCHABLE_ASSET_KINDS } from '@assay/contract';
-import type { SearchHit } from '@assay/client/browser';
+import type { ScopeHits, SearchHit } from '@assay/client/browser';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
+import { OtherScopesHint, ScopeNote, scopeLabel } from '../components/scope-note.tsx';
 import { Snippet } from '../components/snippet.tsx';
 import { QueryView } from '../components/query-view.tsx';
 import { Empty } from '../components/status.tsx';
@@ -67,22 +68,38 @@ export function SearchPage() {
           Type a query and press Search. Reports, documents and papers uploaded to this scope are searched.
         </Empty>
       ) : (
-        <QueryView
-          query={results}
-          what="results"
-          errorTitle="Could not search"
-          isEmpty={(data) => data.items.length === 0}
-          empty={
-            <Empty command="assay assets upload --kind report --name … FILE">
-              Nothing in this scope matches “{submitted.q}”. Try fewer words, or upload a report.
-            </Empty>
+        <QueryView query={results} what="results" errorTitle="Could not search">
+          {(data) =>
+            data.items.length === 0 ? (
+              <Empty command={emptyCommand(submitted.q, data.other_scopes)}>
+                Nothing in {scopeLabel(data.scope)} matches “{submitted.q}”.{' '}
+                {data.other_scopes.length === 0
+                  ? 'Try fewer words, or upload a report.'
+                  : 'Other scopes hold matches:'}
+                <OtherScopesHint others={data.other_scopes} />
+              </Empty>
+            ) : (
+              <>
+                <ScopeNote
+                  scope={data.scope}
+                  what={`${data.items.length} ${data.items.length === 1 ? 'result' : 'results'}`}
+                />
+                <SearchResults hits={data.items} />
+              </>
+            )
           }
-        >
-          {(data) => <SearchResults hits={data.items} />}
         </QueryView>
       )}
     </section>
   );
+}
+
+/** From a terminal: the same search in the first scope that holds matches, or else an upload. */
+function emptyCommand(q: string, others: readonly ScopeHits[]): string {
+  const first = others[0]?.scope;
+  if (!first) return 'assay assets upload --kind report --name … FILE';
+  const quoted = `'${q.replace(/'/g, `'\\''`)}'`;
+  return `assay search ${quoted} --organization ${first.id === 'personal' ? 'personal' : (first.slug ?? first.id)}`;
 }
 
 function SearchResults({ hits }: { hits: SearchHit[] }) {
