@@ -74,11 +74,11 @@ describe('web UI in Chromium: search, API keys, organizations', () => {
     // Websearch syntax: an exclusion leaves nothing, and the kind filter narrows.
     await box.fill('zeppelin -calibration');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
-    await page.getByText('Nothing in your personal scope matches').waitFor();
+    await page.getByText('Nothing in this scope matches').waitFor();
     await box.fill('"zeppelin calibration"');
     await page.getByLabel('Kind').selectOption('paper');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
-    await page.getByText('Nothing in your personal scope matches').waitFor();
+    await page.getByText('Nothing in this scope matches').waitFor();
     await page.getByLabel('Kind').selectOption('report');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await result.first().waitFor();

@@ -80,7 +80,8 @@ describe('web UI in Chromium: the scope of lists and searches', () => {
         await page.getByLabel('Search reports, documents and papers').fill('warmup');
         await page.getByRole('button', { name: 'Search', exact: true }).click();
         const empty = page.locator('main .empty-state');
-        await empty.getByText('Nothing in your personal scope matches “warmup”.').waitFor();
+        await empty.getByText('Nothing in this scope matches “warmup”.').waitFor();
+        assert.equal(await scopeNote(page).innerText(), '0 results in your personal scope');
         const hint = page.getByRole('group', { name: 'Matches in other scopes' });
         assert.equal(
           (await hint.innerText()).replace(/\s+/g, ' ').trim(),
@@ -99,7 +100,8 @@ describe('web UI in Chromium: the scope of lists and searches', () => {
         // Nothing anywhere: no hint.
         await page.getByLabel('Search reports, documents and papers').fill('zeppelin');
         await page.getByRole('button', { name: 'Search', exact: true }).click();
-        await empty.getByText('Nothing in organization ML Lab (ml-lab) matches “zeppelin”.').waitFor();
+        await empty.getByText('Nothing in this scope matches “zeppelin”.').waitFor();
+        assert.equal(await scopeNote(page).innerText(), '0 results in organization ML Lab (ml-lab)');
         assert.equal(await page.getByRole('group', { name: 'Matches in other scopes' }).count(), 0);
         await page.getByLabel('Scope').selectOption('personal');
         assert.deepEqual(dialogs, []);

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { useCursorPages } from '../components/pager.tsx';
 import { QueryView, TableScroll } from '../components/query-view.tsx';
-import { ScopeNote, scopeLabel } from '../components/scope-note.tsx';
+import { ScopeNote } from '../components/scope-note.tsx';
 import { Empty, StateBadge } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
@@ -68,28 +68,22 @@ export function ExperimentsPage() {
           />
         </label>
       </form>
+      {list.data && <ScopeNote scope={list.data.scope} what="Experiments" />}
       <QueryView
         query={list}
         what="experiments"
         errorTitle="Could not list experiments"
         isEmpty={(data) => data.items.length === 0}
         empty={
-          list.data && (
-            <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
-              {filters.state || filters.q
-                ? `No experiment in ${scopeLabel(list.data.scope)} matches these filters.`
-                : `No experiments in ${scopeLabel(list.data.scope)} yet. Create one with New experiment.`}
-            </Empty>
-          )
+          <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
+            {filters.state || filters.q
+              ? 'No experiment matches these filters.'
+              : 'No experiments in this scope yet. Create one with New experiment.'}
+          </Empty>
         }
         pager={{ pages, nextCursor: list.data?.next_cursor }}
       >
-        {(data, stale) => (
-          <>
-            <ScopeNote scope={data.scope} what="Experiments" />
-            <ExperimentTable items={data.items} stale={stale} />
-          </>
-        )}
+        {(data, stale) => <ExperimentTable items={data.items} stale={stale} />}
       </QueryView>
     </section>
   );

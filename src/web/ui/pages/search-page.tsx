@@ -3,7 +3,7 @@ import type { ScopeHits, SearchHit } from '@assay/client/browser';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
-import { OtherScopesHint, ScopeNote, scopeLabel } from '../components/scope-note.tsx';
+import { OtherScopesHint, ScopeNote } from '../components/scope-note.tsx';
 import { Snippet } from '../components/snippet.tsx';
 import { QueryView } from '../components/query-view.tsx';
 import { Empty } from '../components/status.tsx';
@@ -69,25 +69,25 @@ export function SearchPage() {
         </Empty>
       ) : (
         <QueryView query={results} what="results" errorTitle="Could not search">
-          {(data) =>
-            data.items.length === 0 ? (
-              <Empty command={emptyCommand(submitted.q, data.other_scopes)}>
-                Nothing in {scopeLabel(data.scope)} matches “{submitted.q}”.{' '}
-                {data.other_scopes.length === 0
-                  ? 'Try fewer words, or upload a report.'
-                  : 'Other scopes hold matches:'}
-                <OtherScopesHint others={data.other_scopes} />
-              </Empty>
-            ) : (
-              <>
-                <ScopeNote
-                  scope={data.scope}
-                  what={`${data.items.length} ${data.items.length === 1 ? 'result' : 'results'}`}
-                />
+          {(data) => (
+            <>
+              <ScopeNote
+                scope={data.scope}
+                what={`${data.items.length} ${data.items.length === 1 ? 'result' : 'results'}`}
+              />
+              {data.items.length === 0 ? (
+                <Empty command={emptyCommand(submitted.q, data.other_scopes)}>
+                  Nothing in this scope matches “{submitted.q}”.{' '}
+                  {data.other_scopes.length === 0
+                    ? 'Try fewer words, or upload a report.'
+                    : 'Other scopes hold matches:'}
+                  <OtherScopesHint others={data.other_scopes} />
+                </Empty>
+              ) : (
                 <SearchResults hits={data.items} />
-              </>
-            )
-          }
+              )}
+            </>
+          )}
         </QueryView>
       )}
     </section>
