@@ -14,8 +14,8 @@ import { startTestService, type TestService } from '../support/service.ts';
 // organizations, and lists and searches that say which scope they looked in.
 
 /** `assay ARGS | READER` through bash: a real pipe; answers assay's exit status, its stderr, and the output. */
-function pipeline(args: string[], reader: string, env: Record<string, string>, home: string) {
-  const quoted = [process.execPath, assayBin, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+function pipeline(args: string[], reader: string, env: Record<string, string>, home: string, bin = assayBin) {
+  const quoted = [process.execPath, bin, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const script = `${quoted} 2>"$ERR" | ${reader}; echo "status=\${PIPESTATUS[0]}"`;
   const errFile = path.join(home, `stderr-${Math.random().toString(36).slice(2)}`);
   return new Promise<{ stdout: string; stderr: string; status: number }>((resolve, reject) => {
@@ -60,6 +60,11 @@ describe('CLI frictions: --version, unreachable service, EPIPE', () => {
       child.once('close', () => resolve(out));
     });
     assert.equal(bundled, `${version}\n`);
+  });
+
+  it('the runner bundle’s `assay run --help | true`: exit 0, no stack trace', async () => {
+    const r = await pipeline(['run', '--help'], 'true', {}, home, RUNNER_BUNDLE);
+    assert.deepEqual([r.status, r.stderr], [0, '']);
   });
 
   it('a closed port: one line naming the URL, the reason, where the URL came from and how to set it; exit 1', async () => {

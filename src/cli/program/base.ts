@@ -1,6 +1,6 @@
 // The root `assay` command's settings, shared by the whole program (program.ts) and `assay run`'s
 // own (main.ts).
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../version.ts';
 
 const EPILOGUE = `
@@ -14,7 +14,13 @@ Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration, 130 a pr
 export function baseProgram(): Command {
   const program = new Command('assay')
     .description('Assay from the command line: experiments, variations, runs, assets, search')
-    .version(packageVersion(), '-V, --version', 'print the version of assay')
+    // As commander's .version() does, but package.json is read only when asked (not on every `assay run`).
+    .option('-V, --version', 'print the version of assay')
+    .on('option:version', () => {
+      const version = packageVersion();
+      process.stdout.write(`${version}\n`);
+      throw new CommanderError(0, 'commander.version', version);
+    })
     // Settings below are inherited by every command declared after them.
     .exitOverride()
     // One line per error: "assay: unknown option '--bogus'", a suggestion on the same line.
