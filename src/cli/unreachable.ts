@@ -30,11 +30,14 @@ export function unreachableLine(error: unknown): string | undefined {
   } catch {
     // A configuration that cannot be read would have failed before any request; the URL stays unnamed.
   }
-  const why = error instanceof APITimeoutError ? error.message.replace(/^\S+ \S+: /, '') : reason(error);
-  return (
-    `cannot reach the service at ${url} (${why}); ${from ? `the URL is ${from}; ` : ''}` +
-    'set SERVICE_SERVER_URL, or run `assay auth login --server-url URL` to store one'
-  );
+  const whence = from ? `the URL is ${from}; ` : '';
+  const how = 'set SERVICE_SERVER_URL, or run `assay auth login --server-url URL` to store one';
+  if (error instanceof APITimeoutError) {
+    // "GET /experiments: no answer within 30 s" → "no answer within 30 s".
+    const why = error.message.replace(/^\S+ \S+: /, '');
+    return `the service at ${url} did not answer (${why}); ${whence}${how}; SERVICE_TIMEOUT sets the wait`;
+  }
+  return `cannot reach the service at ${url} (${reason(error)}); ${whence}${how}`;
 }
 
 // The first code in the cause chain (an AggregateError's, when both of localhost's addresses refused), else

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RUNNER_BUNDLE } from '../../src/compute/runner-bundle.ts';
@@ -98,6 +99,27 @@ describe('CLI frictions: --version, unreachable service, EPIPE', () => {
     );
     assert.equal(fromFile.stderr.split('\n').length, 2, 'one line');
     assert.doesNotMatch(fromFile.stderr, /fetch failed|\n\s+at /);
+    // A service that takes the connection and never answers: the wait named, and how to change it.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const mute = await runCli(['experiments', 'list'], {
+        home,
+        env: { SERVICE_SERVER_URL: silentUrl, SERVICE_API_KEY: key, SERVICE_TIMEOUT: '1' },
+      });
+      assert.equal(mute.code, 1);
+      assert.equal(
+        mute.stderr,
+        `assay: the service at ${silentUrl} did not answer (no answer within 1 s); the URL is from env ` +
+          'SERVICE_SERVER_URL; set SERVICE_SERVER_URL, or run `assay auth login --server-url URL` to store ' +
+          'one; SERVICE_TIMEOUT sets the wait\n',
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
     // An unknown host.
     const unknown = await runCli(['experiments', 'list'], {
       home,
