@@ -12,7 +12,7 @@ import {
   createRun,
   runningRun,
 } from '../support/fixtures.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestService, type Reply, type TestService } from '../support/service.ts';
 
 type RunBody = Record<string, unknown>;
 
@@ -205,9 +205,8 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         const seen: string[] = [];
         let cursor: string | null = null;
         do {
-          const res = await t
-            .as(key)
-            .get(`/experiments/${draft.id}/runs?limit=2${q}${cursor ? `&cursor=${cursor}` : ''}`);
+          const url = `/experiments/${draft.id}/runs?limit=2${q}${cursor ? `&cursor=${cursor}` : ''}`;
+          const res: Reply = await t.as(key).get(url);
           assert.equal(res.status, 200, JSON.stringify(res.body));
           assert.ok(res.body.items.length <= 2);
           seen.push(...res.body.items.map((x: { n: number; r: number }) => `${x.n}.${x.r}`));
