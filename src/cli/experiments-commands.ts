@@ -62,7 +62,10 @@ export async function list(values: ListOptions): Promise<number> {
   else {
     // The TAGS column when any experiment listed has one: most lists stay as narrow as before.
     const tagged = items.some((e) => e.tags.length > 0);
-    printTable(items, tagged ? [...EXPERIMENT_COLUMNS, ['TAGS', (e) => e.tags.join(',')]] : EXPERIMENT_COLUMNS);
+    printTable(
+      items,
+      tagged ? [...EXPERIMENT_COLUMNS, ['TAGS', (e) => e.tags.join(',')]] : EXPERIMENT_COLUMNS,
+    );
     if (more) process.stderr.write('(more: --all lists every page)\n');
   }
   return 0;

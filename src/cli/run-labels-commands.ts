@@ -56,7 +56,11 @@ export async function list(
   let cursor: string | undefined;
   let more = false;
   do {
-    const page = await client.runs.listForExperiment(experimentId, { ...filter, limit: values.limit, cursor });
+    const page = await client.runs.listForExperiment(experimentId, {
+      ...filter,
+      limit: values.limit,
+      cursor,
+    });
     items.push(...page.items);
     cursor = page.next_cursor ?? undefined;
     more = cursor !== undefined;

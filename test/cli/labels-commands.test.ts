@@ -117,7 +117,16 @@ describe('labels commands: runs list/update/show, experiments --tag, tag, delete
 
   it('experiments create/list --tag, experiments tag adds and removes, in any state', async () => {
     const marker = `cli${Date.now()}`;
-    const created = await json(['experiments', 'create', '--name', 'tagged', '--tag', marker, '--tag', 'vision']);
+    const created = await json([
+      'experiments',
+      'create',
+      '--name',
+      'tagged',
+      '--tag',
+      marker,
+      '--tag',
+      'vision',
+    ]);
     assert.deepEqual(created.tags, [marker, 'vision']);
     const spec = path.join(home, 'experiment.yaml');
     await writeFile(spec, `name: from-file\ntags: [${marker}, nlp]\n`);
@@ -137,7 +146,10 @@ describe('labels commands: runs list/update/show, experiments --tag, tag, delete
     assert.equal(tagged, `experiment ${created.id} tags: ${marker}, vision, final\n`);
     const removed = await json(['experiments', 'tag', created.id, '--remove', 'vision']);
     assert.deepEqual(removed.tags, [marker, 'final']);
-    assert.match(await ok(['experiments', 'show', created.id]), new RegExp(`^tags\\s+${marker}, final$`, 'm'));
+    assert.match(
+      await ok(['experiments', 'show', created.id]),
+      new RegExp(`^tags\\s+${marker}, final$`, 'm'),
+    );
     assert.equal((await cli(['experiments', 'tag', created.id])).code, 2, 'nothing to add or remove');
   });
 
@@ -147,7 +159,10 @@ describe('labels commands: runs list/update/show, experiments --tag, tag, delete
     for (const input of ['', 'n\n']) {
       const unanswered = await cli(['experiments', 'delete', draft.id], input);
       assert.equal(unanswered.code, 1, unanswered.stderr);
-      assert.match(unanswered.stderr, /delete draft experiment "scratch" with its 1 variation\(s\)\? \[y\/N\]/);
+      assert.match(
+        unanswered.stderr,
+        /delete draft experiment "scratch" with its 1 variation\(s\)\? \[y\/N\]/,
+      );
       assert.match(unanswered.stderr, /not deleted \(--yes deletes without asking\)/);
       assert.equal((await t.as(key).get(`/experiments/${draft.id}`)).status, 200, 'still there');
     }
@@ -169,6 +184,9 @@ describe('labels commands: runs list/update/show, experiments --tag, tag, delete
     await json(['experiments', 'commit', committed.id]);
     const refused = await cli(['experiments', 'delete', committed.id, '-y']);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /only a draft experiment can be deleted; this one is committed \(experiment_not_draft/);
+    assert.match(
+      refused.stderr,
+      /only a draft experiment can be deleted; this one is committed \(experiment_not_draft/,
+    );
   });
 });

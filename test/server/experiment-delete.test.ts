@@ -140,7 +140,11 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         [409, 'experiment_has_children', 1],
       );
       assert.equal((await t.as(key).delete(`/experiments/${child.id}`)).status, 204);
-      assert.equal((await t.as(key).delete(`/experiments/${parent.id}`)).status, 204, 'once the child is gone');
+      assert.equal(
+        (await t.as(key).delete(`/experiments/${parent.id}`)).status,
+        204,
+        'once the child is gone',
+      );
     });
   });
 }

@@ -82,10 +82,7 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         ['warmup 1000', ['ablation'], '# why\nwarmup *matters*'],
       );
       const cleared = await t.as(key).patch(run.path, { name: null, notes: '' });
-      assert.deepEqual(
-        [cleared.body.name, cleared.body.tags, cleared.body.notes],
-        [null, ['ablation'], ''],
-      );
+      assert.deepEqual([cleared.body.name, cleared.body.tags, cleared.body.notes], [null, ['ablation'], '']);
       assert.deepEqual((await t.as(key).get(run.path)).body.tags, ['ablation'], 'a read sees the change');
     });
 

@@ -9,14 +9,12 @@ const load = () => import('../experiment-labels-commands.ts');
 export function addExperimentLabelsCommands(group: Command): void {
   group
     .command('tag')
-    .description("adds tags to an experiment (or --remove them), in any state; prints its tags")
+    .description('adds tags to an experiment (or --remove them), in any state; prints its tags')
     .argument('<id>', 'the experiment')
     .argument('[tags...]', 'tags to add')
     .option('--remove <tag>', 'a tag to remove (repeat for more)', collect)
     .addOption(jsonOption())
-    .action(
-      exitWith(async (id: string, tags: string[], o: TagOptions) => (await load()).tag(id, tags, o)),
-    );
+    .action(exitWith(async (id: string, tags: string[], o: TagOptions) => (await load()).tag(id, tags, o)));
 
   group
     .command('delete')

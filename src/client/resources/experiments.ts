@@ -160,7 +160,11 @@ export class Experiments {
    * The given metric keys' figures (last, min, max, count) in every run of the experiment that logged any of
    * them, to compare runs; at most MAX_METRIC_KEYS_PER_QUERY keys.
    */
-  metrics(id: string, keys: readonly string[], params: { archived?: boolean } = {}): Promise<ExperimentMetrics> {
+  metrics(
+    id: string,
+    keys: readonly string[],
+    params: { archived?: boolean } = {},
+  ): Promise<ExperimentMetrics> {
     return this.#t.get(
       path`/experiments/${id}/metrics` + query({ keys: keys.join(','), archived: params.archived }),
     );

@@ -13,9 +13,13 @@ export function parseTagFilter(raw: string | undefined): string[] | undefined {
   const tags = [...new Set(raw.split(',').map((t) => t.trim()))];
   const bad = tags.find((t) => t.length > MAX_TAG_LENGTH || !TAG.test(t));
   if (bad !== undefined)
-    throw badRequest('invalid_parameter', `tag: ${JSON.stringify(bad)} is not a tag (1 to ${MAX_TAG_LENGTH} characters, no comma)`, {
-      tag: bad,
-    });
+    throw badRequest(
+      'invalid_parameter',
+      `tag: ${JSON.stringify(bad)} is not a tag (1 to ${MAX_TAG_LENGTH} characters, no comma)`,
+      {
+        tag: bad,
+      },
+    );
   if (tags.length > MAX_TAGS)
     throw badRequest('invalid_parameter', `tag names at most ${MAX_TAGS} tags`, { count: tags.length });
   return tags;

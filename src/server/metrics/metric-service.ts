@@ -346,7 +346,14 @@ export async function getExperimentMetricSeries(
   const lo = query.min_step ?? 0;
   const hi = query.max_step ?? MAX_METRIC_STEP;
   const after = decodeRunCursor(query.cursor);
-  const rows = await repo.experimentSeries(db, experimentId, metric, after, limit + 1, query.archived ?? false);
+  const rows = await repo.experimentSeries(
+    db,
+    experimentId,
+    metric,
+    after,
+    limit + 1,
+    query.archived ?? false,
+  );
   // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an
   // empty page).
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);

@@ -93,7 +93,7 @@ export function runRoutes(db: Db, events: RunEvents, waits: RunControlWaits) {
           operationId: 'listExperimentRuns',
           summary: 'List the runs of every variation of an experiment, newest first',
           description:
-            'Filtered as a variation\'s list is (`state`, `tag`, `archived`), `limit` a page (follow `next_cursor`).',
+            "Filtered as a variation's list is (`state`, `tag`, `archived`), `limit` a page (follow `next_cursor`).",
           params: ExperimentParams,
           querystring: ListExperimentRunsQuery,
           response: withErrors({ 200: RunPage }),
