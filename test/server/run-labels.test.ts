@@ -315,7 +315,7 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
       assert.equal(runs.length, 4, 'refused creations used no run number');
     });
 
-    it('a recovery run resumes from the run it recovers, through a chain of recoveries', async () => {
+    it('a recovery run resumes from the run it recovers, through a chain of recoveries, under its name and tags', async () => {
       const e = await committedExperiment(t, key);
       const orch = t.as(orchestratorKey);
       /** Provisions a pending run; its orchestrator URL. */
@@ -326,11 +326,17 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         return run;
       };
       const lost = await managed();
+      assert.equal((await t.as(key).patch(lost.path, { name: 'long job', tags: ['gpu'] })).status, 200);
       await checkpoint(e.id, lost.r, 'before-the-loss');
       assert.equal((await orch.post(`/orchestrator/runs/${lost.id}/fail`, { reason: 'crash' })).status, 200);
       const recovery = await orch.post(`/orchestrator/runs/${lost.id}/recovery`);
       assert.equal(recovery.status, 201, JSON.stringify(recovery.body));
       const recoveryPath = `${runsOf(e.id)}/${recovery.body.r}`;
+      assert.deepEqual(
+        [recovery.body.name, recovery.body.tags, recovery.body.notes],
+        ['long job', ['gpu'], ''],
+        'a recovery carries the name and tags of the run it recovers',
+      );
       assert.equal(await checkpointOf(recoveryPath), 'before-the-loss');
 
       // The recovery is lost too before it wrote a checkpoint: its own recovery still finds the first one.
@@ -341,6 +347,7 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
       const second = await orch.post(`/orchestrator/runs/${recovery.body.id}/recovery`);
       assert.equal(second.status, 201, JSON.stringify(second.body));
       assert.equal(await checkpointOf(`${runsOf(e.id)}/${second.body.r}`), 'before-the-loss');
+      assert.equal(second.body.name, 'long job', 'and so does a recovery of a recovery');
 
       // A deliberate new run of the variation is not a recovery: from scratch.
       const fresh = await managed();
