@@ -208,7 +208,13 @@ export type UpdateRunBody = Static<typeof UpdateRunBody>;
  */
 export const RunFilterQuery = {
   state: Type.Optional(RunStateSchema),
-  tag: Type.Optional(Type.String({ maxLength: 2200, description: 'comma-separated; a run has every one' })),
+  tag: Type.Optional(
+    Type.String({
+      // Percent-encoded UTF-8 is up to 12 bytes a character: within the 16 KiB of a request's head.
+      maxLength: 800,
+      description: 'comma-separated; a run has every one',
+    }),
+  ),
   archived: Type.Optional(Type.Boolean({ default: false, description: 'include archived runs' })),
 };
 export const ListRunsQuery = Type.Object(RunFilterQuery, { additionalProperties: false });
