@@ -353,5 +353,22 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
       const fresh = await managed();
       assert.equal(await checkpointOf(fresh.path), 404);
     });
+
+    it("a sweep's retry of a failed trial resumes from the run it retries", async () => {
+      const draft = await createExperiment(t, key, { name: 'retried sweep' });
+      const created = await t
+        .as(key)
+        .post(`/experiments/${draft.id}/sweeps`, { base_yaml: 'lr: 0.1\n', grid: { lr: [0.1] } });
+      assert.equal(created.status, 202, JSON.stringify(created.body));
+      const [trial] = created.body.runs as { id: string; n: number; r: number }[];
+      assert.ok(trial, JSON.stringify(created.body));
+      await checkpoint(draft.id, trial.r, 'trial-step-50', trial.n);
+      const orch = t.as(orchestratorKey);
+      assert.equal((await orch.post(`/orchestrator/runs/${trial.id}/fail`, { reason: 'crash' })).status, 200);
+      const retry = await orch.post(`/orchestrator/runs/${trial.id}/retry`);
+      assert.equal(retry.status, 201, JSON.stringify(retry.body));
+      assert.equal(retry.body.retries_run_id, trial.id);
+      assert.equal(await checkpointOf(`${runsOf(draft.id, trial.n)}/${retry.body.r}`), 'trial-step-50');
+    });
   });
 }
