@@ -8,11 +8,12 @@ import { readTextFile, UsageError } from './command-args.ts';
 import { printFields, printJson, printTable, type Column } from './output.ts';
 import type { JsonOptions } from './program/shared-options.ts';
 
-const FILE_KEYS = new Set(['name', 'description', 'hypothesis', 'parent_ids']);
+const FILE_KEYS = new Set(['name', 'description', 'hypothesis', 'parent_ids', 'tags']);
 
 export interface ListOptions extends JsonOptions {
   state?: ExperimentState;
   query?: string;
+  tag?: string[];
   limit?: number;
   all?: boolean;
   organization?: string;
@@ -24,6 +25,7 @@ export interface CreateOptions extends JsonOptions {
   hypothesis?: string;
   description?: string;
   parent?: string[];
+  tag?: string[];
   organization?: string;
 }
 
@@ -40,7 +42,13 @@ export const EXPERIMENT_COLUMNS: Column<ExperimentData>[] = [
 
 export async function list(values: ListOptions): Promise<number> {
   const { client, organizationId } = openClient(values.organization);
-  const params = { state: values.state, q: values.query, limit: values.limit, organizationId };
+  const params = {
+    state: values.state,
+    q: values.query,
+    tags: values.tag,
+    limit: values.limit,
+    organizationId,
+  };
   // Page by page here rather than through iterate(): each page names the scope listed.
   const items: ExperimentData[] = [];
   let page = await client.experiments.list(params);
@@ -54,7 +62,12 @@ export async function list(values: ListOptions): Promise<number> {
   process.stderr.write(`experiments in ${scopeName(page.scope)}\n`);
   if (values.json) printJson(items);
   else {
-    printTable(items, EXPERIMENT_COLUMNS);
+    // The TAGS column when any experiment listed has one: most lists stay as narrow as before.
+    const tagged = items.some((e) => e.tags.length > 0);
+    printTable(
+      items,
+      tagged ? [...EXPERIMENT_COLUMNS, ['TAGS', (e) => e.tags.join(',')]] : EXPERIMENT_COLUMNS,
+    );
     if (more) process.stderr.write('(more: --all lists every page)\n');
   }
   return 0;
@@ -71,6 +84,7 @@ export async function show(id: string, values: JsonOptions): Promise<number> {
     ['id', detail.id],
     ['name', detail.name],
     ['state', detail.state],
+    ['tags', detail.tags.join(', ')],
     ['hypothesis', detail.hypothesis],
     ['description', detail.description],
     ['organization', detail.organization_id ?? 'personal'],
@@ -102,6 +116,7 @@ export async function create(values: CreateOptions): Promise<number> {
       hypothesis: values.hypothesis,
       description: values.description,
       parentIds: values.parent,
+      tags: values.tag,
     }),
   };
   if (!spec.name) throw new UsageError('a name is required: --name NAME, or name: in the --file YAML');
@@ -158,10 +173,14 @@ export function parseExperimentFile(file: string, source: string) {
   const parents = spec.parent_ids ?? [];
   if (!Array.isArray(parents) || !parents.every((p) => typeof p === 'string'))
     throw new UsageError(`${file}: parent_ids must be a list of experiment ids`);
+  const tags = spec.tags ?? [];
+  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
+    throw new UsageError(`${file}: tags must be a list of text`);
   return {
     name,
     description: str('description'),
     hypothesis: str('hypothesis'),
     parentIds: parents.length > 0 ? (parents as string[]) : undefined,
+    tags: tags.length > 0 ? (tags as string[]) : undefined,
   };
 }

@@ -5,24 +5,6 @@ import { UsageError } from './command-args.ts';
 import { printFields, printJson, printTable } from './output.ts';
 import type { JsonOptions } from './program/shared-options.ts';
 
-export async function list(experimentId: string, n: number, values: JsonOptions): Promise<number> {
-  const runs = await openClient().client.runs.list(experimentId, n);
-  if (values.json) {
-    printJson(runs);
-    return 0;
-  }
-  printTable(runs, [
-    ['R', (r) => r.r],
-    ['STATE', (r) => r.state],
-    ['QUEUE', (r) => (r.queue ? queuedText(r.queue) : undefined)],
-    ['FAILURE', (r) => r.failure_reason],
-    ['STARTED', (r) => r.started_at],
-    ['ENDED', (r) => r.ended_at],
-    ['MESSAGE', (r) => r.failure_message],
-  ]);
-  return 0;
-}
-
 export async function show(experimentId: string, n: number, r: number, values: JsonOptions): Promise<number> {
   const run = await openClient().client.runs.get(experimentId, n, r);
   if (values.json) {
@@ -141,6 +123,8 @@ function printRun(run: RunData): void {
     ['variation', run.n],
     ['run', run.r],
     ['id', run.id],
+    ['name', run.name],
+    ['tags', run.tags.join(', ')],
     ['state', run.state],
     ...(run.queue ? [['queued', queuedText(run.queue)] as const] : []),
     ...(run.priority !== 0 ? [['priority', run.priority] as const] : []),
@@ -159,8 +143,12 @@ function printRun(run: RunData): void {
     ['workflow', run.workflow_id],
     ['temporal ui', run.workflow_url],
     ['recovers run', run.recovers_run_id],
+    ['resumes from run', run.resumes_from_run_id],
+    ['archived', run.archived_at],
     ['environment', run.environment],
   ]);
+  // Notes are markdown, often several lines: a block of their own, as written.
+  if (run.notes) process.stdout.write(`\nnotes:\n${run.notes.replace(/^/gm, '  ')}\n`);
 }
 
 /** "2nd of 5 (waiting for 2 GPUs)": a waiting run's place in the compute queue. */

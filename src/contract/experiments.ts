@@ -129,7 +129,11 @@ export const ListExperimentsQuery = Type.Object(
     organization_id: Type.Optional(OrganizationRef),
     q: Type.Optional(Type.String({ maxLength: 200 })),
     tag: Type.Optional(
-      Type.String({ maxLength: 2200, description: 'comma-separated; an experiment has every one' }),
+      Type.String({
+        // Percent-encoded UTF-8 is up to 12 bytes a character: within the 16 KiB of a request's head.
+        maxLength: 800,
+        description: 'comma-separated; an experiment has every one',
+      }),
     ),
   },
   { additionalProperties: false },

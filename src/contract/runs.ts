@@ -5,6 +5,8 @@ import {
   Nullable,
   NullableTimestamp,
   OneOf,
+  Page,
+  PageQuery,
   PositiveInt32,
   Timestamp,
   Uuid,
@@ -206,11 +208,25 @@ export type UpdateRunBody = Static<typeof UpdateRunBody>;
  */
 export const RunFilterQuery = {
   state: Type.Optional(RunStateSchema),
-  tag: Type.Optional(Type.String({ maxLength: 2200, description: 'comma-separated; a run has every one' })),
+  tag: Type.Optional(
+    Type.String({
+      // Percent-encoded UTF-8 is up to 12 bytes a character: within the 16 KiB of a request's head.
+      maxLength: 800,
+      description: 'comma-separated; a run has every one',
+    }),
+  ),
   archived: Type.Optional(Type.Boolean({ default: false, description: 'include archived runs' })),
 };
 export const ListRunsQuery = Type.Object(RunFilterQuery, { additionalProperties: false });
 export type ListRunsQuery = Static<typeof ListRunsQuery>;
+
+/** GET /experiments/{id}/runs: every variation's runs, newest first, filtered as a variation's list is. */
+export const ListExperimentRunsQuery = Type.Object(
+  { ...RunFilterQuery, ...PageQuery },
+  { additionalProperties: false },
+);
+export type ListExperimentRunsQuery = Static<typeof ListExperimentRunsQuery>;
+export const RunPage = Page(Run);
 
 /** What the runner reads before it starts: the variation's three blocks. */
 export const RunConfig = Type.Object({

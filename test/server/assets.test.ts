@@ -216,11 +216,11 @@ for (const backend of ['local', 's3'] as const) {
       assert.equal(linked.status, 404, 'cannot attach an asset to a foreign experiment');
     });
 
-    it('lists by experiment, run, kind and name, and serves the newest checkpoint of a variation', async () => {
+    it("lists by experiment, run, kind and name, and serves the newest checkpoint of a run's chain", async () => {
       const e = await committedExperiment(t, key);
       const first = await runningRun(t, key, e.id);
       const second = await runningRun(t, key, e.id);
-      assert.equal((await t.as(key).get(`${second.path}/checkpoint`)).status, 404);
+      assert.equal((await t.as(key).get(`${first.path}/checkpoint`)).status, 404);
       const checkpoint = async (r: number, body: string) => {
         const c = await t.as(key).post('/assets', {
           presign: true,
@@ -235,7 +235,13 @@ for (const backend of ['local', 's3'] as const) {
       };
       await checkpoint(first.r, 'step-100');
       const newest = await checkpoint(first.r, 'step-200');
-      const got = await t.as(key).get(`${second.path}/checkpoint`);
+      // Another run of the variation starts from scratch; one created to resume from the first gets its newest.
+      assert.equal((await t.as(key).get(`${second.path}/checkpoint`)).status, 404);
+      const resumed = await t
+        .as(key)
+        .post(`/experiments/${e.id}/variations/1/runs`, { resume_from: { r: first.r } });
+      assert.equal(resumed.status, 201, JSON.stringify(resumed.body));
+      const got = await t.as(key).get(`/experiments/${e.id}/variations/1/runs/${resumed.body.r}/checkpoint`);
       assert.equal(got.status, 200);
       assert.equal(got.body.asset.id, newest);
       assert.equal(await (await fetch(got.body.download.components['model.pt'].url)).text(), 'step-200');

@@ -242,6 +242,29 @@ export function storageSuite(store: () => StoreUnderTest, traits: StoreTraits): 
       await assert.rejects(mover.moveObject(from, to), { code: 'not_found' });
     });
 
+  test('deleteObject removes an object, an unfinished multipart upload, and is fine with nothing there', async () => {
+    const key = 'assets/delete/a.bin';
+    assert.equal((await upload(key, randomBytes(10))).status, 200);
+    await storage().deleteObject(key);
+    assert.equal(await storage().head(key), undefined);
+    await storage().deleteObject(key);
+    const { partSize } = traits;
+    const body = randomBytes(partSize + 10);
+    const layout = { size: body.length, partSize };
+    const mp = await storage().startMultipart(key, {
+      ...layout,
+      contentType: 'application/octet-stream',
+      ...ttl,
+    });
+    // Every part sent, never completed (a draft deleted mid-upload): the abort is what stops a completion.
+    assert.equal((await send(mp.parts[0]!, body.subarray(0, partSize))).status, 200);
+    assert.equal((await send(mp.parts[1]!, body.subarray(partSize))).status, 200);
+    await storage().deleteObject(key, { uploadId: mp.upload_id });
+    await assert.rejects(storage().completeMultipart(key, mp.upload_id, layout));
+    assert.equal(await storage().head(key), undefined);
+    await storage().deleteObject(key, { uploadId: mp.upload_id });
+  });
+
   test('putObject, getObject, head and sha256 of missing objects', async () => {
     const body = Buffer.from('{"inline": true}');
     await storage().putObject('assets/inline/report.json', body, 'application/json');

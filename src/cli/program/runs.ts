@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { priority, wholeNumber } from '../command-args.ts';
 import type { MetricsOptions, ProvisionOptions } from '../runs-commands.ts';
+import { addRunLabelsCommands } from './run-labels.ts';
 import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
 import { addRunsCompareCommand } from './runs-compare.ts';
 
@@ -10,7 +11,10 @@ const load = () => import('../runs-commands.ts');
 export function addRunsCommands(program: Command): void {
   const group = program
     .command('runs')
-    .description('the runs of a variation: list, show, create, cancel, provision (a managed run), metrics');
+    .description(
+      'the runs of a variation: list, update (name, tags, notes, archive), show, create, cancel, provision ' +
+        '(a managed run), metrics',
+    );
   const variation = (c: Command) =>
     c
       .argument('<experiment>', 'the experiment id')
@@ -18,9 +22,7 @@ export function addRunsCommands(program: Command): void {
       .addOption(jsonOption());
   const run = (c: Command) => variation(c).argument('<r>', 'the run number', wholeNumber);
 
-  variation(group.command('list').description('the runs of variation N')).action(
-    exitWith(async (e: string, n: number, o: JsonOptions) => (await load()).list(e, n, o)),
-  );
+  addRunLabelsCommands(group);
   run(group.command('show').description('one run: state, times, failure, workflow, environment')).action(
     exitWith(async (e: string, n: number, r: number, o: JsonOptions) => (await load()).show(e, n, r, o)),
   );

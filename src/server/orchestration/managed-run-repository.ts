@@ -24,6 +24,9 @@ export async function insertManagedRun(
     seed?: number | null;
     /** Its place in the compute queue (the sweep's, or the run it recovers or retries). */
     priority?: number;
+    /** The name and tags of the run it recovers or retries: the same training, carried on. */
+    name?: string | null;
+    tags?: string[];
   },
 ): Promise<RunRow | undefined> {
   // The workflow id is made of the run's address, and r is known only inside the statement: the id is built
@@ -40,8 +43,9 @@ export async function insertManagedRun(
         WHERE e.id = v.experiment_id AND v.experiment_id = $1 AND v.n = $2 AND e.state = 'committed'
         RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
      INSERT INTO runs AS r (experiment_id, n, r, managed, workflow_id, provisioned_by, sweep_id, recovers_run_id,
-                            retries_run_id, seed, priority)
-     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7, $8, $9, $10 FROM counter RETURNING ${RUN_COLUMNS}`,
+                            retries_run_id, seed, priority, name, tags)
+     SELECT experiment_id, n, r, true, $3 || r::text || $4, $5, $6, $7, $8, $9, $10, $11, $12::text[]
+       FROM counter RETURNING ${RUN_COLUMNS}`,
     [
       run.experimentId,
       run.n,
@@ -53,6 +57,8 @@ export async function insertManagedRun(
       run.retriesRunId ?? null,
       run.seed ?? null,
       run.priority ?? 0,
+      run.name ?? null,
+      run.tags ?? [],
     ],
   );
   return rows[0];

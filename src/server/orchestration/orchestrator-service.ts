@@ -66,8 +66,8 @@ export async function createRecoveryRun(db: Db, runId: string): Promise<{ run: R
 }
 
 /**
- * A new managed run of `original`'s variation for the same user and sweep, linked as `link` says; 409 once
- * the experiment takes no new runs.
+ * A new managed run of `original`'s variation for the same user and sweep, with its name and tags, linked as
+ * `link` says; 409 once the experiment takes no new runs.
  */
 async function nextRunOf(
   tx: Tx,
@@ -80,8 +80,10 @@ async function nextRunOf(
     provisionedBy: original.provisioned_by,
     sweepId: original.sweep_id,
     recoversRunId: null,
-    // It takes the original's place in line: the same priority.
+    // It takes the original's place in line: the same priority; and its name and tags, the same training.
     priority: original.priority,
+    name: original.name,
+    tags: original.tags,
     ...link,
   });
   if (!run)

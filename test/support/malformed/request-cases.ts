@@ -54,6 +54,8 @@ export function pathCases(ops: Operation[], t: Targets): Case[] {
         const root = resolved === '/';
         // `/experiments/../metrics` resolves to the Prometheus endpoint, which answers a GET when it is open.
         const prometheus = resolved === '/metrics' && op.method === 'GET';
+        // `/experiments/{id}/variations/../runs` resolves to the experiment's own run list.
+        const experimentRuns = /^\/experiments\/[^/]+\/runs$/.test(resolved) && op.method === 'GET';
         return {
           group: 'path',
           name,
@@ -65,7 +67,7 @@ export function pathCases(ops: Operation[], t: Targets): Case[] {
           expect:
             root && op.method === 'GET'
               ? { redirect: '/ui/' }
-              : { allow2xx: (lenient === true && op.method === 'GET') || prometheus },
+              : { allow2xx: (lenient === true && op.method === 'GET') || prometheus || experimentRuns },
         };
       }),
     ),
