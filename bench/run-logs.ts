@@ -289,18 +289,19 @@ async function main(): Promise<void> {
     const none =
       v.stored === v.sent && v.distinct === v.sent && v.overlaps === 0 && v.gaps === 0 && v.readBack.ok;
     const row = (p: Phase, what: string) =>
-      `| ${what} | ${p.requests.toLocaleString('en-US')} | ${f(p.p50)} / ${f(p.p99)} ms | ${f(p.dueP99)} ms | ${p.errors} | ${p.cpu.msPerOp.server.toFixed(1)} + ${p.cpu.msPerOp.postgres.toFixed(1)} ms | ${p.cpu.cores.server.toFixed(2)} / ${p.cpu.cores.postgres.toFixed(2)} / ${p.cpu.cores.client.toFixed(2)} | ${p.server?.p99 ?? ''} |`;
+      `| ${what} | ${p.requests.toLocaleString('en-US')} | ${f(p.p50)} / ${f(p.p99)} ms | ${f(p.dueP99)} ms | ${p.errors} | ${p.cpu.msPerOp.server.toFixed(1)} + ${p.cpu.msPerOp.postgres.toFixed(1)} ms | ${p.cpu.cores.server.toFixed(2)} / ${p.cpu.cores.postgres.toFixed(2)} / ${p.cpu.cores.client.toFixed(2)} | ${p.server?.p99 ?? ''} | ${Math.round(p.cpu.serverWaiting * 100)} % |`;
     const text = [
-      '## Run logs',
+      `## Run logs: ${runners.toLocaleString('en-US')} runners × ${rate} lines/s × ${seconds} s`,
       '',
       `\`node bench/run-logs.ts --runners ${runners} --rate ${rate} --seconds ${seconds}\`, ${started.slice(0, 16)} UTC; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'},`,
       `load average (1/5/15 min) ${loadBefore} at start, ${load()} at the end (the machine is shared: the load client, the service and PostgreSQL`,
       `on the same cores). ${runners} runners each print ${rate} lines/s (~${Math.round(v.rest.rawBytes / v.stored)} bytes a line) for ${seconds} s and send one chunk a second,`,
       `as \`assay run\` does; then the same volume as metric points (${rate / 10} steps × 10 keys a second per runner). Latency from send to answer,`,
-      "and from when the chunk was due (a late load client shows there); CPU per 1,000 lines (or points): the service's process group and its PostgreSQL backends.",
+      "and from when the chunk was due (a late load client shows there); CPU per 1,000 lines (or points): the service's process group and its PostgreSQL backends;",
+      'the last column is the share of the time the service was runnable that it waited for a core (the machine’s other jobs).',
       '',
-      '| phase | requests | p50 / p99 per request | p99 from due | errors | CPU per 1,000: service + PostgreSQL | cores: service / PostgreSQL / client | server p99 (histogram) |',
-      '| ----- | -------: | --------------------: | -----------: | -----: | ----------------------------------: | -----------------------------------: | ---------------------: |',
+      '| phase | requests | p50 / p99 per request | p99 from due | errors | CPU per 1,000: service + PostgreSQL | cores: service / PostgreSQL / client | server p99 (histogram) | service waiting for a core |',
+      '| ----- | -------: | --------------------: | -----------: | -----: | ----------------------------------: | -----------------------------------: | ---------------------: | -------------------------: |',
       row(logPhase, `logs, ${rate}-line chunks`),
       ...(metricPhase ? [row(metricPhase, `metrics, ${rate}-point batches`)] : []),
       '',
