@@ -90,6 +90,19 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         text: 'line 1',
       });
       assert.deepEqual(got[11]!.text, 'line 12');
+      // A runner's clock with an offset: answered in UTC, as every time the API gives.
+      const offset = await t.as(key).post(`${run.path}/logs`, {
+        first_seq: 14,
+        lines: [{ stream: 'stdout', time: '2026-11-27T19:00:00.5+02:00', text: 'ünïcode ✓' }],
+      });
+      assert.equal(offset.status, 200, JSON.stringify(offset.body));
+      const [line14] = (await t.as(key).get<Page>(`${run.path}/logs?after=13`)).body.lines;
+      assert.deepEqual(line14, {
+        seq: 14,
+        stream: 'stdout',
+        time: '2026-11-27T17:00:00.500Z',
+        text: 'ünïcode ✓',
+      });
       assert.equal(page.complete, false, 'the run is still running');
     });
 
