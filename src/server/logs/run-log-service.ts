@@ -151,9 +151,13 @@ function droppedOf(s: repo.LogSummary): LogDropped {
     : { lines: s.dropped_lines, bytes: s.dropped_bytes };
 }
 
-/** Chunks a read fetches at a time; a read decodes at most this much text past its limit's lines. */
+/** Chunks a read fetches at a time. */
 const CHUNKS_PER_FETCH = 16;
-const MAX_SCAN_BYTES = 16 * 1024 * 1024;
+/**
+ * Deflated bytes one read decodes at most (~10 MB of text): a stream filter over a long log answers with
+ * what it found so far and a `next_after` to go on from, instead of holding the event loop.
+ */
+const MAX_SCAN_BYTES = 2 * 1024 * 1024;
 
 async function readPage(
   db: Db,
