@@ -80,11 +80,11 @@ export interface FastAppend {
 
 /**
  * The common append in one statement (one round trip, atomic without a transaction): finds the run as
- * RUN_ADDRESSED does (a worker key reaches only its own run), and when it takes lines, the chunk follows the
- * stored log directly (first seq = last seq + 1) and fits the cap's half it lands in without dropping,
- * stores the chunk and moves the summary. The UPDATE's condition is re-checked on the locked row, so of two
- * racing sends of one chunk only one matches; everything else (the first chunk, a resend, a gap, the cap)
- * is left to `appendSlow`.
+ * RUN_ADDRESSED does (a worker key reaches only its own run), and when it takes lines and the chunk is the
+ * log's first or follows the stored log directly (first seq = last seq + 1), and fits the cap's half it
+ * lands in without dropping, stores the chunk and creates or moves the summary. The upsert's condition is
+ * re-checked on the locked row, so of two racing sends of one chunk only one matches; everything else (a
+ * resend, a gap, the cap) is left to the service's slow path.
  */
 export async function appendFast(
   db: Queryable,
@@ -100,11 +100,13 @@ export async function appendFast(
               r.state <> 'pending' AND (r.ended_at IS NULL OR r.ended_at >= now() - make_interval(secs => $6::float8 / 1000)) AS accepting
          FROM runs r JOIN experiments e ON ${RUN_ADDRESSED}),
      s AS (
-       UPDATE run_logs l SET last_seq = $8::bigint, lines = l.lines + ($8::bigint - $7::bigint + 1),
-              bytes = l.bytes + $9::bigint,
-              head_bytes = CASE WHEN l.head_last_seq IS NULL THEN l.head_bytes + $9::bigint ELSE l.head_bytes END
-         FROM run
-        WHERE run.accepting AND l.run_id = run.id AND l.last_seq = $7::bigint - 1
+       INSERT INTO run_logs AS l (run_id, last_seq, lines, bytes, head_bytes)
+       SELECT run.id, $8::bigint, $8::bigint - $7::bigint + 1, $9::bigint, $9::bigint FROM run
+        WHERE run.accepting AND $9::bigint <= $11::bigint
+       ON CONFLICT (run_id) DO UPDATE SET last_seq = EXCLUDED.last_seq, lines = l.lines + EXCLUDED.lines,
+              bytes = l.bytes + EXCLUDED.bytes,
+              head_bytes = CASE WHEN l.head_last_seq IS NULL THEN l.head_bytes + EXCLUDED.bytes ELSE l.head_bytes END
+        WHERE l.last_seq = $7::bigint - 1
           AND CASE WHEN l.head_last_seq IS NULL THEN l.head_bytes + $9::bigint <= $11::bigint
                    ELSE l.bytes - l.head_bytes + $9::bigint <= $11::bigint END
         RETURNING ${SUMMARY_COLUMNS}, l.run_id AS log_run_id),
