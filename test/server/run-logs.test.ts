@@ -193,7 +193,16 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         );
         assert.equal(typeof res.body.error.code, 'string');
       }
-      for (const query of ['after=-1', 'limit=0', 'limit=5001', 'stream=stdin', 'wait_s=61', 'after=x']) {
+      for (const query of [
+        'after=-1',
+        'limit=0',
+        'limit=5001',
+        'stream=stdin',
+        'wait_s=61',
+        'after=x',
+        'after=1e309',
+        'limit=1e309',
+      ]) {
         const res = await t.as(key).get(`${run.path}/logs?${query}`);
         assert.equal(res.status, 400, `${query}: ${JSON.stringify(res.body)}`);
       }

@@ -216,6 +216,14 @@ export async function readLog(
   query: LogQuery,
   gone: AbortSignal,
 ): Promise<LogPage> {
+  // Ajv coerces `1e309` to Infinity and then skips its limits (they check finite numbers only).
+  for (const name of ['after', 'limit', 'wait_s'] as const) {
+    const value = query[name];
+    if (value !== undefined && !Number.isSafeInteger(value))
+      throw badRequest('invalid_parameter', `querystring /${name} must be a whole number`, [
+        { location: 'querystring', path: `/${name}`, message: 'must be a whole number' },
+      ]);
+  }
   const asked = { after: query.after ?? 0, limit: query.limit ?? 1_000, stream: query.stream };
   const deadline = Date.now() + (query.wait_s ?? 0) * 1000;
   const news = (page: LogPage) => page.lines.length > 0 || page.next_after > asked.after || page.complete;
