@@ -167,6 +167,8 @@ async function readPage(
   const lines: LogLine[] = [];
   let lookedAt = query.after;
   let scanned = 0;
+  // A line past the page was seen: not complete, even when the summary read first ends before it.
+  let more = false;
   fetching: while (
     lines.length < query.limit &&
     lookedAt < state.summary.last_seq &&
@@ -178,7 +180,10 @@ async function readPage(
       scanned += chunk.body.byteLength;
       for (const line of decodeChunk(chunk.first_seq, chunk.body)) {
         if (line.seq <= lookedAt) continue;
-        if (lines.length >= query.limit) break fetching;
+        if (lines.length >= query.limit) {
+          more = true;
+          break fetching;
+        }
         lookedAt = line.seq;
         if (query.stream === undefined || line.stream === query.stream) lines.push(line);
       }
@@ -191,7 +196,7 @@ async function readPage(
   return {
     lines,
     next_after: lookedAt,
-    complete: caughtUp && isTerminalRunState(state.state),
+    complete: caughtUp && !more && isTerminalRunState(state.state),
     dropped: droppedOf(state.summary),
   };
 }
