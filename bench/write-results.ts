@@ -9,6 +9,7 @@ const order = [
   'runner-traffic',
   'metrics',
   'run-logs',
+  'run-logs-500',
   'run-logs-200',
   'managed-runs',
   'sweeps',
