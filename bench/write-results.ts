@@ -8,6 +8,9 @@ const dir = path.join(import.meta.dirname, 'results');
 const order = [
   'runner-traffic',
   'metrics',
+  'run-logs',
+  'run-logs-500',
+  'run-logs-200',
   'managed-runs',
   'sweeps',
   'cancel-latency',

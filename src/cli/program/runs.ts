@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { priority, wholeNumber } from '../command-args.ts';
 import type { MetricsOptions, ProvisionOptions } from '../runs-commands.ts';
 import { addRunLabelsCommands } from './run-labels.ts';
+import { addRunsLogsCommand } from './runs-logs.ts';
 import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
 import { addRunsCompareCommand } from './runs-compare.ts';
 
@@ -71,4 +72,5 @@ export function addRunsCommands(program: Command): void {
       ),
     );
   addRunsCompareCommand(group);
+  addRunsLogsCommand(group);
 }
