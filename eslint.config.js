@@ -16,7 +16,7 @@ export const serverLayers = [
   ['experiments'],
   ['variations'],
   ['runs'],
-  ['api-keys', 'metrics', 'assets'],
+  ['api-keys', 'metrics', 'assets', 'logs'],
   ['orchestration', 'search'],
   ['sweeps', 'admin', 'web'],
 ];
