@@ -68,6 +68,7 @@ export function CompareOverlay({
   metricKey,
   maxPoints,
   settings,
+  labels,
 }: {
   experimentId: string;
   /** The runs to draw, of those that logged the key (a sweep's subset of the experiment's runs). */
@@ -76,6 +77,8 @@ export function CompareOverlay({
   /** Points per curve: the page starts the unzoomed read with the same number before the runs arrive. */
   maxPoints: number;
   settings: ChartSettings;
+  /** Each run's legend entry by run id (its differing config values); `run n.r` for one without. */
+  labels?: ReadonlyMap<string, string>;
 }) {
   const client = useClient();
   const [frame, width] = useWidth<HTMLDivElement>();
@@ -93,9 +96,12 @@ export function CompareOverlay({
     return {
       // Each run on its own steps: their downsampled points seldom share one.
       data: { curves: curvesOf(curves, settings.log) },
-      lines: items.map((item, i) => ({ label: `run ${item.n}.${item.r}`, color: lineColor(i) })),
+      lines: items.map((item, i) => ({
+        label: labels?.get(item.run_id) ?? `run ${item.n}.${item.r}`,
+        color: lineColor(i),
+      })),
     };
-  }, [series.data, runs, settings]);
+  }, [series.data, runs, settings, labels]);
   const drawn = chart?.lines.length ?? 0;
 
   return (
