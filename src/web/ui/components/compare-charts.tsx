@@ -77,8 +77,8 @@ export function CompareOverlay({
   /** Points per curve: the page starts the unzoomed read with the same number before the runs arrive. */
   maxPoints: number;
   settings: ChartSettings;
-  /** Each run's legend entry by run id (its differing config values); `run n.r` for one without. */
-  labels?: ReadonlyMap<string, string>;
+  /** The legend entries of the runs drawn, by run id (their differing config values). */
+  labels?: (runIds: string[]) => ReadonlyMap<string, string>;
 }) {
   const client = useClient();
   const [frame, width] = useWidth<HTMLDivElement>();
@@ -93,11 +93,12 @@ export function CompareOverlay({
       const s = decodeSeries(item.points);
       return settings.smoothing > 0 ? { steps: s.steps, values: smooth(s.values, settings.smoothing) } : s;
     });
+    const legend = labels?.(items.map((item) => item.run_id));
     return {
       // Each run on its own steps: their downsampled points seldom share one.
       data: { curves: curvesOf(curves, settings.log) },
       lines: items.map((item, i) => ({
-        label: labels?.get(item.run_id) ?? `run ${item.n}.${item.r}`,
+        label: legend?.get(item.run_id) ?? `run ${item.n}.${item.r}`,
         color: lineColor(i),
       })),
     };

@@ -222,10 +222,13 @@ export function ComparePage() {
     }));
     const started = rows.filter((r) => r.run.state !== 'pending');
     const configPaths = differingPaths(rows.map((r) => r.config));
-    const labels = legendLabels(
-      rows.map((row) => ({ ...row.run, config: row.config })),
-      configPaths,
-    );
+    const byRun = new Map(rows.map((row) => [row.run.id, { ...row.run, config: row.config }]));
+    // Over the runs a chart draws: runs of one variation are told apart only when both are drawn.
+    const labels = (runIds: string[]) =>
+      legendLabels(
+        runIds.flatMap((runId) => byRun.get(runId) ?? []),
+        configPaths,
+      );
     return { columns, column, shown, started, configPaths, labels, metricPaths: metricPaths.total };
     // outputsVersion stands for the outputs' reads (metricsOf), columnsKey for columnKeys, figures.data for
     // figuresByRun: each is new on every render, and its stand-in changes exactly when its content does.
