@@ -126,7 +126,7 @@ describe('web UI in Chromium: watching a run', () => {
     const styled = lines.locator('[data-seq="2"]');
     await styled.waitFor();
     assert.equal(await styled.locator('.log-text').innerText(), 'bold red then underlined and orange');
-    const red = styled.locator('span', { hasText: 'bold red' });
+    const red = styled.locator('.log-text > span', { hasText: 'bold red' });
     const style = (el: unknown, name: string) =>
       (globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }).getComputedStyle(
         el,
@@ -134,14 +134,17 @@ describe('web UI in Chromium: watching a run', () => {
     assert.equal(await red.evaluate(style, 'color'), 'rgb(192, 38, 45)');
     assert.equal(await red.evaluate(style, 'fontWeight'), '700');
     assert.match(
-      await styled.locator('span', { hasText: 'underlined' }).evaluate(style, 'textDecorationLine'),
+      await styled
+        .locator('.log-text > span', { hasText: 'underlined' })
+        .evaluate(style, 'textDecorationLine'),
       /underline/,
     );
     assert.equal(
-      await styled.locator('span', { hasText: 'orange' }).evaluate(style, 'color'),
+      await styled.locator('.log-text > span', { hasText: 'orange' }).evaluate(style, 'color'),
       'rgb(255, 135, 0)',
     );
     assert.equal(await lines.locator('[data-seq="4"] .log-text').innerText(), 'progress 100%');
+    await screenshot(page, 'run-log-top');
 
     // Markup in a line is text: no script or image element, the text as printed, marked as stderr.
     const stderr = lines.locator('[data-seq="3"]');
@@ -189,6 +192,7 @@ describe('web UI in Chromium: watching a run', () => {
       new RegExp(`^${texts.length} matching lines`),
     );
     assert.equal(await lines.locator('mark.log-match').first().innerText(), 'loss 0.0');
+    await screenshot(page, 'run-log-search');
     await pane.getByLabel('Search the log').fill('');
     await lines.locator('[data-seq="65"]').waitFor();
 
@@ -199,7 +203,9 @@ describe('web UI in Chromium: watching a run', () => {
     const run = page.url().split('/').pop();
     assert.equal(download.suggestedFilename(), `run-1.${run}.log`);
     const text = await readFile((await download.path())!, 'utf8');
-    assert.match(text, /^starting training\n/);
+    // A line per line: its time, stream and text as printed.
+    assert.match(text, /^\S+ stdout \| starting training\n/);
+    assert.match(text, /stderr \| warning: <script>/);
     assert.match(text, /<script>alert\("x"\)<\/script>/);
     assert.match(text, /validation loss 0\.123/);
 
@@ -402,6 +408,12 @@ describe('web UI in Chromium: watching a run', () => {
       'lr=0.01, model.depth=3',
       'lr=0.1, model.depth=6',
     ]);
+    // Default table columns are training keys: system ones only when picked.
+    await page.getByRole('columnheader', { name: 'metric val_loss (last)' }).waitFor();
+    assert.equal(
+      await page.getByRole('columnheader', { name: 'metric system/cpu_percent (last)' }).count(),
+      0,
+    );
     await screenshot(page, 'compare-legends');
 
     const phone = await newSession(browser, dialogs, PHONE);
@@ -435,6 +447,52 @@ describe('web UI in Chromium: watching a run', () => {
     assert.deepEqual(problems, []);
   });
 
+  it('charts a sweep run’s objective first, and makes it the compare page’s default curve', async () => {
+    const { page } = session;
+    const experiment = await must('post', '/experiments', {
+      name: 'Objective sweep',
+      organization_id: 'personal',
+    });
+    const created = await api().post(`/experiments/${experiment.id}/sweeps`, {
+      base_yaml: 'lr: 0.1\nlaunch:\n  command: python train.py\n',
+      list: [{ lr: 0.1 }, { lr: 0.01 }],
+      objective: { metric: 'val_loss', goal: 'minimize' },
+    });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const runs = created.body.runs as Array<{ id: string; n: number; r: number }>;
+    for (const run of runs) {
+      const path = `/experiments/${experiment.id}/variations/${run.n}/runs/${run.r}`;
+      const worker = t.as((await workerKeyThroughExchange(t, orchestratorKey, run.id)).key);
+      assert.equal((await worker.get(`${path}/config`)).status, 200);
+      assert.equal((await worker.post(`${path}/start`, { environment: {} })).status, 200);
+      const metrics = ['accuracy', 'loss', 'system/cpu_percent', 'val_loss'].map((key) => ({
+        key,
+        step: 0,
+        value: run.n,
+      }));
+      assert.equal((await worker.post(`${path}/metrics`, { metrics })).status, 200);
+    }
+    const first = runs[0]!;
+    await page.goto(`${t.url}/ui/experiments/${experiment.id}/variations/${first.n}/runs/${first.r}`);
+    const training = page.locator('section[aria-labelledby="metrics-title"]');
+    await training.locator('figure.metric-chart').nth(2).waitFor();
+    assert.deepEqual(
+      await training
+        .locator('figure.metric-chart')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-key'))),
+      ['val_loss', 'accuracy', 'loss'],
+    );
+    await page.goto(`${t.url}/ui/experiments/${experiment.id}/compare?sweep=${created.body.id}`);
+    const overlay = page.locator('figure.compare-overlay[data-key="val_loss"]');
+    await overlay.locator('.chart[data-drawn-lines="2"]').waitFor();
+    assert.equal(await page.getByRole('combobox', { name: 'Metric' }).inputValue(), 'val_loss');
+    assert.deepEqual(await overlay.locator('.u-legend .u-series .u-label').allInnerTexts(), [
+      'lr=0.1',
+      'lr=0.01',
+    ]);
+    assert.deepEqual(problems, []);
+  });
+
   it('shows a managed run’s instance as ended once the run has, not as its last recorded “running”', async () => {
     const { page } = session;
     const run = await must('post', `/experiments/${experimentId}/variations/1/runs`);
@@ -464,9 +522,12 @@ describe('web UI in Chromium: watching a run', () => {
     await signIn(phone.page, t as never, user.key);
     await phone.page.goto(`${t.url}/ui${runUrl(1, 1)}`);
     await phone.page.locator('section.log-pane .log-row').first().waitFor();
-    const width = await phone.page.evaluate<number>('document.documentElement.scrollWidth');
-    assert.ok(width <= PHONE.width, `the run page scrolls sideways: ${width}px`);
     await screenshot(phone.page, 'run-log-390');
+    const width = await phone.page.evaluate<number>('document.documentElement.scrollWidth');
+    const wide = await phone.page.evaluate<string[]>(
+      `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > ${PHONE.width}).map((e) => e.tagName + '.' + e.className).slice(0, 8)`,
+    );
+    assert.ok(width <= PHONE.width, `the run page scrolls sideways: ${width}px (${wide.join(', ')})`);
     await phone.context.close();
     assert.deepEqual(problems, []);
   });

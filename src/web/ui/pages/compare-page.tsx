@@ -29,7 +29,7 @@ import {
   type Cell,
 } from '../compare-rows.ts';
 import { allPages } from '../all-pages.ts';
-import { chartOrder, defaultMetricKey } from '../default-key.ts';
+import { chartOrder, defaultMetricKey, isSystemKey } from '../default-key.ts';
 import { formatDuration } from '../format.ts';
 import { formatMetric } from '../metric-series.ts';
 import { queryKeys } from '../query-keys.ts';
@@ -170,9 +170,9 @@ export function ComparePage() {
   const [pickedColumns, setPickedColumns] = useState<string[] | null>(null);
   const [pickedChartKey, setChartKey] = useState<string | null>(null);
   const [settings, setSettings] = useState<ChartSettings>({ log: false, smoothing: 0 });
-  const columnKeys = (
-    pickedColumns ?? chartOrder(allKeys, (k) => k, objective).slice(0, DEFAULT_COLUMN_KEYS)
-  ).filter((k) => allKeys.includes(k));
+  const columnKeys = (pickedColumns ?? defaultColumnKeys(allKeys, objective)).filter((k) =>
+    allKeys.includes(k),
+  );
   const chartKey =
     pickedChartKey && allKeys.includes(pickedChartKey)
       ? pickedChartKey
@@ -354,6 +354,12 @@ export function ComparePage() {
   );
 }
 
+/** The keys with table columns until the reader picks: the objective, then training keys; system keys last. */
+function defaultColumnKeys(keys: string[], objective: string | undefined): string[] {
+  const training = keys.filter((k) => !isSystemKey(k));
+  return chartOrder(training.length > 0 ? training : keys, (k) => k, objective).slice(0, DEFAULT_COLUMN_KEYS);
+}
+
 /** The objective the sweeps share, when every one that declares one declares the same. */
 function sharedObjective(metrics: Array<string | undefined> | undefined): string | undefined {
   const declared = new Set((metrics ?? []).filter((m): m is string => !!m));
@@ -489,7 +495,11 @@ const CompareRow = memo(
             return (
               <td key={c.key} className="col-run">
                 <Link href={runPath(run)}>{`${run.n}.${run.r}`}</Link>
-                {run.name && <div className="muted run-name">{run.name}</div>}
+                {run.name && (
+                  <div className="muted run-name" title={run.name}>
+                    {run.name}
+                  </div>
+                )}
               </td>
             );
           if (c.key === 'state')
