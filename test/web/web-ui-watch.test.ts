@@ -290,7 +290,7 @@ describe('web UI in Chromium: watching a run', () => {
     assert.equal(await link.getAttribute('rel'), 'noopener noreferrer nofollow');
     // The image tag is text, and the javascript: link is no link.
     assert.equal(await notes.locator('img').count(), 0);
-    assert.match(await notes.innerText(), /<img src=x onerror=alert\(1\)>/);
+    assert.match(await notes.innerText(), /<img src=x onerror=alert\(1\)> click$/);
     assert.equal(await notes.getByRole('link').count(), 1);
     const stored = await must('get', runUrl(1, r));
     assert.equal(stored.name, 'baseline warmup');

@@ -157,7 +157,10 @@ export function parseInline(text: string): Inline[] {
       }
     }
     if (c === '[') {
-      const link = /^\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/.exec(text.slice(i));
+      // The target may hold one level of balanced parentheses (a Wikipedia URL, or `alert(1)`).
+      const link = /^\[([^\]]*)\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+"[^"]*")?\s*\)/.exec(
+        text.slice(i),
+      );
       if (link) {
         flush();
         out.push({ type: 'link', href: safeHref(link[2]!), children: parseInline(link[1]!) });

@@ -48,7 +48,7 @@ describe('notes markdown', () => {
         { type: 'link', href: 'https://arxiv.org/abs/1', children: [{ type: 'text', text: 'paper' }] },
         { type: 'text', text: ' ' },
         { type: 'link', href: null, children: [{ type: 'text', text: 'bad' }] },
-        { type: 'text', text: ') ' },
+        { type: 'text', text: ' ' },
         { type: 'link', href: null, children: [{ type: 'text', text: 'd' }] },
       ],
     );
