@@ -58,7 +58,13 @@ describe('web UI in Chromium: watching a run', () => {
   }
 
   before(async () => {
-    t = await startTestService({ pglite: true, listen: true, orchestrator: new FakeOrchestrator() });
+    // A 1 MiB log cap (the least), so that a test run's log overflows it.
+    t = await startTestService({
+      pglite: true,
+      listen: true,
+      orchestrator: new FakeOrchestrator(),
+      env: { ASSAY_RUN_LOG_MAX_MB: '1' },
+    });
     orchestratorKey = (await mintEmbeddedOrchestratorKey(t.service.db)).token;
     user = await t.createUser();
     browser = await launchChromium();
@@ -211,6 +217,65 @@ describe('web UI in Chromium: watching a run', () => {
 
     await must('post', `${runUrl(1, Number(run))}/succeed`);
     await pane.locator('.log-status', { hasText: 'complete' }).waitFor();
+    assert.deepEqual(problems, []);
+  });
+
+  it('keeps a long log bounded: the newest 20,000 lines, only the rows in view rendered, and the cap’s gap', async () => {
+    const { page } = session;
+    const r = await startRun(2);
+    seq = 0;
+    for (let chunk = 0; chunk < 5; chunk++)
+      await print(
+        2,
+        r,
+        Array.from({ length: 5_000 }, (_, i): ['stdout', string] => [
+          'stdout',
+          `line ${chunk * 5_000 + i + 1}`,
+        ]),
+      );
+    const opened = Date.now();
+    await page.goto(`${t.url}/ui${runUrl(2, r)}`);
+    const pane = page.locator('section.log-pane');
+    const lines = pane.locator('.log-lines');
+    await lines.locator('[data-seq="25000"]').waitFor({ timeout: 30_000 });
+    process.stdout.write(
+      `# 25,000 lines read and the last shown ${Date.now() - opened} ms after opening the page\n`,
+    );
+    await pane
+      .getByText('Showing the last 20,000 lines: the 5,000 before them are in the download.')
+      .waitFor();
+    assert.equal(await lines.getAttribute('data-rows'), '20000');
+    const rendered = await lines.locator('.log-row').count();
+    assert.ok(rendered > 10 && rendered < 150, `${rendered} rows in the DOM`);
+    await lines.evaluate((el: { scrollTop: number }) => (el.scrollTop = 0));
+    await lines.locator('[data-seq="5001"]').waitFor();
+    assert.equal(await lines.locator('[data-seq="5000"]').count(), 0);
+    await must('post', `${runUrl(2, r)}/succeed`);
+
+    // Past the 1 MiB cap the service keeps the head and the tail; the pane marks the gap between them.
+    const capped = await startRun(2);
+    seq = 0;
+    const wide = 'x'.repeat(10_000);
+    for (let chunk = 0; chunk < 20; chunk++)
+      await print(
+        2,
+        capped,
+        Array.from({ length: 10 }, (_, i): ['stdout', string] => [
+          'stdout',
+          `line ${chunk * 10 + i + 1} ${wide}`,
+        ]),
+      );
+    await must('post', `${runUrl(2, capped)}/succeed`);
+    const read = await must('get', `${runUrl(2, capped)}/logs?limit=1`);
+    assert.ok(read.dropped.lines > 0, JSON.stringify(read.dropped));
+    await page.goto(`${t.url}/ui${runUrl(2, capped)}`);
+    const gap = lines.locator('.log-gap');
+    await gap.waitFor();
+    assert.equal(await gap.innerText(), `[… ${read.dropped.lines} lines dropped …]`);
+    assert.equal(await gap.getAttribute('data-gap'), String(read.dropped.lines));
+    await pane.getByText(`it dropped ${read.dropped.lines} lines`).waitFor();
+    await pane.locator('.log-status', { hasText: 'complete' }).waitFor();
+    await screenshot(page, 'run-log-gap');
     assert.deepEqual(problems, []);
   });
 
