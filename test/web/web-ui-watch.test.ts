@@ -447,6 +447,15 @@ describe('web UI in Chromium: watching a run', () => {
     await page.getByRole('heading', { name: 'Depth and learning rate' }).waitFor();
     // A committed experiment offers no delete.
     assert.equal(await page.getByRole('button', { name: 'Delete draft…' }).count(), 0);
+    // Its tags change in any state.
+    await page.getByRole('button', { name: 'Edit tags' }).click();
+    await page
+      .getByRole('form', { name: "Edit the experiment's tags" })
+      .getByLabel('Tags (comma-separated)')
+      .fill('vision, cnn');
+    await page.getByRole('button', { name: 'Save tags' }).click();
+    await page.getByRole('list', { name: 'Tags' }).getByText('cnn').waitFor();
+    assert.deepEqual((await must('get', `/experiments/${experimentId}`)).tags, ['vision', 'cnn']);
     assert.deepEqual(problems, []);
     assert.deepEqual(dialogs, []);
   });
