@@ -320,11 +320,12 @@ describe('web UI in Chromium: run metrics', () => {
     const overlay = page.locator('figure.compare-overlay');
     await page.getByRole('combobox', { name: 'Metric' }).selectOption('loss');
     await overlay.locator('.chart[data-drawn-lines="3"]').waitFor();
-    // Each run on its own steps (uPlot's faceted mode): the legend names the runs, with no step column.
+    // Each run on its own steps (uPlot's faceted mode): the legend names the runs by the config values that
+    // differ, with no step column.
     assert.deepEqual(await overlay.locator('.u-legend .u-series .u-label').allInnerTexts(), [
-      'run 1.1',
-      'run 2.1',
-      'run 3.1',
+      'lr=0.1, optimizer=adam',
+      'lr=0.01, optimizer=sgd',
+      'lr=0.001, optimizer=adam',
     ]);
     assert.equal(await overlay.locator('.chart').getAttribute('data-drawn-points'), String(198 + 25 + 100));
 

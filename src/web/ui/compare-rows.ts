@@ -51,3 +51,48 @@ export function compareCells(a: Cell, b: Cell, direction: 'ascending' | 'descend
       : String(a).localeCompare(String(b), undefined, { numeric: true });
   return direction === 'ascending' ? order : -order;
 }
+
+/** Differing config values a legend entry names at most. */
+export const LEGEND_PATHS = 4;
+
+/** A run as its legend entry is made: its number and name, and its config flattened. */
+export interface LegendRun {
+  id: string;
+  n: number;
+  r: number;
+  name: string | null;
+  config: Record<string, Cell>;
+}
+
+/**
+ * Each run's legend entry by run id: the config values that differ between the variations (`lr=0.01,
+ * depth=3`); runs sharing them (runs of one variation) are told apart by their name or number, and with no
+ * differing value the name or number alone.
+ */
+export function legendLabels(runs: LegendRun[], configPaths: string[]): Map<string, string> {
+  const shown = configPaths.slice(0, LEGEND_PATHS);
+  const base = new Map(
+    runs.map((run) => {
+      const values = shown.map((p) => `${p}=${legendValue(run.config[p])}`);
+      if (configPaths.length > LEGEND_PATHS) values.push('…');
+      return [run.id, values.join(', ')];
+    }),
+  );
+  const uses = new Map<string, number>();
+  for (const label of base.values()) uses.set(label, (uses.get(label) ?? 0) + 1);
+  return new Map(
+    runs.map((run) => {
+      const label = base.get(run.id)!;
+      const own = run.name ?? `run ${run.n}.${run.r}`;
+      if (label === '') return [run.id, own];
+      return [run.id, uses.get(label)! > 1 ? `${label} (${own})` : label];
+    }),
+  );
+}
+
+/** A config value in a legend: numbers to six significant digits, the rest as text. */
+function legendValue(value: Cell): string {
+  if (value === undefined || value === null) return '—';
+  if (typeof value === 'number') return String(Number(value.toPrecision(6)));
+  return String(value);
+}

@@ -22,6 +22,9 @@ export const queryKeys = {
   experiment: (id: string) => ['experiment', id] as const,
   variations: (id: string) => ['experiment', id, 'variations'] as const,
   runs: (id: string, n: number) => ['experiment', id, 'runs', n] as const,
+  /** A variation's runs as a runs table filters them (by state, tags, archived or not). */
+  runList: (id: string, n: number, filters: object) => ['experiment', id, 'runs', n, filters] as const,
+  variation: (id: string, n: number) => ['experiment', id, 'variations', n] as const,
   runAssets: (id: string, n: number, r: number) => ['experiment', id, 'runs', n, r, 'assets'] as const,
   lineage: (id: string, depth: number) => ['experiment', id, 'lineage', depth] as const,
   sweep: (id: string, sweepId: string | null) => ['experiment', id, 'sweep', sweepId] as const,

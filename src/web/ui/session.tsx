@@ -19,6 +19,11 @@ export interface Session {
   signOut(reason?: string): void;
   /** Why the last session ended, when the server ended it (a 401) rather than the user. */
   signedOutReason: string | undefined;
+  /**
+   * A GET of this origin's API with the credential in the Authorization header, for an answer the client does
+   * not read as JSON (a file to save); null when signed out.
+   */
+  fetchWithKey: ((path: string) => Promise<Response>) | null;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -94,9 +99,17 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const client = useMemo(() => (credential ? clientFor(credential) : null), [credential]);
+  const fetchWithKey = useMemo(
+    () =>
+      credential
+        ? (path: string) =>
+            fetch(`${window.location.origin}${path}`, { headers: { authorization: `Bearer ${credential}` } })
+        : null,
+    [credential],
+  );
   const session = useMemo(
-    () => ({ client, scope, setScope, signIn, signOut, signedOutReason }),
-    [client, scope, setScope, signIn, signOut, signedOutReason],
+    () => ({ client, scope, setScope, signIn, signOut, signedOutReason, fetchWithKey }),
+    [client, scope, setScope, signIn, signOut, signedOutReason, fetchWithKey],
   );
   return (
     <SessionContext.Provider value={session}>

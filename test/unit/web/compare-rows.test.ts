@@ -6,7 +6,9 @@ import {
   compareCells,
   differingPaths,
   flatten,
+  legendLabels,
   MAX_METRICS_JSON_COLUMNS,
+  type Cell,
 } from '../../../src/web/ui/compare-rows.ts';
 
 describe('flatten', () => {
@@ -62,5 +64,45 @@ describe('capPaths', () => {
     assert.equal(MAX_METRICS_JSON_COLUMNS, 50);
     assert.deepEqual([capped.shown.length, capped.shown[49], capped.total], [50, 'f049', 120]);
     assert.deepEqual(capPaths(['a', 'b']), { shown: ['a', 'b'], total: 2 });
+  });
+});
+
+describe('legendLabels', () => {
+  const run = (
+    id: string,
+    n: number,
+    r: number,
+    config: Record<string, Cell>,
+    name: string | null = null,
+  ) => ({
+    id,
+    n,
+    r,
+    name,
+    config,
+  });
+  it('names each run by its differing config values, and tells runs of one variation apart', () => {
+    const labels = legendLabels(
+      [
+        run('a', 1, 1, { lr: 0.01, depth: 3, seed: 1 }),
+        run('b', 2, 1, { lr: 0.1, depth: 3, seed: 1 }),
+        run('c', 2, 2, { lr: 0.1, depth: 3, seed: 1 }, 'rerun'),
+      ],
+      ['lr'],
+    );
+    assert.deepEqual([...labels.values()], ['lr=0.01', 'lr=0.1 (run 2.1)', 'lr=0.1 (rerun)']);
+  });
+
+  it('falls back to the run name or number, and shortens long lists', () => {
+    assert.deepEqual(
+      [...legendLabels([run('a', 1, 1, {}), run('b', 1, 2, {}, 'b')], []).values()],
+      ['run 1.1', 'b'],
+    );
+    const config = { a: 1, b: 2, c: 3, d: 4, e: 1 / 3 };
+    assert.deepEqual(
+      [...legendLabels([run('x', 1, 1, config)], ['a', 'b', 'c', 'd', 'e']).values()],
+      ['a=1, b=2, c=3, d=4, …'],
+    );
+    assert.deepEqual([...legendLabels([run('x', 1, 1, config)], ['e']).values()], ['e=0.333333']);
   });
 });

@@ -68,6 +68,7 @@ export function CompareOverlay({
   metricKey,
   maxPoints,
   settings,
+  labels,
 }: {
   experimentId: string;
   /** The runs to draw, of those that logged the key (a sweep's subset of the experiment's runs). */
@@ -76,6 +77,8 @@ export function CompareOverlay({
   /** Points per curve: the page starts the unzoomed read with the same number before the runs arrive. */
   maxPoints: number;
   settings: ChartSettings;
+  /** The legend entries of the runs drawn, by run id (their differing config values). */
+  labels?: (runIds: string[]) => ReadonlyMap<string, string>;
 }) {
   const client = useClient();
   const [frame, width] = useWidth<HTMLDivElement>();
@@ -90,12 +93,16 @@ export function CompareOverlay({
       const s = decodeSeries(item.points);
       return settings.smoothing > 0 ? { steps: s.steps, values: smooth(s.values, settings.smoothing) } : s;
     });
+    const legend = labels?.(items.map((item) => item.run_id));
     return {
       // Each run on its own steps: their downsampled points seldom share one.
       data: { curves: curvesOf(curves, settings.log) },
-      lines: items.map((item, i) => ({ label: `run ${item.n}.${item.r}`, color: lineColor(i) })),
+      lines: items.map((item, i) => ({
+        label: legend?.get(item.run_id) ?? `run ${item.n}.${item.r}`,
+        color: lineColor(i),
+      })),
     };
-  }, [series.data, runs, settings]);
+  }, [series.data, runs, settings, labels]);
   const drawn = chart?.lines.length ?? 0;
 
   return (

@@ -1,6 +1,8 @@
 import type { ExperimentDetail } from '@assay/client/browser';
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type FormEvent } from 'react';
+import { useLocation } from 'wouter';
+import { queryKeys } from '../query-keys.ts';
 import { movesOffered, type ExperimentMove } from '../experiment-actions.ts';
 import { useExperimentRefresh } from '../experiment-refresh.ts';
 import { useClient } from '../session.tsx';
@@ -36,7 +38,7 @@ export function ExperimentActions({ experiment }: { experiment: ExperimentDetail
     },
   });
   const moves = movesOffered(experiment.state);
-  if (moves.length === 0) return null;
+  if (moves.length === 0 && experiment.state !== 'draft') return null;
   const askReason = () => {
     dialog.current?.showModal();
     setAsking(true);
@@ -58,6 +60,7 @@ export function ExperimentActions({ experiment }: { experiment: ExperimentDetail
           {LABELS[to]}
         </button>
       ))}
+      {experiment.state === 'draft' && <DeleteDraft experiment={experiment} />}
       {move.isError && !asking && <ErrorState error={move.error} title="The state did not change" />}
       <dialog ref={dialog} aria-labelledby="retract-title" onClose={() => setAsking(false)}>
         <form onSubmit={retract} className="stacked">
@@ -78,5 +81,55 @@ export function ExperimentActions({ experiment }: { experiment: ExperimentDetail
         </form>
       </dialog>
     </div>
+  );
+}
+
+/**
+ * Deletes a draft, with its variations and test runs, once confirmed in a dialog; the server refuses any
+ * other state. The page it was on is gone after: back to the list.
+ */
+function DeleteDraft({ experiment }: { experiment: ExperimentDetail }) {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  const [, navigate] = useLocation();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const remove = useMutation({
+    mutationFn: () => client.experiments.delete(experiment.id),
+    onSuccess: () => {
+      dialog.current?.close();
+      queryClient.removeQueries({ queryKey: queryKeys.experiment(experiment.id) });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.experiments() });
+      navigate('/');
+    },
+  });
+  return (
+    <>
+      <button type="button" className="danger" onClick={() => dialog.current?.showModal()}>
+        Delete draft…
+      </button>
+      <dialog ref={dialog} aria-labelledby="delete-title">
+        <div className="stacked">
+          <h2 id="delete-title">Delete this draft?</h2>
+          <p>
+            “{experiment.name}” and its variations and test runs are deleted for good. Only a draft can be: a
+            committed experiment is kept.
+          </p>
+          {remove.isError && <ErrorState error={remove.error} title="The draft was not deleted" />}
+          <div className="actions">
+            <button
+              type="button"
+              className="danger"
+              disabled={remove.isPending}
+              onClick={() => remove.mutate()}
+            >
+              Delete draft
+            </button>
+            <button type="button" onClick={() => dialog.current?.close()}>
+              Keep it
+            </button>
+          </div>
+        </div>
+      </dialog>
+    </>
   );
 }

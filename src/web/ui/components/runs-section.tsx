@@ -1,5 +1,6 @@
 import type { ExperimentDetail, RunData, VariationData } from '@assay/client/browser';
-import { useQueries } from '@tanstack/react-query';
+import { keepPreviousData, useQueries } from '@tanstack/react-query';
+import { RUN_STATES, type RunState } from '@assay/contract';
 import { useState } from 'react';
 import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
@@ -7,6 +8,7 @@ import { useClient } from '../session.tsx';
 import { RunsTable } from './runs-table.tsx';
 import { QueryView } from './query-view.tsx';
 import { Empty } from './status.tsx';
+import { parseTags } from '../tags.ts';
 
 /** The experiment's runs, all variations or one, kept live by polling. */
 export function RunsSection({
@@ -18,12 +20,26 @@ export function RunsSection({
 }) {
   const client = useClient();
   const [only, setOnly] = useState<number | 'all'>('all');
+  const [state, setState] = useState<RunState | ''>('');
+  const [tagText, setTagText] = useState('');
+  const [archived, setArchived] = useState(false);
+  const tags = parseTags(tagText);
+  const filters = {
+    state: state || undefined,
+    tags: tags.length > 0 ? tags : undefined,
+    archived: archived || undefined,
+  };
+  const filtered = filters.state !== undefined || filters.tags !== undefined || archived;
   const shown = only === 'all' ? variations : variations.filter((v) => v.n === only);
   const results = useQueries({
     queries: shown.map((v) => ({
-      queryKey: queryKeys.runs(experiment.id, v.n),
-      queryFn: () => client.runs.list(experiment.id, v.n),
+      // Unfiltered, the same read as the compare page's and the run page's chain.
+      queryKey: filtered
+        ? queryKeys.runList(experiment.id, v.n, filters)
+        : queryKeys.runs(experiment.id, v.n),
+      queryFn: () => client.runs.list(experiment.id, v.n, filters),
       refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
+      placeholderData: keepPreviousData,
     })),
   });
   const failed = results.find((r) => r.isError);
@@ -56,6 +72,37 @@ export function RunsSection({
           </select>
         </label>
       </div>
+      <form
+        className="filters run-filters"
+        role="search"
+        aria-label="Filter runs"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <label>
+          <span>State</span>
+          <select value={state} onChange={(e) => setState(e.target.value as RunState | '')}>
+            <option value="">Any state</option>
+            {RUN_STATES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="grow">
+          <span>Tags (comma-separated; a run has every one)</span>
+          <input
+            type="search"
+            value={tagText}
+            onChange={(e) => setTagText(e.target.value)}
+            placeholder="e.g. baseline"
+          />
+        </label>
+        <label className="inline">
+          <input type="checkbox" checked={archived} onChange={(e) => setArchived(e.target.checked)} />
+          <span>Archived runs too</span>
+        </label>
+      </form>
       <QueryView
         query={query}
         what="runs"
@@ -63,11 +110,13 @@ export function RunsSection({
         isEmpty={(data) => data.length === 0}
         empty={
           <Empty command={`assay runs create ${experiment.id} 1`}>
-            {experiment.state === 'committed'
-              ? 'No runs yet. Start one with New run on a variation, then Provision it to run it on managed compute.'
-              : experiment.state === 'draft'
-                ? 'Runs become possible once the experiment is committed.'
-                : 'This experiment had no runs.'}
+            {filtered
+              ? 'No run matches these filters.'
+              : experiment.state === 'committed'
+                ? 'No runs yet. Start one with New run on a variation, then Provision it to run it on managed compute.'
+                : experiment.state === 'draft'
+                  ? 'Runs become possible once the experiment is committed.'
+                  : 'This experiment had no runs.'}
           </Empty>
         }
       >

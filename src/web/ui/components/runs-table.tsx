@@ -6,6 +6,7 @@ import { queryKeys } from '../query-keys.ts';
 import { useClient } from '../session.tsx';
 import { TableScroll } from './query-view.tsx';
 import { ErrorState, RunStateBadge } from './status.tsx';
+import { TagList } from './tag-list.tsx';
 
 export function runPath(run: { experiment_id: string; n: number; r: number }): string {
   return `/experiments/${encodeURIComponent(run.experiment_id)}/variations/${run.n}/runs/${run.r}`;
@@ -20,6 +21,7 @@ export function RunsTable({ runs }: { runs: RunData[] }) {
         <thead>
           <tr>
             <th scope="col">Run</th>
+            <th scope="col">Name and tags</th>
             <th scope="col">State</th>
             <th scope="col">Failure</th>
             <th scope="col">Created</th>
@@ -74,6 +76,12 @@ function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined
             )}
           </div>
         )}
+      </td>
+      <td className="run-labels-cell">
+        {run.name && <div className="run-name">{run.name}</div>}
+        <TagList tags={run.tags} label={`Tags of ${label}`} />
+        {run.archived_at && <span className="badge archived">archived</span>}
+        {!run.name && run.tags.length === 0 && !run.archived_at && <span className="muted">—</span>}
       </td>
       <td data-testid="run-state">
         <RunStateBadge run={run} />

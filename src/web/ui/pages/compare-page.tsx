@@ -24,10 +24,12 @@ import {
   compareCells,
   differingPaths,
   flatten,
+  legendLabels,
   MAX_METRICS_JSON_COLUMNS,
   type Cell,
 } from '../compare-rows.ts';
 import { allPages } from '../all-pages.ts';
+import { chartOrder, defaultMetricKey, isSystemKey } from '../default-key.ts';
 import { formatDuration } from '../format.ts';
 import { formatMetric } from '../metric-series.ts';
 import { queryKeys } from '../query-keys.ts';
@@ -95,6 +97,15 @@ export function ComparePage() {
     queryFn: () => client.sweeps.get(id, sweepId!),
     enabled: sweepId !== null,
   });
+  // Without a sweep named, the experiment's sweeps: when they agree on an objective, it is the default curve.
+  const sweeps = useQuery({
+    queryKey: queryKeys.sweeps(id, undefined),
+    queryFn: () => client.sweeps.list(id),
+    enabled: sweepId === null,
+  });
+  const objective = sweepId
+    ? sweep.data?.declaration.objective?.metric
+    : sharedObjective(sweeps.data?.items.map((s) => s.declaration.objective?.metric));
   const runResults = useQueries({
     queries: (variations.data ?? []).map((v) => ({
       queryKey: queryKeys.runs(id, v.n),
@@ -159,10 +170,13 @@ export function ComparePage() {
   const [pickedColumns, setPickedColumns] = useState<string[] | null>(null);
   const [pickedChartKey, setChartKey] = useState<string | null>(null);
   const [settings, setSettings] = useState<ChartSettings>({ log: false, smoothing: 0 });
-  const columnKeys = (pickedColumns ?? allKeys.slice(0, DEFAULT_COLUMN_KEYS)).filter((k) =>
+  const columnKeys = (pickedColumns ?? defaultColumnKeys(allKeys, objective)).filter((k) =>
     allKeys.includes(k),
   );
-  const chartKey = pickedChartKey && allKeys.includes(pickedChartKey) ? pickedChartKey : allKeys[0];
+  const chartKey =
+    pickedChartKey && allKeys.includes(pickedChartKey)
+      ? pickedChartKey
+      : defaultMetricKey(allKeys, objective);
   const figureKeys = [...new Set([...(chartKey ? [chartKey] : []), ...columnKeys])].slice(
     0,
     MAX_METRIC_KEYS_PER_QUERY,
@@ -208,7 +222,14 @@ export function ComparePage() {
     }));
     const started = rows.filter((r) => r.run.state !== 'pending');
     const configPaths = differingPaths(rows.map((r) => r.config));
-    return { columns, column, shown, started, configPaths, metricPaths: metricPaths.total };
+    const byRun = new Map(rows.map((row) => [row.run.id, { ...row.run, config: row.config }]));
+    // Over the runs a chart draws: runs of one variation are told apart only when both are drawn.
+    const labels = (runIds: string[]) =>
+      legendLabels(
+        runIds.flatMap((runId) => byRun.get(runId) ?? []),
+        configPaths,
+      );
+    return { columns, column, shown, started, configPaths, labels, metricPaths: metricPaths.total };
     // outputsVersion stands for the outputs' reads (metricsOf), columnsKey for columnKeys, figures.data for
     // figuresByRun: each is new on every render, and its stand-in changes exactly when its content does.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -300,6 +321,7 @@ export function ComparePage() {
               metricKey={chartKey}
               maxPoints={curvePoints}
               settings={settings}
+              labels={table.labels}
             />
             {table.configPaths.length > 0 && (
               <>
@@ -330,6 +352,18 @@ export function ComparePage() {
       {body}
     </article>
   );
+}
+
+/** The keys with table columns until the reader picks: the objective, then training keys; system keys last. */
+function defaultColumnKeys(keys: string[], objective: string | undefined): string[] {
+  const training = keys.filter((k) => !isSystemKey(k));
+  return chartOrder(training.length > 0 ? training : keys, (k) => k, objective).slice(0, DEFAULT_COLUMN_KEYS);
+}
+
+/** The objective the sweeps share, when every one that declares one declares the same. */
+function sharedObjective(metrics: Array<string | undefined> | undefined): string | undefined {
+  const declared = new Set((metrics ?? []).filter((m): m is string => !!m));
+  return declared.size === 1 ? [...declared][0] : undefined;
 }
 
 /** The table's columns; `metricPaths`: the figures of `metrics.json` outputs it shows. */
@@ -461,6 +495,11 @@ const CompareRow = memo(
             return (
               <td key={c.key} className="col-run">
                 <Link href={runPath(run)}>{`${run.n}.${run.r}`}</Link>
+                {run.name && (
+                  <div className="muted run-name" title={run.name}>
+                    {run.name}
+                  </div>
+                )}
               </td>
             );
           if (c.key === 'state')

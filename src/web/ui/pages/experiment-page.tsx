@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
 import { AddVariationForm } from '../components/add-variation-form.tsx';
 import { ExperimentActions } from '../components/experiment-actions.tsx';
+import { ExperimentTags } from '../components/experiment-tags.tsx';
 import { RunsSection } from '../components/runs-section.tsx';
 import { QueryView } from '../components/query-view.tsx';
 import { Empty, ErrorState, Loading, StateBadge } from '../components/status.tsx';
@@ -84,6 +85,10 @@ function ExperimentFacts({ experiment }: { experiment: ExperimentDetail }) {
           <dd className="prose">{experiment.retraction_reason}</dd>
         </>
       )}
+      <dt>Tags</dt>
+      <dd>
+        <ExperimentTags experiment={experiment} />
+      </dd>
       <dt>Created</dt>
       <dd>{formatTime(experiment.created_at)}</dd>
       {experiment.committed_at && (

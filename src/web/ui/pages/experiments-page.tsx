@@ -7,6 +7,8 @@ import { useCursorPages } from '../components/pager.tsx';
 import { QueryView, TableScroll } from '../components/query-view.tsx';
 import { ScopeNote } from '../components/scope-note.tsx';
 import { Empty, StateBadge } from '../components/status.tsx';
+import { TagList } from '../components/tag-list.tsx';
+import { parseTags } from '../tags.ts';
 import { formatTime } from '../format.ts';
 import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
@@ -20,9 +22,15 @@ export function ExperimentsPage() {
   const { scope } = useSession();
   const [state, setState] = useState<ExperimentState | ''>('');
   const [q, setQ] = useState('');
+  const [tagText, setTagText] = useState('');
   const pages = useCursorPages();
   const { cursor } = pages;
-  const filters = { state: state || undefined, q: q.trim() || undefined };
+  const tags = parseTags(tagText);
+  const filters = {
+    state: state || undefined,
+    q: q.trim() || undefined,
+    tags: tags.length > 0 ? tags : undefined,
+  };
   const list = useQuery({
     queryKey: queryKeys.experimentList(scope, filters, cursor),
     queryFn: () => client.experiments.list({ ...filters, cursor, limit: PAGE_SIZE, organizationId: scope }),
@@ -67,6 +75,18 @@ export function ExperimentsPage() {
             }}
           />
         </label>
+        <label>
+          <span>Tags</span>
+          <input
+            type="search"
+            value={tagText}
+            placeholder="e.g. vision, baseline"
+            onChange={(e) => {
+              setTagText(e.target.value);
+              resetPaging();
+            }}
+          />
+        </label>
       </form>
       {list.data && <ScopeNote scope={list.data.scope} what="Experiments" />}
       <QueryView
@@ -76,7 +96,7 @@ export function ExperimentsPage() {
         isEmpty={(data) => data.items.length === 0}
         empty={
           <Empty command={`assay experiments create --name "…" --hypothesis "…"`}>
-            {filters.state || filters.q
+            {filters.state || filters.q || filters.tags
               ? 'No experiment matches these filters.'
               : 'No experiments in this scope yet. Create one with New experiment.'}
           </Empty>
@@ -108,6 +128,7 @@ function ExperimentTable({ items, stale }: { items: ExperimentSummary[]; stale: 
               <td>
                 <Link href={`/experiments/${encodeURIComponent(e.id)}`}>{e.name}</Link>
                 {e.hypothesis && <div className="muted clamp">{e.hypothesis}</div>}
+                <TagList tags={e.tags} label={`Tags of ${e.name}`} />
               </td>
               <td>
                 <StateBadge state={e.state} />
