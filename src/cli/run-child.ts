@@ -2,6 +2,7 @@
 // to stop.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 
 /** How the command ended: an exit code, or the signal that killed it. */
 export interface ChildExit {
@@ -13,6 +14,11 @@ export interface ChildExit {
 
 export interface Child {
   readonly exited: Promise<ChildExit>;
+  /** The command's process id (and process group id); undefined when it could not start. */
+  readonly pid: number | undefined;
+  /** Its stdout and stderr, when they are captured (`capture`), else inherited. */
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
   /** Sends a signal to the command and everything it started. */
   signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then SIGKILL when it is still alive after `graceMs`; resolves once it has exited. */
@@ -24,12 +30,16 @@ export interface Child {
  * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us,
  * not twice.
  */
-export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): Child {
+export function startChild(
+  command: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: { capture?: boolean } = {},
+): Child {
   // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for
   // good; an empty stdin fails fast instead. Piped stdin is passed on.
   const stdin = process.stdin.isTTY ? 'ignore' : 'inherit';
   const child = spawn(command[0]!, command.slice(1), {
-    stdio: [stdin, 'inherit', 'inherit'],
+    stdio: options.capture ? [stdin, 'pipe', 'pipe'] : [stdin, 'inherit', 'inherit'],
     env,
     detached: true,
   });
@@ -55,6 +65,9 @@ export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): 
   };
   return {
     exited,
+    pid: child.pid,
+    stdout: child.stdout,
+    stderr: child.stderr,
     signal,
     async stop(graceMs, first = 'SIGTERM') {
       signal(first);

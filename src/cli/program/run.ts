@@ -1,6 +1,6 @@
 // `assay run`: the declaration of the runner; run-command.ts and run-supervisor.ts do the work.
 import { Option, type Command } from 'commander';
-import { seconds, secondsOrZero, wholeNumber } from '../command-args.ts';
+import { collect, runReference, seconds, secondsOrZero, wholeNumber } from '../command-args.ts';
 import type { RunOptions } from '../run-command.ts';
 import { exitWith } from './shared-options.ts';
 
@@ -39,6 +39,14 @@ export function addRunCommand(program: Command): void {
     .option('--experiment <id>', 'the experiment')
     .option('--variation <n>', 'the variation number', wholeNumber)
     .option('--run <r>', 'an existing pending run (default: a new run)', wholeNumber)
+    .option('--name <name>', 'the run’s name (with --run: renames it)')
+    .option('--tag <tag>', 'a tag of the run, repeatable (with --run: replaces its tags)', collect)
+    .option('--notes <text>', 'notes on the run, markdown (with --run: replaces them)')
+    .option(
+      '--resume-from <[n.]r>',
+      'a new run resumes from the newest checkpoint of run R (of variation N; default: this variation)',
+      runReference,
+    )
     .option('--outputs <dir>', 'the outputs directory', 'outputs')
     .option('--heartbeat-interval <seconds>', 'seconds between heartbeats', seconds, 30)
     .addOption(
@@ -55,6 +63,24 @@ export function addRunCommand(program: Command): void {
         .env('ASSAY_RUN_ON_SIGNAL')
         .choices(['fail', 'leave'])
         .default('fail'),
+    )
+    .addOption(
+      new Option(
+        '--log-flush-timeout <seconds>',
+        'after COMMAND exits: how long its last output lines may take to reach the service',
+      )
+        .env('ASSAY_RUN_LOG_FLUSH_S')
+        .argParser(secondsOrZero)
+        .default(30),
+    )
+    .addOption(
+      new Option(
+        '--system-metrics-interval <seconds>',
+        'seconds between samples of CPU, memory and GPU metrics (system/…); 0: none',
+      )
+        .env('ASSAY_RUN_SYSTEM_METRICS_S')
+        .argParser(secondsOrZero)
+        .default(10),
     )
     .passThroughOptions()
     .addHelpText('after', HELP)
