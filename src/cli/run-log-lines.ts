@@ -72,7 +72,19 @@ export class LineSplitter {
     const now = this.#now();
     if (!this.#inLine || this.#bytes === 0 || now - this.#lastData < PARTIAL_LINE_IDLE_MS) return;
     if (this.#sawCR && now - this.#lastStateAt < PROGRESS_STATE_MS) return;
-    this.#send(this.#take());
+    // A character cut in two by the pause waits for its last bytes.
+    const all = this.#take();
+    const cut = completeLength(all);
+    if (cut === 0) {
+      this.#parts = [all];
+      this.#bytes = all.length;
+      return;
+    }
+    this.#send(all.subarray(0, cut));
+    if (cut < all.length) {
+      this.#parts = [all.subarray(cut)];
+      this.#bytes = all.length - cut;
+    }
     this.#lastSegment = undefined;
     this.#lastStateAt = now;
   }
@@ -147,6 +159,17 @@ function charBoundary(bytes: Buffer, limit: number): number {
   // Continuation bytes are 10xxxxxx; a character is at most 4 bytes, so look back at most 3.
   while (cut > limit - 3 && cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut -= 1;
   return (bytes[cut]! & 0xc0) === 0x80 ? limit : cut;
+}
+
+/** The length of `bytes` without a last UTF-8 sequence that is still missing bytes. */
+function completeLength(bytes: Buffer): number {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 3); i -= 1) {
+    const b = bytes[i]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return i + size > bytes.length ? i : bytes.length;
+  }
+  return bytes.length;
 }
 
 /**
