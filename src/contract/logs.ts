@@ -41,6 +41,8 @@ export type AppendLogBody = Static<typeof AppendLogBody>;
 export const LogDropped = Type.Object({
   lines: Type.Integer({ minimum: 0 }),
   bytes: Type.Integer({ minimum: 0 }),
+  /** When lines were dropped: the last seq kept before them (the head's end); the tail starts past them. */
+  after_seq: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type LogDropped = Static<typeof LogDropped>;
 

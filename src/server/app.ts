@@ -31,6 +31,7 @@ import { organizationRoutes } from './organizations/organization-routes.ts';
 import type { RunEvents } from './runs/run-events.ts';
 import { runControlWaits } from './runs/run-control-waits.ts';
 import { runRoutes } from './runs/run-routes.ts';
+import { runLogRoutes, RUN_LOG_WAITS } from './logs/run-log-routes.ts';
 import { earlyStopping } from './sweeps/early-stopping/early-stopping.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
 import { trialRoutes } from './sweeps/trial-routes.ts';
@@ -152,6 +153,13 @@ export async function buildApp({
   // Before the server waits for requests in flight: waiting control polls answer now instead of holding it.
   app.addHook('preClose', () => controlWaits.close());
   await app.register(runRoutes(db, runEvents, controlWaits));
+  const logWaits = runControlWaits(
+    db,
+    { maxWaiting: config.runControlMaxWaiting, registry: metrics, subject: RUN_LOG_WAITS },
+    app.log,
+  );
+  app.addHook('preClose', () => logWaits.close());
+  await app.register(runLogRoutes(db, config, logWaits));
   await app.register(provisionRoutes(db, orchestrator, runEvents, configPolicy(config)));
   // Stored metrics are told to the sweeps' early stopping, which stops a pruned run through runEvents.
   await app.register(metricRoutes(db, config, earlyStopping(db, runEvents)));

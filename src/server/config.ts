@@ -54,6 +54,8 @@ export interface ServiceConfig {
   readonly workerKeyGraceMs: number;
   /** A run takes metric points this long after it ended. */
   readonly metricsGraceMs: number;
+  /** Console log text one run keeps (ASSAY_RUN_LOG_MAX_MB in bytes); past it the middle is dropped. */
+  readonly runLogMaxBytes: number;
   /** Distinct metric keys one run may log. */
   readonly metricKeysPerRun: number;
   /** Points of ended runs' compared curves kept per service instance (src/server/metrics/curve-cache.ts). */
@@ -188,6 +190,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     workerKeyGraceMs: readSetting(env, 'ASSAY_WORKER_KEY_GRACE_S'),
     metricsGraceMs: readSetting(env, 'ASSAY_METRICS_GRACE_S'),
     metricKeysPerRun: readSetting(env, 'ASSAY_METRIC_KEYS_PER_RUN'),
+    runLogMaxBytes: readSetting(env, 'ASSAY_RUN_LOG_MAX_MB') * 1024 * 1024,
     curveCachePoints: readSetting(env, 'ASSAY_CURVE_CACHE_POINTS'),
     exchangeTokenTtlMs: readSetting(env, 'ASSAY_EXCHANGE_TOKEN_TTL_S'),
     authFailureLimit: readSetting(env, 'ASSAY_AUTH_FAILURE_LIMIT'),

@@ -36,7 +36,31 @@ export interface RunControlWaitsOptions {
   recheckMs?: number;
   /** Where the waits' gauges are exported (`/metrics`). */
   registry?: Registry;
+  /** What the waits are for: the control polls (the default), or another channel's (the log follows). */
+  subject?: WaitSubject;
 }
+
+/** A channel whose notices name a run, and the names and helps of its waits' gauges. */
+export interface WaitSubject {
+  channel: string;
+  waiting: { name: string; help: string };
+  listenerUp: { name: string; help: string };
+  /** What the warning says is not heard while the LISTEN session is down. */
+  changes: string;
+}
+
+const CONTROL: WaitSubject = {
+  channel: RUN_CONTROL_CHANNEL,
+  waiting: {
+    name: 'assay_run_control_waiting',
+    help: 'Runner control long-polls waiting on this replica (at most ASSAY_RUN_CONTROL_MAX_WAITING)',
+  },
+  listenerUp: {
+    name: 'assay_run_control_listener_up',
+    help: 'Whether this replica listens for run control changes (1); while 0 waiting polls re-read their run',
+  },
+  changes: 'run control changes',
+};
 
 export function runControlWaits(
   db: Db,
@@ -49,25 +73,24 @@ export function runControlWaits(
   let listening = false;
   let closing = false;
   let warned = false;
+  const subject = options.subject ?? CONTROL;
   const registers = options.registry ? [options.registry] : [];
   new Gauge({
-    name: 'assay_run_control_waiting',
-    help: 'Runner control long-polls waiting on this replica (at most ASSAY_RUN_CONTROL_MAX_WAITING)',
+    ...subject.waiting,
     registers,
     collect() {
       this.set(waiting);
     },
   });
   const listenerUp = new Gauge({
-    name: 'assay_run_control_listener_up',
-    help: 'Whether this replica listens for run control changes (1); while 0 waiting polls re-read their run',
+    ...subject.listenerUp,
     registers,
   });
 
   const wakeAll = (end: WaitEnd) => {
     for (const wakes of byRun.values()) for (const wake of wakes) wake(end);
   };
-  const listener = db.listen(RUN_CONTROL_CHANNEL, {
+  const listener = db.listen(subject.channel, {
     onNotify(runId) {
       for (const wake of byRun.get(runId) ?? []) wake('notified');
     },
@@ -76,7 +99,7 @@ export function runControlWaits(
       listenerUp.set(1);
       // Notices sent while the session was down are gone: every wait re-reads its run.
       wakeAll('notified');
-      if (warned) log.info({}, 'listening for run control changes again');
+      if (warned) log.info({}, `listening for ${subject.changes} again`);
       warned = false;
     },
     onLost(err) {
@@ -86,7 +109,7 @@ export function runControlWaits(
       if (!warned)
         log.warn(
           { err },
-          `not listening for run control changes: control polls re-read every ${recheckMs} ms`,
+          `not listening for ${subject.changes}: waiting polls re-read every ${recheckMs} ms`,
         );
       warned = true;
     },
