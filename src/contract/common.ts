@@ -35,6 +35,9 @@ export interface Page<T> {
 /** A whole (unpaged) list. */
 export const ItemList = <T extends TSchema>(item: T) => Type.Object({ items: Type.Array(item) });
 
+/** A 204 answer: no body (the OpenAPI document shows no content). */
+export const NoContent = Type.Null({ description: 'No content' });
+
 /** The body of a move that takes no input: absent, or `{}`. */
 export const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
 

@@ -144,6 +144,11 @@ export const MetricSeries = Type.Object(
 );
 export type MetricSeries = Static<typeof MetricSeries>;
 
+/** The experiment-wide reads leave archived runs out of a comparison unless asked. */
+const IncludeArchived = {
+  archived: Type.Optional(Type.Boolean({ default: false, description: 'include archived runs' })),
+};
+
 export const ExperimentMetricsQuery = Type.Object(
   {
     keys: Type.String({
@@ -151,6 +156,7 @@ export const ExperimentMetricsQuery = Type.Object(
       maxLength: 4000,
       description: `comma-separated metric keys, at most ${MAX_METRIC_KEYS_PER_QUERY}`,
     }),
+    ...IncludeArchived,
   },
   { additionalProperties: false },
 );
@@ -186,6 +192,7 @@ export const ExperimentMetricKeysQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_METRIC_PAGE, default: 1000 })),
     cursor: Type.Optional(Type.String({ maxLength: 400 })),
+    ...IncludeArchived,
   },
   { additionalProperties: false },
 );
@@ -228,6 +235,7 @@ export const ExperimentSeriesQuery = Type.Object(
       Type.Integer({ minimum: 1, maximum: MAX_SERIES_RUNS_PER_PAGE, default: MAX_SERIES_RUNS_PER_PAGE }),
     ),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...IncludeArchived,
   },
   { additionalProperties: false },
 );

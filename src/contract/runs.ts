@@ -5,6 +5,8 @@ import {
   Nullable,
   NullableTimestamp,
   OneOf,
+  Page,
+  PageQuery,
   PositiveInt32,
   Timestamp,
   Uuid,
@@ -211,6 +213,14 @@ export const RunFilterQuery = {
 };
 export const ListRunsQuery = Type.Object(RunFilterQuery, { additionalProperties: false });
 export type ListRunsQuery = Static<typeof ListRunsQuery>;
+
+/** GET /experiments/{id}/runs: every variation's runs, newest first, filtered as a variation's list is. */
+export const ListExperimentRunsQuery = Type.Object(
+  { ...RunFilterQuery, ...PageQuery },
+  { additionalProperties: false },
+);
+export type ListExperimentRunsQuery = Static<typeof ListExperimentRunsQuery>;
+export const RunPage = Page(Run);
 
 /** What the runner reads before it starts: the variation's three blocks. */
 export const RunConfig = Type.Object({

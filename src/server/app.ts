@@ -143,7 +143,7 @@ export async function buildApp({
   installAuth(app, authenticator);
 
   await app.register(healthRoutes(db, storage));
-  await app.register(experimentRoutes(db));
+  await app.register(experimentRoutes(db, storage));
   await app.register(variationRoutes(db, configPolicy(config)));
   const controlWaits = runControlWaits(
     db,

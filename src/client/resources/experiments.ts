@@ -57,6 +57,8 @@ export interface ExperimentMetricKeysParams {
   /** Keys per page (default 1,000, at most MAX_METRIC_PAGE). */
   limit?: number;
   cursor?: string;
+  /** Archived runs' keys too (default: left out, as from every comparison). */
+  archived?: boolean;
 }
 
 /** Which part of each run's curve to read, and which page of runs; see `Experiments.metricSeries`. */
@@ -68,6 +70,8 @@ export interface ExperimentSeriesParams {
   /** Runs per page (default and at most MAX_SERIES_RUNS_PER_PAGE). */
   limit?: number;
   cursor?: string;
+  /** Archived runs too (default: left out). */
+  archived?: boolean;
 }
 
 /** The experiments namespace: create, read, edit and move experiments through their states. */
@@ -156,8 +160,10 @@ export class Experiments {
    * The given metric keys' figures (last, min, max, count) in every run of the experiment that logged any of
    * them, to compare runs; at most MAX_METRIC_KEYS_PER_QUERY keys.
    */
-  metrics(id: string, keys: readonly string[]): Promise<ExperimentMetrics> {
-    return this.#t.get(path`/experiments/${id}/metrics` + query({ keys: keys.join(',') }));
+  metrics(id: string, keys: readonly string[], params: { archived?: boolean } = {}): Promise<ExperimentMetrics> {
+    return this.#t.get(
+      path`/experiments/${id}/metrics` + query({ keys: keys.join(','), archived: params.archived }),
+    );
   }
 
   /**
@@ -166,7 +172,8 @@ export class Experiments {
    */
   metricKeys(id: string, params: ExperimentMetricKeysParams = {}): Promise<ExperimentMetricKeys> {
     return this.#t.get(
-      path`/experiments/${id}/metric-keys` + query({ limit: params.limit, cursor: params.cursor }),
+      path`/experiments/${id}/metric-keys` +
+        query({ limit: params.limit, cursor: params.cursor, archived: params.archived }),
     );
   }
 
@@ -179,6 +186,8 @@ export class Experiments {
     key: string,
     params: ExperimentSeriesParams = {},
   ): Promise<ExperimentMetricSeries> {
-    return this.#t.get(path`/experiments/${id}/metrics/${key}` + seriesQuery(params));
+    return this.#t.get(
+      path`/experiments/${id}/metrics/${key}` + seriesQuery(params, { archived: params.archived }),
+    );
   }
 }

@@ -9,6 +9,7 @@ import type {
   MetricPointInput,
   MetricSeries,
   MetricSummary,
+  Page,
   Provisioned,
   Run,
   RunConfig,
@@ -52,13 +53,17 @@ export interface MetricSeriesParams {
 }
 
 /** The query of a series read, a run's (`Runs.metricSeries`) or an experiment's (`Experiments.…`). */
-export function seriesQuery(params: MetricSeriesParams): string {
+export function seriesQuery(
+  params: MetricSeriesParams,
+  extra: Record<string, string | number | boolean | undefined> = {},
+): string {
   return query({
     max_points: params.maxPoints,
     min_step: params.minStep,
     max_step: params.maxStep,
     limit: params.limit,
     cursor: params.cursor,
+    ...extra,
   });
 }
 
@@ -101,6 +106,13 @@ export interface ListRunsParams {
   tags?: string[];
   /** Archived runs too (default: left out). */
   archived?: boolean;
+}
+
+/** A page of an experiment's runs (every variation), newest first; see `Runs.listForExperiment`. */
+export interface ListExperimentRunsParams extends ListRunsParams {
+  /** Runs per page (default 50, at most 200). */
+  limit?: number;
+  cursor?: string;
 }
 
 /** Which part of a run's log to read; see `Runs.logs`. */
@@ -160,6 +172,20 @@ export class Runs {
         path`/experiments/${experimentId}/variations/${n}/runs` + filter,
       )
     ).items;
+  }
+
+  /** One page of the runs of every variation of the experiment, newest first; `next_cursor` for the next. */
+  listForExperiment(experimentId: string, params: ListExperimentRunsParams = {}): Promise<Page<RunData>> {
+    return this.#t.get(
+      path`/experiments/${experimentId}/runs` +
+        query({
+          state: params.state,
+          tag: params.tags?.join(','),
+          archived: params.archived,
+          limit: params.limit,
+          cursor: params.cursor,
+        }),
+    );
   }
 
   /**

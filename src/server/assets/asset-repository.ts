@@ -223,17 +223,23 @@ export async function listAssets(
   );
 }
 
-/** The newest ready checkpoint among all runs of a variation. */
-export async function newestCheckpoint(
-  db: Queryable,
-  experimentId: string,
-  n: number,
-): Promise<AssetRow | undefined> {
+/**
+ * The newest ready checkpoint along a run's chain: the run itself and, transitively, the run it recovers (a
+ * lost instance), the run it retries (a sweep's failed trial) and the run it was created to resume from.
+ * Another run of the variation is not on it: a new run starts from scratch unless it was asked to resume.
+ */
+export async function newestCheckpointOfChain(db: Queryable, runId: string): Promise<AssetRow | undefined> {
   const rows = await db.query<AssetRow>(
-    `SELECT ${COLUMNS} FROM assets a JOIN runs r ON r.id = a.run_id
-      WHERE r.experiment_id = $1 AND r.n = $2 AND a.kind = 'checkpoint' AND a.state = 'ready'
+    `WITH RECURSIVE chain(id) AS (
+       SELECT $1::uuid
+       UNION
+       SELECT x.link FROM chain JOIN runs c ON c.id = chain.id
+         CROSS JOIN LATERAL (VALUES (c.recovers_run_id), (c.retries_run_id), (c.resumes_from_run_id)) AS x(link)
+        WHERE x.link IS NOT NULL)
+     SELECT ${COLUMNS} FROM assets a
+      WHERE a.run_id IN (SELECT id FROM chain) AND a.kind = 'checkpoint' AND a.state = 'ready'
       ORDER BY a.finalized_at DESC, a.id DESC LIMIT 1`,
-    [experimentId, n],
+    [runId],
   );
   return rows[0];
 }

@@ -20,7 +20,7 @@ import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { notFound } from '../http/errors.ts';
 import { withErrors } from '../http/schemas.ts';
 import { getRun } from '../runs/run-service.ts';
-import { newestCheckpoint } from './asset-repository.ts';
+import { newestCheckpointOfChain } from './asset-repository.ts';
 import * as service from './asset-service.ts';
 
 const tags = ['assets'];
@@ -152,7 +152,12 @@ export function assetRoutes(deps: service.AssetDeps) {
         schema: {
           tags: ['runs'],
           operationId: 'getRunCheckpoint',
-          summary: 'The newest ready checkpoint of the variation, with download URLs (404 when none)',
+          summary: "The newest ready checkpoint of the run's chain, with download URLs (404 when none)",
+          description:
+            'The chain is the run itself and, transitively, the run it recovers (`recovers_run_id`, a lost ' +
+            'instance), the sweep run it retries (`retries_run_id`) and the run it was created to resume from ' +
+            '(`resumes_from_run_id`). Other runs of the variation are not on it: a new run without ' +
+            '`resume_from` gets 404 and starts from scratch.',
           params: RunParams,
           response: withErrors({ 200: Checkpoint }),
         },
@@ -163,7 +168,7 @@ export function assetRoutes(deps: service.AssetDeps) {
           n: req.params.n,
           r: req.params.r,
         });
-        const checkpoint = await newestCheckpoint(deps.db, run.experiment_id, run.n);
+        const checkpoint = await newestCheckpointOfChain(deps.db, run.id);
         if (!checkpoint) throw notFound('checkpoint');
         return { asset: service.toApi(checkpoint), download: await service.downloadUrls(deps, checkpoint) };
       },

@@ -9,6 +9,7 @@ import { iso } from '../http/schemas.ts';
 import { resolveOwnerScope } from '../organizations/tenancy.ts';
 import { getRun } from '../runs/run-service.ts';
 import type { ObjectStorage } from '../storage/object-storage.ts';
+import { uploadKey } from '../storage/storage-keys.ts';
 import * as repo from './asset-repository.ts';
 import { extractText, SEARCHABLE_KINDS } from './text-extraction.ts';
 
@@ -39,12 +40,6 @@ export function toApi(row: repo.AssetRow) {
 
 const storageKey = (assetId: string, component: string) => `assets/${assetId}/${component}`;
 
-/**
- * Where presigned URLs write a component: apart from `storage_key`, which only finalize (by moving the upload
- * there) and inline creation write. An upload URL still alive after finalize thus cannot change a
- * ready asset.
- */
-export const uploadKey = (storageKey: string) => `uploads/${storageKey}`;
 const UPLOAD_KEY = /^uploads\/assets\/([0-9a-f-]{36})\//;
 
 /** Whether a presigned write to `key` may proceed: only while its asset is pending (409 once it is ready). */

@@ -36,12 +36,13 @@ export async function insertExperiment(
     description: string;
     hypothesis: string;
     parentIds: string[];
+    tags: string[];
   },
 ): Promise<string> {
   const [created] = await tx.query<{ id: string }>(
-    `INSERT INTO experiments (organization_id, owner_user_id, name, description, hypothesis)
-     VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-    [row.organizationId, row.ownerUserId, row.name, row.description, row.hypothesis],
+    `INSERT INTO experiments (organization_id, owner_user_id, name, description, hypothesis, tags)
+     VALUES ($1, $2, $3, $4, $5, $6::text[]) RETURNING id`,
+    [row.organizationId, row.ownerUserId, row.name, row.description, row.hypothesis, row.tags],
   );
   if (row.parentIds.length > 0) {
     await tx.query(`INSERT INTO experiment_parents (child_id, parent_id) SELECT $1, unnest($2::uuid[])`, [
@@ -76,7 +77,14 @@ export async function findVisible(
 export async function listInScope(
   db: Queryable,
   userId: string,
-  filter: { organizationId: string | null; state?: string; q?: string; afterId?: string; limit: number },
+  filter: {
+    organizationId: string | null;
+    state?: string;
+    q?: string;
+    tags?: string[];
+    afterId?: string;
+    limit: number;
+  },
 ): Promise<ExperimentRow[]> {
   const params: unknown[] = [userId, filter.limit];
   const where =
@@ -84,6 +92,7 @@ export async function listInScope(
       ? ['e.organization_id IS NULL AND e.owner_user_id = $1']
       : [`e.organization_id = $${params.push(filter.organizationId)}`, experimentVisible('e', '$1')];
   if (filter.state) where.push(`e.state = $${params.push(filter.state)}`);
+  if (filter.tags && filter.tags.length > 0) where.push(`e.tags @> $${params.push(filter.tags)}::text[]`);
   if (filter.q) {
     const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     where.push(
@@ -106,14 +115,30 @@ export async function updateDraft(
   db: Queryable,
   userId: string,
   id: string,
-  patch: { name?: string; description?: string; hypothesis?: string },
+  patch: { name?: string; description?: string; hypothesis?: string; tags?: string[] },
 ): Promise<ExperimentRow | undefined> {
   const rows = await db.query<ExperimentRow>(
     `UPDATE experiments e SET name = COALESCE($3, e.name), description = COALESCE($4, e.description),
-            hypothesis = COALESCE($5, e.hypothesis), updated_at = now()
+            hypothesis = COALESCE($5, e.hypothesis), tags = COALESCE($6::text[], e.tags), updated_at = now()
       WHERE e.id = $2 AND e.state = 'draft' AND ${experimentVisible('e', '$1')}
       RETURNING ${COLUMNS}`,
-    [userId, id, patch.name ?? null, patch.description ?? null, patch.hypothesis ?? null],
+    [userId, id, patch.name ?? null, patch.description ?? null, patch.hypothesis ?? null, patch.tags ?? null],
+  );
+  return rows[0];
+}
+
+/** Replaces the tags of an experiment in any state (labels, not part of what was committed). */
+export async function updateTags(
+  db: Queryable,
+  userId: string,
+  id: string,
+  tags: string[],
+): Promise<ExperimentRow | undefined> {
+  const rows = await db.query<ExperimentRow>(
+    `UPDATE experiments e SET tags = $3::text[], updated_at = now()
+      WHERE e.id = $2 AND ${experimentVisible('e', '$1')}
+      RETURNING ${COLUMNS}`,
+    [userId, id, tags],
   );
   return rows[0];
 }

@@ -1,14 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.ts';
+import type { ObjectStorage } from '../storage/object-storage.ts';
 import { withErrors } from '../http/schemas.ts';
 import * as s from '@assay/contract';
+import { deleteExperiment } from './experiment-delete.ts';
 import * as service from './experiment-service.ts';
 import { walkLineage } from './lineage.ts';
 
 const tags = ['experiments'];
 
-export function experimentRoutes(db: Db) {
+export function experimentRoutes(db: Db, storage: ObjectStorage) {
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
     const read = { scope: 'experiments:read' as const };
@@ -69,13 +71,37 @@ export function experimentRoutes(db: Db) {
         schema: {
           tags,
           operationId: 'updateExperiment',
-          summary: 'Edit a draft experiment',
+          summary: 'Edit a draft experiment; its tags in any state',
+          description:
+            'name, description and hypothesis only while draft (409 `experiment_not_draft`); a body of `tags` ' +
+            'alone replaces them in any state.',
           params: s.ExperimentParams,
           body: s.EditExperimentBody,
           response: withErrors({ 200: s.Experiment }, 409),
         },
       },
       (req) => service.editExperiment(db, req.principal, req.params.id, req.body),
+    );
+
+    app.delete(
+      '/experiments/:id',
+      {
+        config: write,
+        schema: {
+          tags,
+          operationId: 'deleteExperiment',
+          summary: 'Delete a draft with its variations (and anything under them), 204',
+          description:
+            'Its assets go too, rows and stored bytes. Any other state is 409 `experiment_not_draft`; a draft ' +
+            'that another experiment names as a parent is 409 `experiment_has_children`.',
+          params: s.ExperimentParams,
+          response: withErrors({ 204: s.NoContent }, 409),
+        },
+      },
+      async (req, reply) => {
+        await deleteExperiment(db, storage, req.principal, req.params.id, req.log);
+        return reply.code(204).send();
+      },
     );
 
     for (const move of ['commit', 'conclude'] as const) {

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
+import { parseTagFilter } from '../http/tag-filter.ts';
 import { resolveOwnerScope } from '../organizations/tenancy.ts';
 import * as repo from './experiment-repository.ts';
 import { EXPERIMENT_MOVES, type ExperimentMove } from '@assay/contract';
@@ -36,6 +37,7 @@ export async function createExperiment(
     hypothesis?: string;
     parent_ids?: string[];
     organization_id?: string;
+    tags?: string[];
   },
 ) {
   const organizationId = await resolveOwnerScope(db, principal, input.organization_id);
@@ -54,6 +56,7 @@ export async function createExperiment(
       description: input.description ?? '',
       hypothesis: input.hypothesis ?? '',
       parentIds,
+      tags: input.tags ?? [],
     }),
   );
   return toApi((await repo.findVisible(db, principal.userId, id))!);
@@ -68,14 +71,23 @@ export async function getVisibleExperiment(db: Db, principal: Principal, id: str
 export async function listExperiments(
   db: Db,
   principal: Principal,
-  query: { organization_id?: string; state?: string; q?: string; limit?: number; cursor?: string },
+  query: {
+    organization_id?: string;
+    state?: string;
+    q?: string;
+    tag?: string;
+    limit?: number;
+    cursor?: string;
+  },
 ) {
+  const tags = parseTagFilter(query.tag);
   const organizationId = await resolveOwnerScope(db, principal, query.organization_id);
   const limit = query.limit ?? 50;
   const rows = await repo.listInScope(db, principal.userId, {
     organizationId,
     state: query.state,
     q: query.q,
+    ...(tags ? { tags } : {}),
     afterId: decodeCursor(query.cursor),
     limit: limit + 1,
   });
@@ -111,14 +123,18 @@ export async function editExperiment(
   db: Db,
   principal: Principal,
   id: string,
-  patch: { name?: string; description?: string; hypothesis?: string },
+  patch: { name?: string; description?: string; hypothesis?: string; tags?: string[] },
 ) {
-  const updated = await repo.updateDraft(db, principal.userId, id, patch);
+  // Tags are labels, editable in any state; what the experiment says is frozen by the commit.
+  const tagsOnly = Object.keys(patch).every((k) => k === 'tags');
+  const updated = tagsOnly
+    ? await repo.updateTags(db, principal.userId, id, patch.tags ?? [])
+    : await repo.updateDraft(db, principal.userId, id, patch);
   if (updated) return toApi(updated);
   const current = await getVisibleExperiment(db, principal, id);
   throw conflict(
     'experiment_not_draft',
-    `only a draft experiment can be edited; this one is ${current.state}`,
+    `only a draft experiment can be edited (its tags can be in any state); this one is ${current.state}`,
     { state: current.state },
   );
 }

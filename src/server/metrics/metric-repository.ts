@@ -428,18 +428,22 @@ export interface ExperimentMetricRow {
 }
 
 /** The summaries of these keys in every run of the experiment, from metric_series alone. */
+/** A comparison leaves archived runs out unless the boolean parameter `param` asks for them. */
+const UNARCHIVED = (param: string) => `(${param}::boolean OR r.archived_at IS NULL)`;
+
 export async function experimentSummaries(
   db: Queryable,
   experimentId: string,
   keys: string[],
+  archived = false,
 ): Promise<ExperimentMetricRow[]> {
   return db.query<ExperimentMetricRow>(
     `SELECT r.id AS run_id, r.n, r.r, r.state, s.key, s.count, s.last_step::float8 AS last_step, s.last_value,
             s.min_value, s.max_value
        FROM runs r JOIN metric_series s ON s.run_id = r.id
-      WHERE r.experiment_id = $1 AND s.key = ANY($2::text[]) AND s.count > 0
+      WHERE r.experiment_id = $1 AND s.key = ANY($2::text[]) AND s.count > 0 AND ${UNARCHIVED('$3')}
       ORDER BY r.n, r.r, s.key COLLATE "C"`,
-    [experimentId, keys],
+    [experimentId, keys, archived],
   );
 }
 
@@ -462,14 +466,15 @@ export async function experimentSeries(
   key: string,
   after: { n: number; r: number } | undefined,
   limit: number,
+  archived = false,
 ): Promise<ExperimentSeriesRow[]> {
   return db.query<ExperimentSeriesRow>(
     `SELECT ${SERIES_COLUMNS}, r.id AS run_id, r.n, r.r, r.state, s.xmin::text AS version
        FROM runs r JOIN metric_series s ON s.run_id = r.id
-      WHERE r.experiment_id = $1 AND s.key = $2 AND s.count > 0
+      WHERE r.experiment_id = $1 AND s.key = $2 AND s.count > 0 AND ${UNARCHIVED('$6')}
         AND ($3::int IS NULL OR (r.n, r.r) > ($3::int, $4::int))
       ORDER BY r.n, r.r LIMIT $5`,
-    [experimentId, key, after?.n ?? null, after?.r ?? null, limit],
+    [experimentId, key, after?.n ?? null, after?.r ?? null, limit, archived],
   );
 }
 
@@ -479,13 +484,15 @@ export async function experimentKeys(
   experimentId: string,
   after: string | undefined,
   limit: number,
+  archived = false,
 ): Promise<{ key: string; runs: number }[]> {
   return db.query<{ key: string; runs: number }>(
     `SELECT s.key, count(*)::int AS runs
        FROM runs r JOIN metric_series s ON s.run_id = r.id
-      WHERE r.experiment_id = $1 AND s.count > 0 AND ($2::text IS NULL OR s.key COLLATE "C" > $2::text COLLATE "C")
+      WHERE r.experiment_id = $1 AND s.count > 0 AND ${UNARCHIVED('$4')}
+        AND ($2::text IS NULL OR s.key COLLATE "C" > $2::text COLLATE "C")
       GROUP BY s.key
       ORDER BY s.key COLLATE "C" LIMIT $3`,
-    [experimentId, after ?? null, limit],
+    [experimentId, after ?? null, limit, archived],
   );
 }

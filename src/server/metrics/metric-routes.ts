@@ -164,12 +164,14 @@ export function metricRoutes(db: Db, config: ServiceConfig, observer: MetricsObs
           tags,
           operationId: 'getExperimentMetrics',
           summary: "Compare runs: each run's last value, min, max and count of the asked metric keys",
+          description: 'Archived runs are left out unless `archived=true`.',
           params: ExperimentParams,
           querystring: ExperimentMetricsQuery,
           response: withErrors({ 200: ExperimentMetrics }),
         },
       },
-      (req) => service.getExperimentMetrics(db, req.principal, req.params.id, req.query.keys),
+      (req) =>
+        service.getExperimentMetrics(db, req.principal, req.params.id, req.query.keys, req.query.archived),
     );
     app.get(
       '/experiments/:id/metrics/:key',
@@ -183,7 +185,8 @@ export function metricRoutes(db: Db, config: ServiceConfig, observer: MetricsObs
           description:
             `Runs in (n, r) order, \`limit\` (at most ${MAX_SERIES_RUNS_PER_PAGE}) a page (follow \`next_cursor\`); ` +
             "each run's series over the step range downsampled as `GET …/runs/{r}/metrics/{key}?max_points=` " +
-            'does (default 1,000 points). A key no run of the experiment logged is 404.',
+            'does (default 1,000 points). A key no run of the experiment logged is 404. Archived runs are left ' +
+            'out unless `archived=true`.',
           params: ExperimentMetricParams,
           querystring: ExperimentSeriesQuery,
           response: withErrors({ 200: ExperimentMetricSeries }),
@@ -207,6 +210,7 @@ export function metricRoutes(db: Db, config: ServiceConfig, observer: MetricsObs
           tags,
           operationId: 'listExperimentMetricKeys',
           summary: 'Every metric key logged by a run of the experiment, with how many runs logged it',
+          description: 'Archived runs are left out unless `archived=true`.',
           params: ExperimentParams,
           querystring: ExperimentMetricKeysQuery,
           response: withErrors({ 200: ExperimentMetricKeys }),

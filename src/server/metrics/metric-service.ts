@@ -301,11 +301,12 @@ export async function getExperimentMetrics(
   principal: Principal,
   experimentId: string,
   rawKeys: string,
+  archived = false,
 ): Promise<ExperimentMetrics> {
   const keys = parseKeys(rawKeys);
   await getVisibleExperiment(db, principal, experimentId);
   const runs = new Map<string, ExperimentMetrics['items'][number]>();
-  for (const row of await repo.experimentSummaries(db, experimentId, keys)) {
+  for (const row of await repo.experimentSummaries(db, experimentId, keys, archived)) {
     let item = runs.get(row.run_id);
     if (!item) {
       item = { run_id: row.run_id, n: row.n, r: row.r, state: row.state as RunState, metrics: {} };
@@ -345,7 +346,7 @@ export async function getExperimentMetricSeries(
   const lo = query.min_step ?? 0;
   const hi = query.max_step ?? MAX_METRIC_STEP;
   const after = decodeRunCursor(query.cursor);
-  const rows = await repo.experimentSeries(db, experimentId, metric, after, limit + 1);
+  const rows = await repo.experimentSeries(db, experimentId, metric, after, limit + 1, query.archived ?? false);
   // Like a run's key it never logged: a name that names nothing (a cursor past the last run is an
   // empty page).
   if (rows.length === 0 && after === undefined) throw notFound(`metric '${metric}' in this experiment`);
@@ -386,12 +387,12 @@ export async function listExperimentMetricKeys(
   db: Db,
   principal: Principal,
   experimentId: string,
-  query: { limit?: number; cursor?: string },
+  query: { limit?: number; cursor?: string; archived?: boolean },
 ): Promise<ExperimentMetricKeys> {
   await getVisibleExperiment(db, principal, experimentId);
   const limit = query.limit ?? 1000;
   const after = decodeKeyCursor(query.cursor);
-  const rows = await repo.experimentKeys(db, experimentId, after, limit + 1);
+  const rows = await repo.experimentKeys(db, experimentId, after, limit + 1, query.archived ?? false);
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, next_cursor: rows.length > limit && last ? encodeTextCursor(last.key) : null };

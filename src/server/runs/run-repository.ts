@@ -66,6 +66,14 @@ export function runAddress(principal: Principal, key: RunKey): unknown[] {
   return [principal.userId, key.experimentId, key.n, key.r, principal.runId];
 }
 
+/** How a new run is labelled, and the run whose checkpoints it resumes from. */
+export interface RunLabels {
+  name?: string | null;
+  tags?: string[];
+  notes?: string;
+  resumesFromRunId?: string | null;
+}
+
 /**
  * Takes the next run number from the variation's counter and inserts the run, in one statement (one round
  * trip, one commit): the UPDATE locks the variation row, so concurrent creations queue up, and a failed
@@ -77,14 +85,24 @@ export async function insertRun(
   userId: string,
   experimentId: string,
   n: number,
+  labels: RunLabels = {},
 ): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
     `WITH counter AS (
        UPDATE variations v SET next_run_r = v.next_run_r + 1 FROM experiments e
         WHERE e.id = v.experiment_id AND v.experiment_id = $2 AND v.n = $3 AND e.state = 'committed' AND ${experimentVisible('e', '$1')}
         RETURNING v.experiment_id, v.n, v.next_run_r - 1 AS r)
-     INSERT INTO runs AS r (experiment_id, n, r) SELECT experiment_id, n, r FROM counter RETURNING ${COLUMNS}`,
-    [userId, experimentId, n],
+     INSERT INTO runs AS r (experiment_id, n, r, name, tags, notes, resumes_from_run_id)
+     SELECT experiment_id, n, r, $4, $5::text[], $6, $7 FROM counter RETURNING ${COLUMNS}`,
+    [
+      userId,
+      experimentId,
+      n,
+      labels.name ?? null,
+      labels.tags ?? [],
+      labels.notes ?? '',
+      labels.resumesFromRunId ?? null,
+    ],
   );
   return rows[0];
 }
@@ -97,18 +115,107 @@ export async function findRun(db: Queryable, principal: Principal, key: RunKey):
   return rows[0];
 }
 
+/** Which runs a list answers: one state, runs holding every one of `tags`, archived runs too or not. */
+export interface RunFilter {
+  state?: string;
+  tags?: string[];
+  archived?: boolean;
+}
+
+/** The filter's conditions on `runs r`, its values pushed onto `params`. */
+function filterConditions(filter: RunFilter, params: unknown[]): string[] {
+  const where: string[] = [];
+  if (filter.state) where.push(`r.state = $${params.push(filter.state)}`);
+  // The GIN index on tags serves @>.
+  if (filter.tags && filter.tags.length > 0) where.push(`r.tags @> $${params.push(filter.tags)}::text[]`);
+  if (!filter.archived) where.push('r.archived_at IS NULL');
+  return where;
+}
+
 export async function listRuns(
   db: Queryable,
   principal: Principal,
   experimentId: string,
   n: number,
+  filter: RunFilter = {},
 ): Promise<RunRow[]> {
+  const params: unknown[] = [principal.userId, experimentId, n, principal.runId];
+  const where = [
+    'r.experiment_id = $2 AND r.n = $3 AND ($4::uuid IS NULL OR r.id = $4::uuid)',
+    experimentVisible('e', '$1'),
+    ...filterConditions(filter, params),
+  ];
   return db.query<RunRow>(
     `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON e.id = r.experiment_id
-      WHERE r.experiment_id = $2 AND r.n = $3 AND ($4::uuid IS NULL OR r.id = $4::uuid) AND ${experimentVisible('e', '$1')}
-      ORDER BY r.r`,
-    [principal.userId, experimentId, n, principal.runId],
+      WHERE ${where.join(' AND ')} ORDER BY r.r`,
+    params,
   );
+}
+
+/**
+ * A page of the runs of every variation of an experiment, newest first: (created_at, n, r) descending, which
+ * orders runs created in one transaction (a sweep's) too; `afterId` is the last run of the previous page.
+ */
+export async function listExperimentRuns(
+  db: Queryable,
+  principal: Principal,
+  experimentId: string,
+  filter: RunFilter & { afterId?: string; limit: number },
+): Promise<RunRow[]> {
+  const params: unknown[] = [principal.userId, experimentId, principal.runId, filter.limit];
+  const where = [
+    'r.experiment_id = $2 AND ($3::uuid IS NULL OR r.id = $3::uuid)',
+    experimentVisible('e', '$1'),
+    ...filterConditions(filter, params),
+  ];
+  if (filter.afterId)
+    where.push(
+      `(r.created_at, r.n, r.r) < (SELECT c.created_at, c.n, c.r FROM runs c WHERE c.id = $${params.push(filter.afterId)} AND c.experiment_id = $2)`,
+    );
+  return db.query<RunRow>(
+    `SELECT ${COLUMNS} FROM runs r JOIN experiments e ON e.id = r.experiment_id
+      WHERE ${where.join(' AND ')} ORDER BY r.created_at DESC, r.n DESC, r.r DESC LIMIT $4`,
+    params,
+  );
+}
+
+/** What PATCH …/runs/{r} changes; a field left undefined stays as it is (`name: null` clears the name). */
+export interface RunLabelChanges {
+  name?: string | null;
+  tags?: string[];
+  notes?: string;
+  archived?: boolean;
+}
+
+/**
+ * Relabels or (un)archives a run the caller may address; undefined when there is none. Archiving an archived
+ * run keeps its first archived_at.
+ */
+export async function updateRunLabels(
+  db: Queryable,
+  principal: Principal,
+  key: RunKey,
+  changes: RunLabelChanges,
+): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `UPDATE runs r SET name = CASE WHEN $6::boolean THEN $7 ELSE r.name END,
+            tags = COALESCE($8::text[], r.tags),
+            notes = COALESCE($9, r.notes),
+            archived_at = CASE WHEN $10::boolean IS NULL THEN r.archived_at
+                               WHEN $10::boolean THEN COALESCE(r.archived_at, now()) ELSE NULL END
+       FROM experiments e
+      WHERE ${RUN_ADDRESSED}
+      RETURNING ${COLUMNS}`,
+    [
+      ...runAddress(principal, key),
+      changes.name !== undefined,
+      changes.name ?? null,
+      changes.tags ?? null,
+      changes.notes ?? null,
+      changes.archived ?? null,
+    ],
+  );
+  return rows[0];
 }
 
 /**

@@ -1,7 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  CreateRunBody,
+  ExperimentParams,
   FailRunBody,
+  ListExperimentRunsQuery,
+  ListRunsQuery,
   NoBody,
   Run,
   RunConfig,
@@ -9,8 +13,10 @@ import {
   RunControlQuery,
   RunHeartbeat,
   RunList,
+  RunPage,
   RunParams,
   StartRunBody,
+  UpdateRunBody,
   VariationParams,
 } from '@assay/contract';
 import type { Db } from '../db/database.ts';
@@ -46,14 +52,18 @@ export function runRoutes(db: Db, events: RunEvents, waits: RunControlWaits) {
           tags,
           operationId: 'createRun',
           summary: 'Create a run (pending) of a committed experiment',
+          description:
+            'Optionally named, tagged and annotated; `resume_from: {n?, r}` names a run of the same experiment ' +
+            '(n defaults to this variation) whose checkpoints the new run resumes from (GET …/checkpoint); ' +
+            'without it the run starts from scratch. A run the caller cannot see is 422 `resume_from_not_found`.',
           params: VariationParams,
-          body: NoBody,
+          body: CreateRunBody,
           response: withErrors({ 201: Run }, 409),
         },
       },
       async (req, reply) => {
         reply.code(201);
-        return service.createRun(db, req.principal, req.params.id, req.params.n, events);
+        return service.createRun(db, req.principal, req.params.id, req.params.n, req.body, events);
       },
     );
     app.get(
@@ -64,11 +74,51 @@ export function runRoutes(db: Db, events: RunEvents, waits: RunControlWaits) {
           tags,
           operationId: 'listRuns',
           summary: 'List runs of a variation',
+          description:
+            'In run order; `state` keeps one state, `tag=a,b` the runs holding every tag named; archived runs ' +
+            'are left out unless `archived=true`.',
           params: VariationParams,
+          querystring: ListRunsQuery,
           response: withErrors({ 200: RunList }),
         },
       },
-      (req) => service.listRuns(db, req.principal, req.params.id, req.params.n, events),
+      (req) => service.listRuns(db, req.principal, req.params.id, req.params.n, req.query, events),
+    );
+    app.get(
+      '/experiments/:id/runs',
+      {
+        config: { scope: 'runs:read' as const },
+        schema: {
+          tags,
+          operationId: 'listExperimentRuns',
+          summary: 'List the runs of every variation of an experiment, newest first',
+          description:
+            'Filtered as a variation\'s list is (`state`, `tag`, `archived`), `limit` a page (follow `next_cursor`).',
+          params: ExperimentParams,
+          querystring: ListExperimentRunsQuery,
+          response: withErrors({ 200: RunPage }),
+        },
+      },
+      (req) => service.listExperimentRuns(db, req.principal, req.params.id, req.query, events),
+    );
+    app.patch(
+      `${path}/:r`,
+      {
+        // People's keys only: a worker key answers 403 worker_key_restricted.
+        config: { scope: 'runs:write' as const },
+        schema: {
+          tags,
+          operationId: 'updateRun',
+          summary: 'Relabel a run (name, tags, notes) or archive it',
+          description:
+            '`name: null` clears the name, `tags` replaces them, `archived: true` hides the run from lists and ' +
+            'comparisons (kept, `archived_at` set), `archived: false` brings it back.',
+          params: RunParams,
+          body: UpdateRunBody,
+          response: withErrors({ 200: Run }),
+        },
+      },
+      (req) => service.updateRun(db, req.principal, keyOf(req.params), req.body, events),
     );
     app.get(
       `${path}/:r`,

@@ -1,8 +1,10 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
-import { conflict, forbidden, notFound } from '../http/errors.ts';
+import { decodeCursor, encodeCursor } from '../http/cursor.ts';
+import { AppError, conflict, forbidden, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
+import { parseTagFilter } from '../http/tag-filter.ts';
 import { getVariation } from '../variations/variation-service.ts';
 import { queuePlaces } from './compute-queue.ts';
 import type { RunEvents } from './run-events.ts';
@@ -16,6 +18,10 @@ import {
   type RunMove,
   type RunState,
   type CancelReason,
+  type CreateRunBody,
+  type ListExperimentRunsQuery,
+  type ListRunsQuery,
+  type UpdateRunBody,
 } from '@assay/contract';
 
 /**
@@ -62,15 +68,42 @@ export function refuseWorkerKey(principal: Principal): void {
   if (principal.runId) throw forbidden('worker_key_restricted', 'a worker key reaches only its own run');
 }
 
+/**
+ * A new pending run, labelled as asked; `resume_from` names a run of the same experiment (its variation
+ * defaults to the new run's) whose checkpoint chain the new run resumes from (GET …/checkpoint): 422
+ * `resume_from_not_found` when the caller cannot see such a run.
+ */
 export async function createRun(
   db: Db,
   principal: Principal,
   experimentId: string,
   n: number,
+  body: CreateRunBody,
   events: RunEvents,
 ) {
   refuseWorkerKey(principal);
-  const row = await repo.insertRun(db, principal.userId, experimentId, n);
+  let resumesFromRunId: string | null = null;
+  if (body?.resume_from) {
+    const from = { experimentId, n: body.resume_from.n ?? n, r: body.resume_from.r };
+    const found = await repo.findRun(db, principal, from);
+    if (!found) {
+      // The path's own variation first: a missing one is the path's 404, not the body's 422.
+      await getVariation(db, principal, experimentId, n);
+      throw new AppError(
+        422,
+        'resume_from_not_found',
+        `resume_from: experiment ${experimentId} has no run ${from.n}.${from.r} to resume from`,
+        { n: from.n, r: from.r },
+      );
+    }
+    resumesFromRunId = found.id;
+  }
+  const row = await repo.insertRun(db, principal.userId, experimentId, n, {
+    name: body?.name ?? null,
+    tags: body?.tags ?? [],
+    notes: body?.notes ?? '',
+    resumesFromRunId,
+  });
   if (row) return toApi(row, events);
   await getVariation(db, principal, experimentId, n);
   const experiment = await getVisibleExperiment(db, principal, experimentId);
@@ -79,6 +112,21 @@ export async function createRun(
     `runs can be created only in a committed experiment; this one is ${experiment.state}`,
     { state: experiment.state },
   );
+}
+
+/** PATCH …/runs/{r}: relabel or (un)archive; the route refuses worker keys. */
+export async function updateRun(
+  db: Db,
+  principal: Principal,
+  key: repo.RunKey,
+  body: UpdateRunBody,
+  events: RunEvents,
+) {
+  refuseWorkerKey(principal);
+  const row = await repo.updateRunLabels(db, principal, key, body);
+  if (!row) throw notFound('run');
+  const places = await queuePlaces(db, [row]);
+  return toApi(row, events, places.get(row.id) ?? null);
 }
 
 export async function getRun(db: Db, principal: Principal, key: repo.RunKey) {
@@ -94,17 +142,50 @@ export async function getRunAnswer(db: Db, principal: Principal, key: repo.RunKe
   return toApi(row, events, places.get(row.id) ?? null);
 }
 
+const filterOf = (query: ListRunsQuery): repo.RunFilter => ({
+  state: query.state,
+  tags: parseTagFilter(query.tag),
+  archived: query.archived ?? false,
+});
+
 export async function listRuns(
   db: Db,
   principal: Principal,
   experimentId: string,
   n: number,
+  query: ListRunsQuery,
   events: RunEvents,
 ) {
+  const filter = filterOf(query);
   if (!principal.runId) await getVariation(db, principal, experimentId, n);
-  const rows = await repo.listRuns(db, principal, experimentId, n);
+  const rows = await repo.listRuns(db, principal, experimentId, n, filter);
   const places = await queuePlaces(db, rows);
   return { items: rows.map((row) => toApi(row, events, places.get(row.id) ?? null)) };
+}
+
+/** GET /experiments/{id}/runs: a page of the runs of every variation, newest first. */
+export async function listExperimentRuns(
+  db: Db,
+  principal: Principal,
+  experimentId: string,
+  query: ListExperimentRunsQuery,
+  events: RunEvents,
+) {
+  const filter = filterOf(query);
+  const afterId = decodeCursor(query.cursor);
+  await getVisibleExperiment(db, principal, experimentId);
+  const limit = query.limit ?? 50;
+  const rows = await repo.listExperimentRuns(db, principal, experimentId, {
+    ...filter,
+    ...(afterId ? { afterId } : {}),
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const places = await queuePlaces(db, page);
+  return {
+    items: page.map((row) => toApi(row, events, places.get(row.id) ?? null)),
+    next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  };
 }
 
 export async function readRunConfig(db: Db, principal: Principal, key: repo.RunKey) {

@@ -230,6 +230,18 @@ export class LocalStorage implements ObjectStorage {
     await rmdir(path.dirname(this.objectPath(from))).catch(() => undefined); // other components may remain
   }
 
+  async deleteObject(key: string, o: { uploadId?: string | null } = {}): Promise<void> {
+    assertValidKey(key);
+    await rm(this.objectPath(key), { force: true });
+    await rm(this.digestPath(key), { force: true });
+    await rmdir(path.dirname(this.objectPath(key))).catch(() => undefined); // other components may remain
+    if (o.uploadId && UPLOAD_ID.test(o.uploadId)) {
+      const dir = this.uploadDir(key, o.uploadId);
+      await rm(dir, { recursive: true, force: true });
+      await rmdir(path.dirname(dir)).catch(() => undefined);
+    }
+  }
+
   async putObject(key: string, body: Buffer, _contentType: string): Promise<void> {
     assertValidKey(key);
     await this.writeAtomically(this.objectPath(key), [body], body.length);

@@ -91,6 +91,11 @@ export interface ObjectStorage {
    * that presigned URLs can write, so a URL still alive after finalize cannot touch what downloads read.
    */
   moveObject(from: string, to: string): Promise<void>;
+  /**
+   * Removes the object at `key`, and with `uploadId` that multipart upload's parts too (an upload that never
+   * completed); nothing to remove is not an error. For a deleted draft's assets.
+   */
+  deleteObject(key: string, o?: { uploadId?: string | null }): Promise<void>;
   /** Plain streaming read/write for small server-side objects (inline assets). */
   putObject(key: string, body: Buffer, contentType: string): Promise<void>;
   /** Throws StorageError('not_found') before returning when the object is missing. */

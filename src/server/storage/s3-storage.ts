@@ -459,6 +459,19 @@ export class S3Storage implements ObjectStorage {
     }
   }
 
+  async deleteObject(key: string, o: { uploadId?: string | null } = {}): Promise<void> {
+    assertValidKey(key);
+    // S3 answers a delete of a missing key with success.
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }));
+    if (o.uploadId)
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: o.uploadId }))
+        .catch((error: unknown) => {
+          // Completed or aborted before: nothing left to remove.
+          if ((error as { name?: string }).name !== 'NoSuchUpload' && !isNotFound(error)) throw error;
+        });
+  }
+
   async putObject(key: string, body: Buffer, contentType: string): Promise<void> {
     assertValidKey(key);
     await this.client.send(

@@ -35,3 +35,10 @@ export function assertValidKey(key: string): void {
 export function keyToUrlPath(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
 }
+
+/**
+ * Where presigned URLs write an asset component: apart from its `storage_key`, which only finalize (by moving
+ * the upload there) and inline creation write. An upload URL still alive after finalize thus cannot change a
+ * ready asset.
+ */
+export const uploadKey = (storageKey: string) => `uploads/${storageKey}`;
