@@ -38,6 +38,8 @@ export async function runCommand(command: string[], values: RunOptions): Promise
     onSignal: values.onSignal,
     logFlushMs: values.logFlushTimeout * 1000,
     systemMetricsS: values.systemMetricsInterval,
+    logMemoryBytes: megabytes(process.env, 'ASSAY_RUN_LOG_MEMORY_MB'),
+    logDiskBytes: megabytes(process.env, 'ASSAY_RUN_LOG_DISK_MB'),
     // Taken while the key is exchanged and the config read: the start waits for it, and a managed run's
     // start-up is on its sweep's critical path.
     environment: environmentSnapshot(command, process.cwd(), process.env, { runnerFile: process.argv[1] }),
@@ -57,6 +59,15 @@ export async function runCommand(command: string[], values: RunOptions): Promise
   } finally {
     client.close();
   }
+}
+
+/** A size in MB (fractions allowed) from a variable, in bytes; undefined when it is not set. */
+function megabytes(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = env[name]?.trim();
+  if (!value) return undefined;
+  const mb = Number(value);
+  if (!Number.isFinite(mb) || mb <= 0) throw new UsageError(`${name} must be a positive number of MB, got ${JSON.stringify(value)}`);
+  return Math.round(mb * 1024 * 1024);
 }
 
 /** Flags when any is given (never mixed with the environment), else a managed worker's variables. */

@@ -37,6 +37,9 @@ export interface SuperviseOptions {
    * ends anyway (5 s at most after a signal to `assay run`); default 30 s.
    */
   logFlushMs?: number;
+  /** Bytes of unsent output lines kept in memory (then on disk) and on disk (then the oldest dropped). */
+  logMemoryBytes?: number;
+  logDiskBytes?: number;
   /** Seconds between samples of the system metrics (CPU, memory, GPUs); 0: none. Default 10. */
   systemMetricsS?: number;
 }
@@ -157,6 +160,8 @@ async function watch(
     send: (firstSeq, lines) => client.runs.appendLogs(run.experimentId, run.n, run.r, firstSeq, lines),
     spillDir: path.join(workDir, 'log-spill'),
     notice: log,
+    memoryBytes: options.logMemoryBytes,
+    diskBytes: options.logDiskBytes,
   });
   const capture = new OutputCapture(
     [
