@@ -47,7 +47,8 @@ export class SystemMetrics {
       .then((ticks) => {
         if (ticks !== undefined) this.#last = { ticks, at: Date.now() };
       })
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => (this.#sampling = undefined));
     this.#timer = setInterval(() => {
       if (this.#sampling) return;
       this.#sampling = this.#sample()
