@@ -41,6 +41,9 @@ export class LineSplitter {
   #inLine = false;
   /** Whether the line was rewritten with "\r": its partial states then follow PROGRESS_STATE_MS too. */
   #sawCR = false;
+  /** The ISO text of a line start, kept: lines read together share it. */
+  #timeOf = -1;
+  #time = '';
 
   constructor(stream: LogStream, emit: (line: LogLineInput) => void, now: () => number = Date.now) {
     this.#stream = stream;
@@ -52,9 +55,13 @@ export class LineSplitter {
     const now = this.#now();
     this.#lastData = now;
     let start = 0;
-    for (let i = 0; i < chunk.length; i += 1) {
+    let nl = chunk.indexOf(NL);
+    let cr = chunk.indexOf(CR);
+    while (nl !== -1 || cr !== -1) {
+      const i = nl === -1 ? cr : cr === -1 ? nl : Math.min(nl, cr);
       const byte = chunk[i];
-      if (byte !== NL && byte !== CR) continue;
+      if (byte === NL) nl = chunk.indexOf(NL, i + 1);
+      else cr = chunk.indexOf(CR, i + 1);
       this.#begin(now);
       if (i > start) this.#append(chunk.subarray(start, i));
       start = i + 1;
@@ -104,7 +111,7 @@ export class LineSplitter {
   #append(bytes: Buffer): void {
     // What follows a partial line that was sent is a line of its own, from now.
     if (this.#bytes === 0 && this.#sentPart && !this.#sawCR) this.#lineStart = this.#lastData;
-    this.#parts.push(Buffer.from(bytes)); // a copy: the read buffer is reused
+    this.#parts.push(bytes); // a stream's chunks are its own: no copy
     this.#bytes += bytes.length;
     // A line past the limit goes out in pieces as it grows, so a line with no end never fills the memory.
     while (this.#bytes > MAX_LOG_LINE_BYTES) {
@@ -147,7 +154,11 @@ export class LineSplitter {
 
   #send(bytes: Buffer): void {
     this.#sentPart = true;
-    const time = new Date(this.#lineStart).toISOString();
+    if (this.#timeOf !== this.#lineStart) {
+      this.#timeOf = this.#lineStart;
+      this.#time = new Date(this.#lineStart).toISOString();
+    }
+    const time = this.#time;
     for (const text of splitUtf8(bytes.toString('utf8'), MAX_LOG_LINE_BYTES))
       this.#emit({ stream: this.#stream, time, text });
   }

@@ -91,6 +91,10 @@ export async function supervise(
       ASSAY_EXPERIMENT_ID: run.experimentId,
       ASSAY_VARIATION: String(run.n),
       ASSAY_RUN: String(run.r),
+      // Its output is a pipe now, which Python fills 8 KiB at a time: unbuffered, a print shows at once on the
+      // terminal and in the log, as it would on a terminal. A PYTHONUNBUFFERED of the user's own (even empty)
+      // is kept.
+      ...('PYTHONUNBUFFERED' in process.env ? {} : { PYTHONUNBUFFERED: '1' }),
     };
     return await watch(client, run, command, env, { metricsFile, workDir }, options);
   } finally {
@@ -154,7 +158,7 @@ async function watch(
     log(
       `${existing} file(s) already in ${options.outputsDir} are not uploaded unless the command changes them`,
     );
-  const child = startChild(command, env, { capture: true });
+  const child = startChild(command, env, { captureIn: workDir });
   // The command's output goes on to our stdout and stderr as it comes, and to the run's log.
   const shipper = new LogShipper({
     send: (firstSeq, lines) => client.runs.appendLogs(run.experimentId, run.n, run.r, firstSeq, lines),

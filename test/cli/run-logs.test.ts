@@ -83,6 +83,10 @@ describe('assay run: the console log', () => {
     assert.equal(stderr.split('\rprogress').length - 1, 201);
     assert.match(stderr, /a warning\n/);
 
+    // Every chunk was stored before the run succeeded.
+    const mine = proxy.requests.filter((q) => q.includes(`/runs/${r}/`));
+    const end = mine.indexOf(`POST /experiments/${experimentId}/variations/1/runs/${r}/succeed`);
+    assert.ok(end > 0 && mine.findLastIndex((q) => q.endsWith(`/runs/${r}/logs`)) < end, mine.join('\n'));
     const { lines, complete } = await logOf(r);
     assert.equal(complete, true);
     assertNumbered(lines);
