@@ -51,7 +51,9 @@ export async function runCommand(command: string[], values: RunOptions): Promise
   try {
     const run =
       ids.r === undefined
-        ? await client.variation(ids.experimentId, ids.n).createRun({ ...labels, resumeFrom: values.resumeFrom })
+        ? await client
+            .variation(ids.experimentId, ids.n)
+            .createRun({ ...labels, resumeFrom: values.resumeFrom })
         : client.run(ids.experimentId, ids.n, ids.r);
     // An existing run is relabelled (a person's key may; a worker key may not).
     if (ids.r !== undefined && relabel) await client.runs.update(ids.experimentId, ids.n, ids.r, labels);
@@ -66,7 +68,8 @@ function megabytes(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const value = env[name]?.trim();
   if (!value) return undefined;
   const mb = Number(value);
-  if (!Number.isFinite(mb) || mb <= 0) throw new UsageError(`${name} must be a positive number of MB, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(mb) || mb <= 0)
+    throw new UsageError(`${name} must be a positive number of MB, got ${JSON.stringify(value)}`);
   return Math.round(mb * 1024 * 1024);
 }
 

@@ -192,7 +192,7 @@ export function splitUtf8(text: string, limit: number): string[] {
   const pieces: string[] = [];
   let start = 0;
   let bytes = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const code = text.codePointAt(i)!;
     const units = code > 0xffff ? 2 : 1;
     const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;

@@ -28,7 +28,6 @@ const CHUNK_LINES = MAX_LOG_LINES_PER_CHUNK - 1;
 /** Bytes of one chunk's body, well under the service's default body limit (2 MiB). */
 const CHUNK_BYTES = 1 << 20;
 const FIRST_RETRY_MS = 500;
-// eslint-disable-next-line no-control-regex
 const ESCAPED = /["\\\u0000-\u001f]/;
 const MAX_RETRY_MS = 10_000;
 
@@ -93,8 +92,9 @@ export class LogShipper {
     if (this.#stopped || this.#broken) return;
     // Quotes, backslashes and control characters grow in JSON, up to 6 bytes each.
     const size =
-      (ESCAPED.test(line.text) ? Buffer.byteLength(JSON.stringify(line.text)) : Buffer.byteLength(line.text)) +
-      64;
+      (ESCAPED.test(line.text)
+        ? Buffer.byteLength(JSON.stringify(line.text))
+        : Buffer.byteLength(line.text)) + 64;
     this.#memory.push({ line, size });
     this.#memoryBytes += size;
     if (this.#memoryBytes > this.#options.memoryBytes) this.#spill();

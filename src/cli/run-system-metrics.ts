@@ -148,10 +148,12 @@ export class SystemMetrics {
     if (out.error) {
       this.#gpu = false;
       if (out.error.code !== 'ENOENT')
-        this.#events.onGpuError(`nvidia-smi failed, no GPU metrics for this run: ${out.error.message.trim()}`);
+        this.#events.onGpuError(
+          `nvidia-smi failed, no GPU metrics for this run: ${out.error.message.trim()}`,
+        );
       return undefined;
     }
-    return parseGpuQuery(out.stdout ?? '');
+    return parseGpuQuery(out.stdout ?? '', visibleGpus(this.#env.CUDA_VISIBLE_DEVICES));
   }
 }
 
@@ -159,11 +161,11 @@ export class SystemMetrics {
  * `0, 45, 1234, 67.89` per GPU (index, utilisation %, memory used MiB, power W) into system/gpu0/…; a field
  * nvidia-smi cannot read (`[N/A]`, `[Not Supported]`) is left out.
  */
-export function parseGpuQuery(text: string): Sample {
+export function parseGpuQuery(text: string, visible?: Set<string>): Sample {
   const values: Sample = {};
   for (const line of text.split('\n')) {
     const [index, util, memory, power] = line.split(',').map((f) => f.trim());
-    if (!index || !/^\d+$/.test(index)) continue;
+    if (!index || !/^\d+$/.test(index) || (visible && !visible.has(index))) continue;
     const put = (name: string, field: string | undefined) => {
       const n = Number(field);
       if (field !== undefined && field !== '' && Number.isFinite(n)) values[`system/gpu${index}/${name}`] = n;
@@ -173,6 +175,20 @@ export function parseGpuQuery(text: string): Sample {
     put('power_w', power);
   }
   return values;
+}
+
+/**
+ * The GPU indices CUDA_VISIBLE_DEVICES leaves visible (nvidia-smi lists every GPU of the machine, a managed
+ * run holds some); undefined, all of them, when it is unset or names GPUs by UUID.
+ */
+function visibleGpus(value: string | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const ids = value
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+  if (!ids.every((id) => /^\d+$/.test(id))) return undefined;
+  return new Set(ids.map((id) => String(Number(id))));
 }
 
 function round(value: number, digits: number): number {

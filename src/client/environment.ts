@@ -78,7 +78,13 @@ async function programDir(command: readonly string[], cwd: string): Promise<{ di
     }
   for (const candidate of candidates) {
     const file = path.resolve(cwd, candidate);
-    if (await stat(file).then((s) => s.isFile(), () => false)) return { dir: path.dirname(file), named: true };
+    if (
+      await stat(file).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    )
+      return { dir: path.dirname(file), named: true };
     if (candidate === first) break;
   }
   return { dir: cwd, named: false };

@@ -42,7 +42,19 @@ describe('assay run: the console log', () => {
     const cwd = path.join(home, `run-${r}`);
     await mkdir(cwd, { recursive: true });
     const spawned = spawnCli(
-      ['run', '--experiment', experimentId, '--variation', '1', '--run', String(r), '--', 'python3', SCRIPT, ...args],
+      [
+        'run',
+        '--experiment',
+        experimentId,
+        '--variation',
+        '1',
+        '--run',
+        String(r),
+        '--',
+        'python3',
+        SCRIPT,
+        ...args,
+      ],
       { home, cwd, env: { SERVICE_SERVER_URL: proxy.url, SERVICE_API_KEY: key, ...env } },
     );
     return { r, cwd, ...spawned };
@@ -51,7 +63,7 @@ describe('assay run: the console log', () => {
   /** Every line of the run's log, page by page. */
   async function logOf(r: number): Promise<{ lines: LogLine[]; complete: boolean }> {
     const lines: LogLine[] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await client.runs.logs(experimentId, 1, r, { after, limit: 5000 });
       lines.push(...page.lines);
       if (page.lines.length === 0) return { lines, complete: page.complete };
@@ -116,7 +128,10 @@ describe('assay run: the console log', () => {
     for (const line of lines) assert.ok(!Number.isNaN(Date.parse(line.time)));
     // The partial line's time is when it began, its rest's when that came.
     const [partial, restLine] = [rest[2]!, rest[3]!];
-    assert.ok(Date.parse(restLine.time) - Date.parse(partial.time) >= 2000, `${partial.time} ${restLine.time}`);
+    assert.ok(
+      Date.parse(restLine.time) - Date.parse(partial.time) >= 2000,
+      `${partial.time} ${restLine.time}`,
+    );
   });
 
   it('a program printing 100,000 lines as fast as it can: every line arrives once, in order', async () => {
@@ -146,7 +161,9 @@ describe('assay run: the console log', () => {
       return undefined;
     };
     fault = loseTwo;
-    const { r, cwd, child, result } = await assayRun(['outage', '.', '20000'], { ASSAY_RUN_LOG_MEMORY_MB: '0.25' });
+    const { r, cwd, child, result } = await assayRun(['outage', '.', '20000'], {
+      ASSAY_RUN_LOG_MEMORY_MB: '0.25',
+    });
     let seen = '';
     child.stdout!.on('data', (d: Buffer) => (seen += d));
     await waitFor('the first line', () => (seen.includes('before the outage') ? true : undefined));
@@ -171,7 +188,10 @@ describe('assay run: the console log', () => {
     const { lines } = await logOf(r);
     assertNumbered(lines);
     const texts = lines.map((l) => l.text);
-    const burst = Array.from({ length: 20_000 }, (_, i) => `burst ${String(i).padStart(6, '0')} ${'.'.repeat(40)}`);
+    const burst = Array.from(
+      { length: 20_000 },
+      (_, i) => `burst ${String(i).padStart(6, '0')} ${'.'.repeat(40)}`,
+    );
     assert.deepEqual(texts, ['before the outage', ...burst, 'burst done', 'after the outage']);
   });
 
@@ -207,7 +227,10 @@ describe('assay run: the console log', () => {
     // What is kept: the lines sent before the outage, then the newest ones, in order.
     const numbers = kept.map((l) => Number(l.text.split(' ')[1]));
     const head = numbers.filter((n, i) => n === i);
-    assert.deepEqual(numbers.slice(head.length), Array.from({ length: kept.length - head.length }, (_, i) => head.length + dropped + i));
+    assert.deepEqual(
+      numbers.slice(head.length),
+      Array.from({ length: kept.length - head.length }, (_, i) => head.length + dropped + i),
+    );
     assert.equal(lines.at(-1)!.text, 'after the outage');
   });
 });

@@ -85,12 +85,21 @@ describe('assay run: system metrics', () => {
     const gpu = await points('system/gpu0/power_w');
     assert.ok(gpu.length >= 2, JSON.stringify(gpu));
     assert.deepEqual(new Set(gpu.map(([, v]) => v)), new Set([67.89]));
-    assert.deepEqual(new Set((await points('system/gpu0/utilization_percent')).map(([, v]) => v)), new Set([45]));
-    assert.deepEqual(new Set((await points('system/gpu0/memory_used_mb')).map(([, v]) => v)), new Set([1234]));
+    assert.deepEqual(
+      new Set((await points('system/gpu0/utilization_percent')).map(([, v]) => v)),
+      new Set([45]),
+    );
+    assert.deepEqual(
+      new Set((await points('system/gpu0/memory_used_mb')).map(([, v]) => v)),
+      new Set([1234]),
+    );
     assert.deepEqual(new Set((await points('system/gpu1/memory_used_mb')).map(([, v]) => v)), new Set([100]));
     // Steps are whole seconds since the command started, rising.
     const steps = gpu.map(([s]) => s as number);
-    assert.ok(steps.every((s, i) => Number.isInteger(s) && s >= 1 && (i === 0 || s > steps[i - 1]!)), String(steps));
+    assert.ok(
+      steps.every((s, i) => Number.isInteger(s) && s >= 1 && (i === 0 || s > steps[i - 1]!)),
+      String(steps),
+    );
     const rss = (await points('system/rss_mb')).map(([, v]) => v as number);
     assert.ok(Math.max(...rss) > 40, String(rss));
     const cpu = (await points('system/cpu_percent')).map(([, v]) => v as number);
@@ -99,7 +108,10 @@ describe('assay run: system metrics', () => {
 
   it('without nvidia-smi: CPU and memory only, no error; with the interval 0 (ASSAY_RUN_SYSTEM_METRICS_S): none', async () => {
     await rm(path.join(bin, 'nvidia-smi'), { force: true });
-    const { keys, result } = await assayRun([], ['--system-metrics-interval', '1', '--', 'python3', '-c', BUSY]);
+    const { keys, result } = await assayRun(
+      [],
+      ['--system-metrics-interval', '1', '--', 'python3', '-c', BUSY],
+    );
     assert.deepEqual(keys, ['system/cpu_percent', 'system/rss_mb']);
     assert.doesNotMatch(result.stderr, /nvidia|system metrics/i);
 
@@ -107,6 +119,20 @@ describe('assay run: system metrics', () => {
       ASSAY_RUN_SYSTEM_METRICS_S: '0',
     });
     assert.deepEqual(off.keys, []);
+  });
+
+  it('keeps the GPUs CUDA_VISIBLE_DEVICES names (a managed run’s granted ones), by nvidia-smi’s index', async () => {
+    await fakeNvidiaSmi('0, 45, 1234, 67.89\\n1, 99, 200, 300\\n');
+    const { keys, points } = await assayRun(
+      [bin],
+      ['--system-metrics-interval', '1', '--', 'python3', '-c', 'import time; time.sleep(2.5)'],
+      { CUDA_VISIBLE_DEVICES: '1' },
+    );
+    assert.deepEqual(
+      keys.filter((k) => k.includes('gpu')),
+      ['system/gpu1/memory_used_mb', 'system/gpu1/power_w', 'system/gpu1/utilization_percent'],
+    );
+    assert.deepEqual(new Set((await points('system/gpu1/power_w')).map(([, v]) => v)), new Set([300]));
   });
 
   it('a failing nvidia-smi is reported once and not asked again; CPU and memory go on', async () => {

@@ -107,7 +107,10 @@ describe('environmentSnapshot', () => {
       assert.equal('git_commit' in (await environmentSnapshot(command, plain, envWith())), false);
     // The working directory lies in the runner's own repository and the command names no file of it: left out.
     const own = { runnerFile: path.join(code, 'run.sh') };
-    assert.equal('git_commit' in (await environmentSnapshot(['python3', '-m', 'train'], code, envWith(), own)), false);
+    assert.equal(
+      'git_commit' in (await environmentSnapshot(['python3', '-m', 'train'], code, envWith(), own)),
+      false,
+    );
     // …unless the program genuinely lives there.
     const there = await environmentSnapshot(['bash', 'run.sh'], code, envWith(), own);
     assert.equal(there.git_commit, head);
