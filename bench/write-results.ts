@@ -8,6 +8,8 @@ const dir = path.join(import.meta.dirname, 'results');
 const order = [
   'runner-traffic',
   'metrics',
+  'run-logs',
+  'run-logs-200',
   'managed-runs',
   'sweeps',
   'cancel-latency',

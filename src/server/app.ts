@@ -31,6 +31,7 @@ import { organizationRoutes } from './organizations/organization-routes.ts';
 import type { RunEvents } from './runs/run-events.ts';
 import { runControlWaits } from './runs/run-control-waits.ts';
 import { runRoutes } from './runs/run-routes.ts';
+import { logNotices } from './logs/log-notices.ts';
 import { runLogRoutes, RUN_LOG_WAITS } from './logs/run-log-routes.ts';
 import { earlyStopping } from './sweeps/early-stopping/early-stopping.ts';
 import { sweepRoutes } from './sweeps/sweep-routes.ts';
@@ -159,7 +160,9 @@ export async function buildApp({
     app.log,
   );
   app.addHook('preClose', () => logWaits.close());
-  await app.register(runLogRoutes(db, config, logWaits));
+  const notices = logNotices(db, app.log);
+  app.addHook('onClose', () => notices.close());
+  await app.register(runLogRoutes(db, config, logWaits, notices));
   await app.register(provisionRoutes(db, orchestrator, runEvents, configPolicy(config)));
   // Stored metrics are told to the sweeps' early stopping, which stops a pruned run through runEvents.
   await app.register(metricRoutes(db, config, earlyStopping(db, runEvents)));

@@ -255,7 +255,8 @@ export const SETTINGS = {
     default: 300,
     readBy: serviceOnly,
     table: 'service',
-    description: 'How long after its run ended a run still takes metric points (a runner’s last batches)',
+    description:
+      'How long after its run ended a run still takes metric points and console log lines (a runner’s last batches)',
   },
   ASSAY_METRIC_KEYS_PER_RUN: {
     kind: 'integer',

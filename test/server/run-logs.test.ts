@@ -90,6 +90,19 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
         text: 'line 1',
       });
       assert.deepEqual(got[11]!.text, 'line 12');
+      // A runner's clock with an offset: answered in UTC, as every time the API gives.
+      const offset = await t.as(key).post(`${run.path}/logs`, {
+        first_seq: 14,
+        lines: [{ stream: 'stdout', time: '2026-11-27T19:00:00.5+02:00', text: 'ünïcode ✓' }],
+      });
+      assert.equal(offset.status, 200, JSON.stringify(offset.body));
+      const [line14] = (await t.as(key).get<Page>(`${run.path}/logs?after=13`)).body.lines;
+      assert.deepEqual(line14, {
+        seq: 14,
+        stream: 'stdout',
+        time: '2026-11-27T17:00:00.500Z',
+        text: 'ünïcode ✓',
+      });
       assert.equal(page.complete, false, 'the run is still running');
     });
 
@@ -247,3 +260,102 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
     });
   });
 }
+
+for (const backend of ['PGlite', 'PostgreSQL'] as const) {
+  describe(`run logs past the cap and the grace (${backend})`, () => {
+    let t: TestService;
+    before(async () => {
+      // A 1 MiB cap: 512 KiB of head and 512 KiB of tail; a run takes lines 1 ms after it ended, no longer.
+      t = await startTestService({
+        pglite: backend === 'PGlite',
+        env: { ASSAY_RUN_LOG_MAX_MB: '1', ASSAY_METRICS_GRACE_S: '0.001' },
+      });
+    });
+    after(() => t?.close());
+
+    it('keeps the head and the tail, drops whole chunks between, and says how much', async () => {
+      const e = await committedExperiment(t, t.adminKey);
+      const run = await runningRun(t, t.adminKey, e.id);
+      // 20 chunks of 10 lines of 10,000 bytes (with the line break): 5 fit the head's 524,288 bytes, the
+      // newest 5 the tail's.
+      const text = (seq: number) => `${seq}:`.padEnd(9_999, 'x');
+      let last: { last_seq: number; dropped: Page['dropped'] } | undefined;
+      for (let first = 1; first <= 200; first += 10) {
+        const res = await t
+          .as(t.adminKey)
+          .post(`${run.path}/logs`, { first_seq: first, lines: lines(first, 10, text) });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        last = res.body;
+      }
+      const dropped = { lines: 100, bytes: 1_000_000, after_seq: 50 };
+      assert.deepEqual(last, { last_seq: 200, dropped });
+      // A resent chunk the cap dropped stays dropped.
+      const resent = await t
+        .as(t.adminKey)
+        .post(`${run.path}/logs`, { first_seq: 71, lines: lines(71, 10, text) });
+      assert.deepEqual(resent.body, { last_seq: 200, dropped });
+      const { lines: kept, page } = await readAll(t, t.adminKey, run.path, '&limit=17');
+      assert.deepEqual(
+        kept.map((l) => l.seq),
+        [...Array.from({ length: 50 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => i + 151)],
+      );
+      assert.equal(kept[60]!.text, text(161));
+      assert.deepEqual(page.dropped, dropped);
+      const txt = await t.as(t.adminKey).get(`${run.path}/logs.txt`);
+      const rows = String(txt.body).split('\n');
+      assert.equal(rows.length, 102, 'the kept lines, the marker and the final line break');
+      assert.equal(rows[50], '[… 100 lines (1.0 MB) dropped …]');
+      assert.equal(rows[49], `2026-11-27T17:00:50.000Z stdout | ${text(50)}`);
+      assert.equal(rows[51], `2026-11-27T17:02:31.000Z stderr | ${text(151)}`);
+      const [size] = await t.service.db.query<{ raw: string; n: string }>(
+        `SELECT sum(raw_bytes) AS raw, count(*) AS n FROM run_log_chunks WHERE run_id = $1`,
+        [run.id],
+      );
+      assert.deepEqual([Number(size!.raw), Number(size!.n)], [1_000_000, 10], 'the dropped chunks are gone');
+    });
+
+    it('takes lines for the grace after the run ended, then 409 run_ended; the log stays readable', async () => {
+      const e = await committedExperiment(t, t.adminKey);
+      const run = await runningRun(t, t.adminKey, e.id);
+      assert.equal((await append(t, t.adminKey, run.path, 1, 2)).status, 200);
+      assert.equal((await t.as(t.adminKey).post(`${run.path}/fail`, { reason: 'crash' })).status, 200);
+      await sleep(20);
+      const late = await append(t, t.adminKey, run.path, 3, 2);
+      assert.deepEqual([late.status, late.body.error.code], [409, 'run_ended']);
+      const page = await t.as(t.adminKey).get<Page>(`${run.path}/logs?wait_s=5`);
+      assert.deepEqual([page.body.lines.length, page.body.next_after, page.body.complete], [2, 2, true]);
+    });
+  });
+}
+
+describe('run log follows across two replicas on one PostgreSQL', () => {
+  let a: TestService;
+  let b: TestService;
+  before(async () => {
+    a = await startTestService();
+    b = await startTestService({ replicaOf: a });
+    for (const s of [a, b])
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(20))
+        if ((await metric(s, 'assay_run_log_listener_up')) === 1) break;
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a follow on one replica wakes when the other stores a chunk', async () => {
+    const e = await committedExperiment(a, a.adminKey);
+    const run = await runningRun(a, a.adminKey, e.id);
+    const began = Date.now();
+    const follow = b.as(a.adminKey).get<Page>(`${run.path}/logs?wait_s=60`);
+    await waiting(b, 1);
+    assert.equal((await append(a, a.adminKey, run.path, 1, 3)).status, 200);
+    const page = await follow;
+    assert.deepEqual(
+      page.body.lines.map((l) => l.text),
+      ['line 1', 'line 2', 'line 3'],
+    );
+    assert.ok(Date.now() - began < 60_000, 'answered only when wait_s ran out');
+    assert.equal(await metric(b, 'assay_run_log_waiting'), 0);
+  });
+});

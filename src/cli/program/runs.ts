@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { priority, wholeNumber } from '../command-args.ts';
 import type { MetricsOptions, ProvisionOptions } from '../runs-commands.ts';
+import { addRunsLogsCommand } from './runs-logs.ts';
 import { exitWith, jsonOption, type JsonOptions } from './shared-options.ts';
 
 const load = () => import('../runs-commands.ts');
@@ -67,4 +68,5 @@ export function addRunsCommands(program: Command): void {
         (await load()).metrics(e, n, r, o),
       ),
     );
+  addRunsLogsCommand(group);
 }

@@ -3,10 +3,15 @@ import type { Queryable, Tx } from '../db/database.ts';
 import { RUN_ADDRESSED, runAddress, type RunKey } from '../runs/run-repository.ts';
 
 /**
- * Where migration 019's triggers announce a run whose log got a chunk or whose state changed (payload: the
- * run's id); the log follows waiting on it answer then.
+ * Where a run whose log got a chunk (announceStored) or whose state changed (migration 019's trigger) is
+ * announced (payload: run ids, comma-separated); the log follows waiting on it answer then.
  */
 export const RUN_LOG_CHANNEL = 'assay_run_log';
+
+/** One notice naming these runs, in a statement of its own (a transaction that writes nothing: no flush). */
+export async function announceStored(db: Queryable, runIds: readonly string[]): Promise<void> {
+  await db.query(`SELECT pg_notify($1, $2)`, [RUN_LOG_CHANNEL, runIds.join(',')]);
+}
 
 /** A run's log summary (migration 019's `run_logs`); all zeros for a run that has logged nothing. */
 export interface LogSummary {

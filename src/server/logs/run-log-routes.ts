@@ -17,12 +17,13 @@ import { withErrors } from '../http/schemas.ts';
 import type { RunControlWaits, WaitSubject } from '../runs/run-control-waits.ts';
 import { runKeyOf as keyOf } from '../runs/run-repository.ts';
 import { contentDisposition } from '../storage/content-disposition.ts';
+import type { LogNotices } from './log-notices.ts';
 import { RUN_LOG_CHANNEL } from './run-log-repository.ts';
 import * as service from './run-log-service.ts';
 
 const tags = ['runs'];
 
-/** The log follows' waits: woken by migration 019's notices, capped as the control polls are. */
+/** The log follows' waits: woken by notices on RUN_LOG_CHANNEL, capped as the control polls are. */
 export const RUN_LOG_WAITS: WaitSubject = {
   channel: RUN_LOG_CHANNEL,
   waiting: {
@@ -37,7 +38,7 @@ export const RUN_LOG_WAITS: WaitSubject = {
 };
 
 /** A run's console log: the runner appends chunks, readers page, follow (long-poll) or download it. */
-export function runLogRoutes(db: Db, config: ServiceConfig, waits: RunControlWaits) {
+export function runLogRoutes(db: Db, config: ServiceConfig, waits: RunControlWaits, notices: LogNotices) {
   const limits = { graceMs: config.metricsGraceMs, maxBytes: config.runLogMaxBytes };
   return async (base: FastifyInstance) => {
     const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -67,7 +68,7 @@ export function runLogRoutes(db: Db, config: ServiceConfig, waits: RunControlWai
           response: withErrors({ 200: AppendLogResult }, 409),
         },
       },
-      (req) => service.appendLog(db, req.principal, keyOf(req.params), req.body, limits),
+      (req) => service.appendLog(db, req.principal, keyOf(req.params), req.body, limits, notices),
     );
     app.get(
       path,

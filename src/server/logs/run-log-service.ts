@@ -14,6 +14,7 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { iso } from '../http/schemas.ts';
 import type { RunKey } from '../runs/run-repository.ts';
 import type { RunControlWaits } from '../runs/run-control-waits.ts';
+import type { LogNotices } from './log-notices.ts';
 import { decodeChunk, encodeChunk } from './run-log-codec.ts';
 import * as repo from './run-log-repository.ts';
 
@@ -34,6 +35,7 @@ export async function appendLog(
   key: RunKey,
   body: AppendLogBody,
   limits: LogLimits,
+  notices: Pick<LogNotices, 'stored'>,
 ): Promise<AppendLogResult> {
   for (const [i, line] of body.lines.entries())
     if (Buffer.byteLength(line.text) > MAX_LOG_LINE_BYTES)
@@ -67,19 +69,25 @@ export async function appendLog(
       { state: run.state, ended_at: iso(run.ended_at) },
     );
   }
-  const summary =
-    fast.stored ?? (await db.transaction((tx) => appendSlow(tx, run.run_id, body, whole, halfCap)));
+  let summary = fast.stored;
+  let stored = summary !== undefined;
+  if (!summary)
+    [summary, stored] = await db.transaction((tx) => appendSlow(tx, run.run_id, body, whole, halfCap));
+  if (stored) notices.stored(run.run_id);
   return { last_seq: summary.last_seq, dropped: droppedOf(summary) };
 }
 
-/** The append the fast path left: under the summary row's lock, store the pieces no chunk holds yet. */
+/**
+ * The append the fast path left: under the summary row's lock, store the pieces no chunk holds yet. Answers
+ * the summary after it, and whether anything was stored.
+ */
 async function appendSlow(
   tx: Tx,
   runId: string,
   body: AppendLogBody,
   whole: repo.ChunkToStore,
   halfCap: number,
-): Promise<repo.LogSummary> {
+): Promise<[repo.LogSummary, boolean]> {
   const s = await repo.lockSummary(tx, runId);
   const covered = await repo.storedRanges(tx, runId, whole.firstSeq, whole.lastSeq);
   if (s.head_last_seq !== null && s.dropped_through > s.head_last_seq)
@@ -119,7 +127,7 @@ async function appendSlow(
     s.dropped_through = Math.max(s.dropped_through, gone.through);
   }
   if (pieces.length > 0) await repo.writeSummary(tx, runId, s);
-  return s;
+  return [s, pieces.length > 0];
 }
 
 /** The ranges of first…last that no range of `covered` holds, in order. */
@@ -143,9 +151,13 @@ function droppedOf(s: repo.LogSummary): LogDropped {
     : { lines: s.dropped_lines, bytes: s.dropped_bytes };
 }
 
-/** Chunks a read fetches at a time; a read decodes at most this much text past its limit's lines. */
+/** Chunks a read fetches at a time. */
 const CHUNKS_PER_FETCH = 16;
-const MAX_SCAN_BYTES = 16 * 1024 * 1024;
+/**
+ * Deflated bytes one read decodes at most (~10 MB of text): a stream filter over a long log answers with
+ * what it found so far and a `next_after` to go on from, instead of holding the event loop.
+ */
+const MAX_SCAN_BYTES = 2 * 1024 * 1024;
 
 async function readPage(
   db: Db,
@@ -192,7 +204,7 @@ async function readState(db: Db, principal: Principal, key: RunKey): Promise<rep
 
 /**
  * GET …/logs: the lines past `after`; with `wait_s`, an answer that would bring nothing new (no line, no
- * step forward, not complete) waits until a chunk is stored or the run ends (migration 019's notices, from
+ * step forward, not complete) waits until a chunk is stored or the run ends (notices on RUN_LOG_CHANNEL, from
  * any replica), else until `wait_s` runs out. Answers at once when this replica holds its cap of waiting
  * reads or is shutting down, and lets go of its place when `gone` fires (the reader left).
  */

@@ -91,8 +91,9 @@ export function runControlWaits(
     for (const wakes of byRun.values()) for (const wake of wakes) wake(end);
   };
   const listener = db.listen(subject.channel, {
-    onNotify(runId) {
-      for (const wake of byRun.get(runId) ?? []) wake('notified');
+    onNotify(payload) {
+      // One run's id, or several comma-separated (a notice announcing a batch).
+      for (const runId of payload.split(',')) for (const wake of byRun.get(runId) ?? []) wake('notified');
     },
     onListening() {
       listening = true;
