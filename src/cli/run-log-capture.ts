@@ -29,9 +29,12 @@ export class OutputCapture {
       this.#splitters.push(splitter);
       this.#sources.push(from);
       let passing = true;
-      // A reader that went away (`assay run … | head -1`) ends the pass-through, not the capture.
-      const broken = () => (passing = false);
-      to.on('error', broken);
+      // A reader that went away (`assay run … | head -1`) ends the pass-through, not the capture. The listener
+      // stays: an EPIPE reported after the capture ended must not end the runner either.
+      to.on('error', () => {
+        passing = false;
+        from.resume(); // a write that failed was waiting for a drain that never comes
+      });
       from.on('data', (chunk: Buffer) => {
         if (passing && !to.write(chunk)) {
           from.pause();
@@ -44,10 +47,7 @@ export class OutputCapture {
           from.once('close', resolve);
           from.once('end', resolve);
           from.once('error', () => resolve());
-        }).then(() => {
-          splitter.end();
-          to.off('error', broken);
-        }),
+        }).then(() => splitter.end()),
       );
     }
     this.#timer = setInterval(() => {

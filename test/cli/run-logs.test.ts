@@ -5,7 +5,9 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, type LogLine } from '../../src/client/index.ts';
-import { repoRoot, spawnCli, tempHome, waitFor } from '../support/cli.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { assayBin, repoRoot, spawnCli, tempHome, waitFor } from '../support/cli.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -147,6 +149,34 @@ describe('assay run: the console log', () => {
     printed.forEach((l, i) => assert.equal(l.text, `line ${i}`));
     // Its stderr line, printed after the last stdout line, may be read before it: two pipes have no common order.
     assert.match(lines.find((l) => l.stream === 'stderr')!.text, /^printed in [\d.]+ s$/);
+  });
+
+  it('a reader of its stdout that goes away (`| head -1`) ends the pass-through only: the command runs on, all logged', async () => {
+    const { r } = await createRun(t, key, experimentId);
+    const { stdout } = await promisify(execFile)(
+      'sh',
+      [
+        '-c',
+        `"$NODE" "$ASSAY" run --experiment ${experimentId} --variation 1 --run ${r} -- seq 50000 | head -1`,
+      ],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          NODE: process.execPath,
+          ASSAY: assayBin,
+          SERVICE_SERVER_URL: t.url,
+          SERVICE_API_KEY: key,
+        },
+      },
+    );
+    assert.equal(stdout, '1\n');
+    await waitFor('the run’s end', async () =>
+      (await client.runs.get(experimentId, 1, r)).state === 'succeeded' ? true : undefined,
+    );
+    const { lines } = await logOf(r);
+    assert.equal(lines.length, 50_000);
+    assert.equal(lines.at(-1)!.text, '50000');
   });
 
   it('keeps the lines while the service is away, spilling them to disk, and sends each once when it is back', async () => {
