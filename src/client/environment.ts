@@ -90,12 +90,16 @@ async function programDir(command: readonly string[], cwd: string): Promise<{ di
   return { dir: cwd, named: false };
 }
 
-/** Whether `file` lies under `dir` (both by their real paths). */
+/**
+ * Whether `file` lies under `dir` (both by their real paths) as part of it: a file under node_modules is an
+ * installed package (Assay as a dependency of the program's own project), not the repository's code.
+ */
 async function holds(dir: string, file: string | undefined): Promise<boolean> {
   if (file === undefined) return false;
   const real = await realpath(file).catch(() => undefined);
   const root = await realpath(dir).catch(() => dir);
-  return real !== undefined && (real === root || real.startsWith(root + path.sep));
+  if (real === undefined || !real.startsWith(root + path.sep)) return false;
+  return !path.relative(root, real).split(path.sep).includes('node_modules');
 }
 
 interface GitRepository {

@@ -111,6 +111,12 @@ describe('environmentSnapshot', () => {
       'git_commit' in (await environmentSnapshot(['python3', '-m', 'train'], code, envWith(), own)),
       false,
     );
+    // Assay installed as a package of the program's own project is not the program's repository.
+    const installed = { runnerFile: path.join(code, 'node_modules/assay/bin/assay.js') };
+    await mkdir(path.dirname(installed.runnerFile), { recursive: true });
+    await writeFile(installed.runnerFile, '');
+    const project = await environmentSnapshot(['npm', 'test'], code, envWith(), installed);
+    assert.equal(project.git_commit, head);
     // …unless the program genuinely lives there.
     const there = await environmentSnapshot(['bash', 'run.sh'], code, envWith(), own);
     assert.equal(there.git_commit, head);
