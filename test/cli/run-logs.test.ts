@@ -136,6 +136,18 @@ describe('assay run: the console log', () => {
     );
   });
 
+  it('a progress bar redrawn 3,000 times over 11 s is its final state and one state per 5 s, not 3,000 lines', async () => {
+    const { r, result } = await assayRun(['bar']);
+    const { code, stderr } = await result;
+    assert.equal(code, 0, stderr);
+    const { lines } = await logOf(r);
+    const texts = lines.map((l) => l.text);
+    // States at 5 s and 10 s into the bar (their exact step depends on the machine's pace), then the last.
+    assert.ok(texts.length >= 2 && texts.length <= 3, JSON.stringify(texts));
+    assert.equal(texts.at(-1), 'step 3000/3000');
+    for (const text of texts) assert.match(text, /^step \d+\/3000$/);
+  });
+
   it('a program printing 100,000 lines as fast as it can: every line arrives once, in order', async () => {
     const { r, result } = await assayRun(['many', '100000']);
     const { code, stdout, stderr } = await result;
