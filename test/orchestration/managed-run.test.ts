@@ -26,7 +26,9 @@ describe('managed runs', () => {
   });
 
   test('happy path: provisioned, a real script runs and uploads an output, the run succeeds, the instance ends, the key is revoked', async () => {
-    const run = await m.pendingRun('mkdir -p outputs && echo "loss 0.1" > outputs/result.txt');
+    const run = await m.pendingRun(
+      'mkdir -p outputs && echo "loss 0.1" > outputs/result.txt && echo "epoch 1 done" && echo oops >&2',
+    );
     const provisioned = await m.provision(run);
     assert.equal(provisioned.status, 202, JSON.stringify(provisioned.body));
     assert.equal(provisioned.body.workflow_id, `run-${run.experimentId}-${run.n}-${run.r}`);
@@ -51,6 +53,18 @@ describe('managed runs', () => {
     assert.deepEqual(
       assets.body.items.map((a: any) => [a.name, a.state]),
       [['result.txt', 'ready']],
+    );
+    // What the command printed is the run's console log, shipped by the instance's runner with its worker key.
+    const log = await m
+      .svc()
+      .as(m.key())
+      .get(`/experiments/${run.experimentId}/variations/${run.n}/runs/${run.r}/logs`);
+    assert.deepEqual(
+      log.body.lines.map((l: any) => [l.seq, l.stream, l.text]),
+      [
+        [1, 'stdout', 'epoch 1 done'],
+        [2, 'stderr', 'oops'],
+      ],
     );
     assert.deepEqual(await m.workerKeys(run), { total: 1, revoked: 1 });
     assert.equal(
