@@ -53,6 +53,15 @@ export function secondsOrZero(value: string): number {
   return s;
 }
 
+/** `--resume-from R` (a run of the same variation) or `N.R` (run R of variation N). */
+export function runReference(value: string): { n?: number; r: number } {
+  const match = /^\s*(?:(\d+)\.)?(\d+)\s*$/.exec(value);
+  const [n, r] = [match?.[1], match?.[2]].map((v) => (v === undefined ? undefined : Number(v)));
+  if (r === undefined || r < 1 || (n !== undefined && n < 1))
+    throw new InvalidArgumentError('It must be a run number R, or N.R for run R of variation N.');
+  return n === undefined ? { r } : { n, r };
+}
+
 /** A repeatable option's values, in order. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

@@ -1,7 +1,11 @@
 // The command `assay run` supervises: its own process group, signals forwarded to the group, TERM then KILL
 // to stop.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants as fs, openSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { constants } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 
 /** How the command ended: an exit code, or the signal that killed it. */
 export interface ChildExit {
@@ -13,6 +17,11 @@ export interface ChildExit {
 
 export interface Child {
   readonly exited: Promise<ChildExit>;
+  /** The command's process id (and process group id); undefined when it could not start. */
+  readonly pid: number | undefined;
+  /** Its stdout and stderr, when they are captured (`captureIn`), else inherited. */
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
   /** Sends a signal to the command and everything it started. */
   signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then SIGKILL when it is still alive after `graceMs`; resolves once it has exited. */
@@ -24,15 +33,29 @@ export interface Child {
  * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us,
  * not twice.
  */
-export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): Child {
+export function startChild(
+  command: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: { captureIn?: string } = {},
+): Child {
   // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for
   // good; an empty stdin fails fast instead. Piped stdin is passed on.
   const stdin = process.stdin.isTTY ? 'ignore' : 'inherit';
+  const fifos = options.captureIn === undefined ? undefined : openFifos(options.captureIn);
   const child = spawn(command[0]!, command.slice(1), {
-    stdio: [stdin, 'inherit', 'inherit'],
+    stdio: fifos
+      ? [stdin, fifos.write[0], fifos.write[1]]
+      : options.captureIn !== undefined
+        ? [stdin, 'pipe', 'pipe']
+        : [stdin, 'inherit', 'inherit'],
     env,
     detached: true,
   });
+  // The command holds the write ends now; ours would keep the pipes open after it exits.
+  for (const fd of fifos?.write ?? []) closeSync(fd);
+  const [stdout, stderr] = fifos
+    ? fifos.read.map((fd) => new net.Socket({ fd, readable: true, writable: false }))
+    : [child.stdout, child.stderr];
   let done = false;
   const exited = new Promise<ChildExit>((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
@@ -55,6 +78,9 @@ export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): 
   };
   return {
     exited,
+    pid: child.pid,
+    stdout,
+    stderr,
     signal,
     async stop(graceMs, first = 'SIGTERM') {
       signal(first);
@@ -66,6 +92,28 @@ export function startChild(command: readonly string[], env: NodeJS.ProcessEnv): 
       }
     },
   };
+}
+
+/**
+ * Two pipes for stdout and stderr, as named pipes in `dir` (removed once open). Node's own 'pipe' is a socket
+ * pair, where each small write of an unbuffered program costs a wake-up of the reader: 100,000 lines of
+ * `python -u` take 2–3 s instead of 0.5 s. Undefined when mkfifo is not there (then Node's pipes serve).
+ */
+function openFifos(dir: string): { read: number[]; write: number[] } | undefined {
+  const files = ['stdout', 'stderr'].map((name) => path.join(dir, `${name}.fifo`));
+  try {
+    execFileSync('mkfifo', ['-m', '600', ...files], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  try {
+    // The read end first, without waiting for a writer; then the write end, which finds it.
+    const read = files.map((file) => openSync(file, fs.O_RDONLY | fs.O_NONBLOCK));
+    const write = files.map((file) => openSync(file, fs.O_WRONLY));
+    return { read, write };
+  } finally {
+    for (const file of files) rmSync(file, { force: true });
+  }
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {

@@ -14,7 +14,10 @@ import { describeExit, exitCodeOf, startChild, type ChildExit } from './run-chil
 import { environmentSnapshot } from '../client/environment.ts';
 import { ControlPoll } from './run-control-poll.ts';
 import { Heartbeat } from './run-heartbeat.ts';
+import { OutputCapture } from './run-log-capture.ts';
+import { LogShipper } from './run-log-shipper.ts';
 import { OutputsWatcher, type OutputsSummary } from './run-outputs.ts';
+import { SystemMetrics } from './run-system-metrics.ts';
 import { describeProgress, ProgressLine } from './upload-progress.ts';
 
 export interface SuperviseOptions {
@@ -29,6 +32,16 @@ export interface SuperviseOptions {
    * requeue or time limit signals every process of the job alike).
    */
   onSignal?: 'fail' | 'leave';
+  /**
+   * How long the command's last output lines may take to reach the service once it exited, before the run
+   * ends anyway (5 s at most after a signal to `assay run`); default 30 s.
+   */
+  logFlushMs?: number;
+  /** Bytes of unsent output lines kept in memory (then on disk) and on disk (then the oldest dropped). */
+  logMemoryBytes?: number;
+  logDiskBytes?: number;
+  /** Seconds between samples of the system metrics (CPU, memory, GPUs); 0: none. Default 10. */
+  systemMetricsS?: number;
 }
 
 /** Why the command was stopped by us: a cancel, a signal to `assay run`, or the run ending on the server. */
@@ -37,6 +50,8 @@ type Ending = { reason: 'cancelled' | 'interrupted' | 'ended'; detail: string; s
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const STABLE_MS = 2000;
 const POLL_MS = 500;
+/** How long the command's pipes may stay open after it exited (held by a process that left its group). */
+const PIPE_GRACE_MS = 2000;
 const log = (line: string) => process.stderr.write(`assay: ${line}\n`);
 
 /** Runs the command as the run and answers the exit code of `assay run`. */
@@ -76,8 +91,12 @@ export async function supervise(
       ASSAY_EXPERIMENT_ID: run.experimentId,
       ASSAY_VARIATION: String(run.n),
       ASSAY_RUN: String(run.r),
+      // Its output is a pipe now, which Python fills 8 KiB at a time: unbuffered, a print shows at once on the
+      // terminal and in the log, as it would on a terminal. A PYTHONUNBUFFERED of the user's own (even empty)
+      // is kept.
+      ...('PYTHONUNBUFFERED' in process.env ? {} : { PYTHONUNBUFFERED: '1' }),
     };
-    return await watch(client, run, command, env, metricsFile, options);
+    return await watch(client, run, command, env, { metricsFile, workDir }, options);
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
@@ -96,7 +115,7 @@ async function watch(
   run: Run,
   command: readonly string[],
   env: NodeJS.ProcessEnv,
-  metricsFile: string,
+  { metricsFile, workDir }: { metricsFile: string; workDir: string },
   options: SuperviseOptions,
 ): Promise<number> {
   const progress = new ProgressLine();
@@ -139,7 +158,45 @@ async function watch(
     log(
       `${existing} file(s) already in ${options.outputsDir} are not uploaded unless the command changes them`,
     );
-  const child = startChild(command, env);
+  const child = startChild(command, env, { captureIn: workDir });
+  // The command's output goes on to our stdout and stderr as it comes, and to the run's log.
+  const shipper = new LogShipper({
+    send: (firstSeq, lines) => client.runs.appendLogs(run.experimentId, run.n, run.r, firstSeq, lines),
+    spillDir: path.join(workDir, 'log-spill'),
+    notice: log,
+    memoryBytes: options.logMemoryBytes,
+    diskBytes: options.logDiskBytes,
+  });
+  const capture = new OutputCapture(
+    [
+      { stream: 'stdout' as const, from: child.stdout, to: process.stdout },
+      { stream: 'stderr' as const, from: child.stderr, to: process.stderr },
+    ].flatMap((s) => (s.from ? [{ ...s, from: s.from }] : [])),
+    (line) => shipper.add(line),
+  );
+  // A handle of its own: the metrics file's lines without a step number on from the main handle's last step.
+  const systemRun = client.run(run.experimentId, run.n, run.r);
+  const systemS = options.systemMetricsS ?? 10;
+  let systemFailed = false;
+  const system =
+    child.pid !== undefined && systemS > 0
+      ? new SystemMetrics(
+          child.pid,
+          systemS,
+          {
+            onSample: (values, step) => {
+              try {
+                systemRun.logMetrics(values, { step });
+              } catch (error) {
+                if (!systemFailed) log(`system metrics: ${errorLine(error)}`);
+                systemFailed = true;
+              }
+            },
+            onGpuError: log,
+          },
+          process.env,
+        )
+      : undefined;
   let ending: Ending | undefined;
   let exited = false;
   const stop = (next: Ending) => {
@@ -185,13 +242,25 @@ async function watch(
     heartbeat.start();
     control.start();
     outputs.start();
+    system?.start();
     const exit = await child.exited;
     exited = true;
+    const interrupted = new Promise<NodeJS.Signals>((resolve) => (lateSignal = resolve));
+    // A second signal while the last lines are sent: no more waiting for the service.
+    void interrupted.then(() => shipper.stop());
     await control.stop();
     if (exit.error !== undefined) log(exit.error);
-    // The command's last points are stored before its run ends.
-    await (await metrics).finish();
-    const interrupted = new Promise<NodeJS.Signals>((resolve) => (lateSignal = resolve));
+    await system?.stop();
+    const flushMs =
+      ending?.reason === 'interrupted'
+        ? Math.min(options.logFlushMs ?? 30_000, 5_000)
+        : (options.logFlushMs ?? 30_000);
+    // The command's last points and lines are stored before its run ends.
+    await Promise.all([
+      (await metrics).finish(),
+      capture.finish(PIPE_GRACE_MS).then(() => shipper.finish(flushMs)),
+      systemRun.flushMetrics().catch((error: unknown) => log(`system metrics: ${errorLine(error)}`)),
+    ]);
     if (options.onSignal === 'leave' && killedFromOutside(ending, exit)) {
       await heartbeat.stop();
       await waitForUploads(outputs, progress, interrupted);
@@ -222,6 +291,8 @@ async function watch(
     return await report(run, heartbeat, exit, ending, uploaded);
   } finally {
     for (const s of SIGNALS) process.off(s, onSignal);
+    shipper.stop();
+    await system?.stop();
     (await metrics).stop();
     await control.stop();
     await heartbeat.stop();

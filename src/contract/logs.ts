@@ -10,12 +10,9 @@ import { OneOf, Timestamp } from './common.ts';
 export const LOG_STREAMS = ['stdout', 'stderr'] as const;
 export type LogStream = (typeof LOG_STREAMS)[number];
 
-/** A line's text is at most 64 KiB of UTF-8; the runner splits a longer line into several. */
-export const MAX_LOG_LINE_BYTES = 64 * 1024;
-/** Lines in one chunk a runner sends. */
-export const MAX_LOG_LINES_PER_CHUNK = 5_000;
-/** Lines one read answers at most. */
-export const MAX_LOG_PAGE = 5_000;
+import { MAX_LOG_LINE_BYTES, MAX_LOG_LINES_PER_CHUNK, MAX_LOG_PAGE } from './log-limits.ts';
+
+export { MAX_LOG_LINE_BYTES, MAX_LOG_LINES_PER_CHUNK, MAX_LOG_PAGE } from './log-limits.ts';
 
 export const LogSeq = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 

@@ -2,11 +2,12 @@
 // for them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { environmentSnapshot } from '../../src/client/index.ts';
+import { withoutCredentials } from '../../src/client/environment.ts';
 
 describe('environmentSnapshot', () => {
   let dir: string;
@@ -74,6 +75,58 @@ describe('environmentSnapshot', () => {
       assert.equal('git_commit' in snapshot, false, cwd);
       assert.equal('git_dirty' in snapshot, false, cwd);
     }
+  });
+
+  it('takes the repository of the file the command runs, else the working directory’s, never the runner’s own', async () => {
+    const code = path.join(dir, 'code');
+    await mkdir(path.join(code, 'src'), { recursive: true });
+    git(code, 'init', '-q');
+    await writeFile(path.join(code, 'src/train.py'), 'print(1)\n');
+    await writeFile(path.join(code, 'run.sh'), 'true\n');
+    git(code, 'add', '.');
+    git(code, 'commit', '-qm', 'code');
+    const head = git(code, 'rev-parse', 'HEAD');
+    const plain = path.join(dir, 'plain');
+    const real = await realpath(code);
+    // From outside the repository: the named file decides (a relative path from the working directory too).
+    for (const command of [
+      ['python3', '-u', path.join(code, 'src/train.py'), '--lr', '0.1'],
+      ['torchrun', '--nproc_per_node', '2', path.join(code, 'src/train.py')],
+      [path.join(code, 'run.sh')],
+    ]) {
+      const snapshot = await environmentSnapshot(command, plain, envWith());
+      assert.deepEqual([snapshot.git_repo, snapshot.git_commit], [real, head], command.join(' '));
+    }
+    const relative = await environmentSnapshot(['python3', 'src/train.py'], code, envWith());
+    assert.equal(relative.git_commit, head);
+    // Code on the command line, or a module: the working directory's repository, here none.
+    for (const command of [
+      ['python3', '-c', 'print(1)', path.join(code, 'src/train.py')],
+      ['python3', '-m', 'train'],
+    ])
+      assert.equal('git_commit' in (await environmentSnapshot(command, plain, envWith())), false);
+    // The working directory lies in the runner's own repository and the command names no file of it: left out.
+    const own = { runnerFile: path.join(code, 'run.sh') };
+    assert.equal(
+      'git_commit' in (await environmentSnapshot(['python3', '-m', 'train'], code, envWith(), own)),
+      false,
+    );
+    // …unless the program genuinely lives there.
+    const there = await environmentSnapshot(['bash', 'run.sh'], code, envWith(), own);
+    assert.equal(there.git_commit, head);
+  });
+
+  it('records remote URLs without credentials', () => {
+    for (const [url, clean] of [
+      ['https://user:token@github.com/org/x.git', 'https://github.com/org/x.git'],
+      ['https://ghp_abc@github.com/org/x', 'https://github.com/org/x'],
+      ['http://h.example/x?private_token=abc', 'http://h.example/x'],
+      ['ssh://git:pw@host.example:22/x.git', 'ssh://git@host.example:22/x.git'],
+      ['ssh://git@host.example/x.git', 'ssh://git@host.example/x.git'],
+      ['git@github.com:org/x.git', 'git@github.com:org/x.git'],
+      ['/srv/git/x.git', '/srv/git/x.git'],
+    ])
+      assert.equal(withoutCredentials(url!), clean);
   });
 
   it('asks python3 alone when it answers, python only when python3 is missing, and leaves Python out without either', async () => {

@@ -8,9 +8,9 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-/** What an intercept makes of a request instead of passing it on: a 503 as from a restarting service, or a
- * connection closed before any answer. */
-export type Fault = '503' | 'reset';
+/** What an intercept makes of a request instead of passing it on: a 503 as from a restarting service, a
+ * connection closed before any answer, or (`lost`) one closed after the service handled it, its answer lost. */
+export type Fault = '503' | 'reset' | 'lost';
 
 /**
  * A pass-through proxy in front of the real service, so client tests can count requests, see what a newer
@@ -48,6 +48,10 @@ export async function startRecordingProxy(
       body: chunks.length ? Buffer.concat(chunks) : undefined,
     });
     let text = await upstream.text();
+    if (fault === 'lost') {
+      req.socket.destroy();
+      return;
+    }
     if (opts.addField && upstream.headers.get('content-type')?.includes('json') && text.startsWith('{')) {
       const body = JSON.parse(text);
       body[opts.addField[0]] = opts.addField[1];
