@@ -1,5 +1,6 @@
 import { AuthenticationError, formatBytes, NotFoundError, type RunData } from '@assay/client/browser';
-import { MAX_LOG_PAGE } from '@assay/contract';
+import { isTerminalRunState, MAX_LOG_PAGE } from '@assay/contract';
+import { useQueryClient } from '@tanstack/react-query';
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type MouseEvent } from 'react';
 import { cssColor } from '../ansi.ts';
 import {
@@ -11,6 +12,7 @@ import {
   type LogEntry,
   type MarkedSegment,
 } from '../log-buffer.ts';
+import { queryKeys } from '../query-keys.ts';
 import { useClient, useSession } from '../session.tsx';
 import { ErrorState } from './status.tsx';
 
@@ -33,6 +35,7 @@ const logPath = (run: RunData) =>
  */
 export function LogPane({ run }: { run: RunData }) {
   const client = useClient();
+  const queryClient = useQueryClient();
   const [buffer, setBuffer] = useState(EMPTY_LOG);
   const [read, setRead] = useState<{ loaded: boolean; complete: boolean; error: unknown }>({
     loaded: false,
@@ -42,6 +45,11 @@ export function LogPane({ run }: { run: RunData }) {
   const [follow, setFollow] = useState(true);
   const [search, setSearch] = useState('');
   const { experiment_id: experimentId, n, r } = run;
+  // The run's state as the loop reads it when the log completes, without restarting the loop on a change.
+  const stateRef = useRef(run.state);
+  useEffect(() => {
+    stateRef.current = run.state;
+  }, [run.state]);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -62,7 +70,12 @@ export function LogPane({ run }: { run: RunData }) {
           after = page.next_after;
           setBuffer((b) => appendPage(b, page));
           setRead({ loaded: true, complete: page.complete, error: null });
-          if (page.complete) return;
+          if (page.complete) {
+            // The log is complete once the run has ended: the page's run may not know yet (it polls slower).
+            if (!isTerminalRunState(stateRef.current))
+              void queryClient.invalidateQueries({ queryKey: queryKeys.experiment(experimentId) });
+            return;
+          }
           caughtUp = page.lines.length < MAX_LOG_PAGE;
         } catch (error) {
           if (abort.signal.aborted) return;
@@ -74,7 +87,7 @@ export function LogPane({ run }: { run: RunData }) {
       }
     })();
     return () => abort.abort();
-  }, [client, experimentId, n, r]);
+  }, [client, queryClient, experimentId, n, r]);
 
   const query = search.trim();
   const shown = useMemo(() => searchEntries(buffer.entries, query), [buffer.entries, query]);
