@@ -129,6 +129,9 @@ function RunMetrics({ run }: { run: RunData }) {
   return <RunMetricCharts run={run} objective={objective ?? null} />;
 }
 
+/** Lines of a config shown open on the run page; a longer one starts collapsed. */
+const CONFIG_OPEN_UP_TO_LINES = 15;
+
 /** The variation the run runs: its name and its config as the runner reads it. */
 function VariationConfig({
   n,
@@ -140,6 +143,9 @@ function VariationConfig({
   if (variation.isError) return <ErrorState error={variation.error} title="Could not load the variation" />;
   if (!variation.data) return <Loading what="the variation" />;
   const { name, config_json: config } = variation.data;
+  const text = JSON.stringify(config, null, 2);
+  // A short config is open; a long one would push the log and the charts far down, so it starts closed.
+  const open = text.split('\n').length <= CONFIG_OPEN_UP_TO_LINES;
   return (
     <>
       <p className="variation-name">
@@ -151,12 +157,12 @@ function VariationConfig({
           </>
         )}
       </p>
-      <details className="config" open>
+      <details className="config" open={open}>
         <summary>Config</summary>
         {Object.keys(config).length === 0 ? (
           <p className="muted">An empty config.</p>
         ) : (
-          <pre className="code">{JSON.stringify(config, null, 2)}</pre>
+          <pre className="code">{text}</pre>
         )}
       </details>
     </>
