@@ -30,6 +30,8 @@ const CHUNK_BYTES = 1 << 20;
 const FIRST_RETRY_MS = 500;
 const ESCAPED = /["\\\u0000-\u001f]/;
 const MAX_RETRY_MS = 10_000;
+/** How long the first lines after a quiet spell wait for the rest of their burst. */
+const LEADING_MS = 50;
 
 interface Queued {
   line: LogLineInput;
@@ -64,6 +66,7 @@ export class LogShipper {
   #droppedHere = { lines: 0, bytes: 0 };
   #pumping: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #lastSentAt = 0;
   #wake: (() => void) | undefined;
   #draining = false;
   #stopped = false;
@@ -150,7 +153,12 @@ export class LogShipper {
     if (this.#pumping || this.#stopped) return;
     if (this.#memory.length >= CHUNK_LINES || this.#memoryBytes >= CHUNK_BYTES || this.#segments.length > 0)
       this.#pump();
-    else this.#timer ??= setTimeout(() => this.#pump(), this.#options.intervalMs).unref();
+    else {
+      // At most one chunk per interval, but output after a quiet spell goes out at once (a burst's first
+      // lines gathered for a moment), so a program printing now and then is seen well within a second.
+      const wait = Math.max(LEADING_MS, this.#lastSentAt + this.#options.intervalMs - Date.now());
+      this.#timer ??= setTimeout(() => this.#pump(), wait).unref();
+    }
   }
 
   #pump(): void {
@@ -165,6 +173,7 @@ export class LogShipper {
         this.#nextSeq += this.#inflight.lines.length;
         this.#sent += this.#inflight.lines.length;
         this.#inflight = undefined;
+        this.#lastSentAt = Date.now();
         // A partial chunk waits for the next interval unless the run is ending.
         const full = this.#memory.length >= CHUNK_LINES || this.#memoryBytes >= CHUNK_BYTES;
         if (!this.#draining && !full && this.#segments.length === 0) return;
