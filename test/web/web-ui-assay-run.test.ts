@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, screenshot } from '../support/browser.ts';
-import { spawnCli, tempHome } from '../support/cli.ts';
+import { spawnCli, tempHome, waitFor } from '../support/cli.ts';
 import { committedExperiment, createRun } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { newSession, signIn } from './support.ts';
@@ -22,7 +22,7 @@ for i in range(1, 4):
     print(f"warning {i}", file=sys.stderr, flush=True)
 `;
 
-describe('web UI in Chromium: a real assay run, watched live', () => {
+describe('a real assay run, watched live in Chromium and with assay runs logs --follow', () => {
   let t: TestService;
   let key: string;
   let home: string;
@@ -89,5 +89,54 @@ describe('web UI in Chromium: a real assay run, watched live', () => {
     await page.locator('section.log-pane .log-status', { hasText: 'complete' }).waitFor({ timeout: 30_000 });
     await screenshot(page, 'run-log-assay-run');
     assert.deepEqual(dialogs, []);
+  });
+
+  it('assay runs logs --follow prints each line within 2 s of its print, and exits when the run is over', async () => {
+    const experimentId = (await committedExperiment(t, key)).id;
+    const { r } = await createRun(t, key, experimentId);
+    const work = path.join(home, `follow-${r}`);
+    await mkdir(work);
+    await writeFile(path.join(work, 'program.py'), PROGRAM);
+    const env = { SERVICE_SERVER_URL: t.url!, SERVICE_API_KEY: key };
+    const run = spawnCli(
+      [
+        'run',
+        '--experiment',
+        experimentId,
+        '--variation',
+        '1',
+        '--run',
+        String(r),
+        '--',
+        'python3',
+        'program.py',
+      ],
+      { home, cwd: work, env },
+    );
+    const follow = spawnCli(['runs', 'logs', experimentId, '1', String(r), '--follow'], { home, env });
+    let out = '';
+    follow.child.stdout!.on('data', (d: Buffer) => (out += d));
+    await waitFor('the first line in the follow', () => (out.includes('ready') ? true : undefined), 30_000);
+    const delays: number[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const asked = Date.now();
+      await writeFile(path.join(work, `go-${i}`), '');
+      const line = await waitFor(
+        `line ${i} in the follow`,
+        () => out.split('\n').find((l) => l.startsWith(`printed ${i} at`)),
+        10_000,
+      );
+      const printedAt = Number(line.split(' at ')[1]) * 1000;
+      delays.push(Date.now() - Math.max(asked, printedAt));
+    }
+    process.stdout.write(`# printed → shown by assay runs logs --follow: ${delays.join(', ')} ms\n`);
+    assert.ok(
+      delays.every((d) => d < 2_000),
+      `each line within 2 s of its print: ${delays.join(', ')} ms`,
+    );
+    assert.equal((await run.result).code, 0);
+    const followed = await follow.result;
+    assert.equal(followed.code, 0, followed.stderr);
+    assert.match(followed.stderr, /warning 3/);
   });
 });
