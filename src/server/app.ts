@@ -100,6 +100,9 @@ export async function buildApp({
     logger: logger ?? loggerOptions(config.logLevel),
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
+    // Node's default (16 KiB) is smaller than a query the contract allows: 50 metric keys of up to 250
+    // characters, percent-encoded, answered 431 before any route could check them.
+    http: { maxHeaderSize: 64 * 1024 },
     ajv: {
       // `discriminator`: a tagged union (a sweep's `strategy`) is checked against the member its tag names.
       customOptions: {
