@@ -46,7 +46,8 @@ class CannedServer:
                     )
                 )
                 index = len(canned.requests) - 1
-                reply = canned.responses[index] if index < len(canned.responses) else {"status": 200, "body": {}}
+                default: dict[str, Any] = {"status": 200, "body": {}}
+                reply = canned.responses[index] if index < len(canned.responses) else default
                 if reply.get("drop"):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)

@@ -168,7 +168,10 @@ def test_retries(case: dict[str, Any], home: Path) -> None:
 
 @pytest.mark.parametrize("case", load("requests.json"), ids=ids(load("requests.json")))
 def test_requests(case: dict[str, Any], home: Path) -> None:
-    with CannedServer(case.get("responses", [])) as server, canned_client(server.url, case.get("client")) as client:
+    with (
+        CannedServer(case.get("responses", [])) as server,
+        canned_client(server.url, case.get("client")) as client,
+    ):
         for step in case["calls"]:
             if "error" in step:
                 with pytest.raises(assay.ServiceError) as raised:
@@ -179,7 +182,12 @@ def test_requests(case: dict[str, Any], home: Path) -> None:
         want = case["expect"]["requests"]
         assert len(server.requests) == len(want), [(r.method, r.path) for r in server.requests]
         for got, exp in zip(server.requests, want):
-            assert (got.method, got.path, got.query, got.body) == (exp["method"], exp["path"], exp["query"], exp["body"])
+            assert (got.method, got.path, got.query, got.body) == (
+                exp["method"],
+                exp["path"],
+                exp["query"],
+                exp["body"],
+            )
             for name, value in exp["headers"].items():
                 assert got.headers.get(name) == value, name
             for name in exp.get("absent_headers", []):
