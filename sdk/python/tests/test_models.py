@@ -43,7 +43,7 @@ def test_models_match_the_service_spec(tmp_path: Path) -> None:
     )
     assert diff == "", (
         "src/assay/_models.py differs from the service's /openapi.json; regenerate it with "
-        "`python sdk/python/scripts/generate_models.py`:\n" + diff[:6000]
+        "`npm run sdk:python:models`:\n" + diff[:6000]
     )
 
 
