@@ -54,3 +54,11 @@ def test_models_import_and_name_the_operations() -> None:
     assert models.GetExperimentResponse.__required_keys__ >= {"id", "name", "state", "variations"}
     assert "state" in models.Run.__required_keys__
     assert models.GetRunResponse is models.Run
+
+
+def test_the_typescript_names_alias_the_generated_models() -> None:
+    from assay import models, types
+
+    assert types.Experiment is models.CreateExperimentResponse
+    assert types.ExperimentDetail is models.GetExperimentResponse
+    assert types.RunConfig is models.GetRunConfigResponse

@@ -7,6 +7,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import _models as models
+from . import types
 from ._config import Settings, SettingSource, describe_source, mask_key
 from ._errors import (
     APIConnectionError,
@@ -46,4 +47,5 @@ __all__ = [
     "describe_source",
     "mask_key",
     "models",
+    "types",
 ]
