@@ -147,7 +147,8 @@ class MetricSender:
             busy = bool(self.buffer) or bool(self._pending) or self._in_flight > 0
         if busy:
             return False
-        return self._spool is None or self._spool.count() == 0
+        # Offline, the spool is where points belong: they are settled once written there.
+        return self._send is None or self._spool is None or self._spool.count() == 0
 
     # --- the background threads ---
     def _work(self) -> None:

@@ -544,6 +544,7 @@ def _offline(
         "config": dict(config),
         "environment": snapshot(),
         "created_at": time.time(),
+        "keep": True,
     }
     return Run(
         mode="offline",

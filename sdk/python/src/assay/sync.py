@@ -31,7 +31,10 @@ def sync_file(file: Path, *, out: Any = sys.stdout) -> Optional[int]:
         return None
     try:
         meta = spool.get_meta()
-        settings = resolve_settings({"server_url": meta.get("server_url")}).settings
+        # An online run's leftovers go to the server the run lives on; an offline run to the one configured
+        # now (SERVICE_SERVER_URL, ~/.assay), which may not be the one reachable when it was recorded.
+        online = meta.get("mode") != "offline"
+        settings = resolve_settings({"server_url": meta.get("server_url") if online else None}).settings
         transport = Transport(settings.server_url, settings.api_key or "", settings.timeout)
         try:
             return _sync(spool, meta, transport, file, out)

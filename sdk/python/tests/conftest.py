@@ -1,0 +1,204 @@
+"""A real Assay service for the SDK's tests: ``node bin/assay.js server`` on a free port with a temporary data
+directory (embedded PGlite) and the orchestrator off, as ``npm start`` runs it; its bootstrap admin key is the
+tests' credential. ``service`` is one per session; ``own_service`` is a test's own, to stop and start again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def node() -> str:
+    # The project's own Node (package.json's engines); the system one may be older.
+    local = REPO / "node_modules" / ".bin" / "node"
+    return str(local) if local.exists() else shutil.which("node") or "node"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Service:
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    key: str = ""
+    process: Optional[subprocess.Popen[bytes]] = None
+    log_path: Optional[Path] = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", ""),
+            "ASSAY_DATA_DIR": str(self.data_dir),
+            "ASSAY_ORCHESTRATOR": "off",
+            "ASSAY_LOG_LEVEL": "warn",
+            "ASSAY_TEMPORAL_PORT": str(free_port()),
+            "ASSAY_TEMPORAL_UI_PORT": str(free_port()),
+            "PORT": str(self.port),
+        }
+
+    def start(self) -> None:
+        self.log_path = self.data_dir.with_suffix(".log")
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child writes to it until stopped
+        self.process = subprocess.Popen(
+            [node(), str(REPO / "bin" / "assay.js"), "server"],
+            cwd=REPO,
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + 180
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"assay server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"assay server not ready: {self.log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+        if not self.key:
+            taken = subprocess.run(
+                [node(), str(REPO / "bin" / "assay.js"), "admin", "bootstrap-key"],
+                cwd=REPO,
+                env=self.env(),
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            self.key = taken.stdout.strip()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"authorization": f"Bearer {self.key}"}, timeout=30)
+
+    def experiment(self, config_yaml: str = "optimizer:\n  lr: 0.1\n") -> str:
+        """A committed experiment with variation 1 of this config; answers its id."""
+        with self.client() as c:
+            created = c.post("/experiments", json={"name": f"sdk-{uuid.uuid4().hex[:8]}"})
+            created.raise_for_status()
+            eid = str(created.json()["id"])
+            c.post(f"/experiments/{eid}/variations", json={"config_yaml": config_yaml}).raise_for_status()
+            c.post(f"/experiments/{eid}/commit").raise_for_status()
+        return eid
+
+    def get(self, path: str, **params: Any) -> Any:
+        with self.client() as c:
+            answer = c.get(path, params=params)
+            answer.raise_for_status()
+            return answer.json()
+
+    def post(self, path: str, body: Any = None) -> Any:
+        with self.client() as c:
+            answer = c.post(path, json=body)
+            answer.raise_for_status()
+            return answer.json()
+
+    def sdk_env(self, spool: Path) -> dict[str, str]:
+        """The environment a script using the SDK runs with: this service, its key, a spool of its own."""
+        return {
+            **os.environ,
+            "SERVICE_SERVER_URL": self.url,
+            "SERVICE_API_KEY": self.key,
+            "ASSAY_SPOOL_DIR": str(spool),
+            "HOME": str(spool.parent),
+            # The package as the tests import it, whether or not it is installed in this interpreter.
+            "PYTHONPATH": os.pathsep.join([str(REPO / "sdk" / "python" / "src"), os.environ.get("PYTHONPATH", "")]),
+        }
+
+
+def _service() -> Iterator[Service]:
+    root = Path(tempfile.mkdtemp(prefix="assay-sdk-"))
+    service = Service(data_dir=root / "data")
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def service() -> Iterator[Service]:
+    yield from _service()
+
+
+@pytest.fixture
+def own_service() -> Iterator[Service]:
+    yield from _service()
+
+
+@pytest.fixture
+def spool(tmp_path: Path) -> Path:
+    path = tmp_path / "home" / "spool"
+    path.mkdir(parents=True)
+    return path
+
+
+def run_script(
+    code: str, env: dict[str, str], tmp: Path, *args: str, timeout: float = 300, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` as a Python script in its own process (signals and atexit as in a real one)."""
+    script = tmp / f"script-{uuid.uuid4().hex[:6]}.py"
+    script.write_text(code)
+    done = subprocess.run(
+        [sys.executable, str(script), *args], env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"script exited {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def run_path(experiment: str, n: int, r: int) -> str:
+    return f"/experiments/{experiment}/variations/{n}/runs/{r}"
+
+
+def series(service: Service, experiment: str, n: int, r: int, key: str) -> list[Any]:
+    """Every point of a key, in step order."""
+    points: list[Any] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"limit": 10000}
+        if cursor:
+            params["cursor"] = cursor
+        page = service.get(f"{run_path(experiment, n, r)}/metrics/{key}", **params)
+        points.extend(page["points"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return points
