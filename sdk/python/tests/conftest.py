@@ -1,6 +1,7 @@
-"""A real Assay service for the SDK's tests: ``node bin/assay.js server`` on a free port with a temporary data
-directory (embedded PGlite) and the orchestrator off, as ``npm start`` runs it; its bootstrap admin key is the
-tests' credential. ``service`` is one per session; ``own_service`` is a test's own, to stop and start again."""
+"""A real Assay service for the SDK's tests: ``node bin/assay.js server`` on a free port with a temporary
+data directory (embedded PGlite) and the orchestrator off, as ``npm start`` runs it; its bootstrap admin key
+is the tests' credential. ``service`` is one per session; ``own_service`` is a test's own, to stop and start
+again."""
 
 from __future__ import annotations
 
@@ -139,7 +140,9 @@ class Service:
             "ASSAY_SPOOL_DIR": str(spool),
             "HOME": str(spool.parent),
             # The package as the tests import it, whether or not it is installed in this interpreter.
-            "PYTHONPATH": os.pathsep.join([str(REPO / "sdk" / "python" / "src"), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join(
+                [str(REPO / "sdk" / "python" / "src"), os.environ.get("PYTHONPATH", "")]
+            ),
         }
 
 
@@ -178,7 +181,12 @@ def run_script(
     script = tmp / f"script-{uuid.uuid4().hex[:6]}.py"
     script.write_text(code)
     done = subprocess.run(
-        [sys.executable, str(script), *args], env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout
+        [sys.executable, str(script), *args],
+        env=env,
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     if check and done.returncode != 0:
         raise AssertionError(f"script exited {done.returncode}\n{done.stdout}\n{done.stderr}")

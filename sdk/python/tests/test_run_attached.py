@@ -24,8 +24,22 @@ print("metrics file", os.path.getsize(os.environ["ASSAY_METRICS_FILE"]))
 
 def assay_run(service: Service, spool: Path, experiment: str, script: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [node(), str(REPO / "bin" / "assay.js"), "run", "--experiment", experiment, "--variation", "1",
-         "--outputs", str(script.parent / "outputs"), "--grace", "20", "--", sys.executable, str(script)],
+        [
+            node(),
+            str(REPO / "bin" / "assay.js"),
+            "run",
+            "--experiment",
+            experiment,
+            "--variation",
+            "1",
+            "--outputs",
+            str(script.parent / "outputs"),
+            "--grace",
+            "20",
+            "--",
+            sys.executable,
+            str(script),
+        ],
         env=service.sdk_env(spool),
         cwd=script.parent,
         stdout=subprocess.PIPE,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Service, run_path, run_script, series
+from conftest import Service, run_script, series
 
 SCRIPT = """
 import math, sys, assay
@@ -37,7 +37,11 @@ def assay_sync(service: Service, spool: Path) -> subprocess.CompletedProcess[str
 def test_offline_then_assay_sync_twice(service: Service, spool: Path, tmp_path: Path) -> None:
     experiment = service.experiment()
     # No service at all while the script runs: the URL points nowhere.
-    offline_env = {**service.sdk_env(spool), "ASSAY_MODE": "offline", "SERVICE_SERVER_URL": "http://127.0.0.1:9"}
+    offline_env = {
+        **service.sdk_env(spool),
+        "ASSAY_MODE": "offline",
+        "SERVICE_SERVER_URL": "http://127.0.0.1:9",
+    }
     done = run_script(SCRIPT, offline_env, tmp_path, experiment)
     assert done.stdout.strip() == "None"
     assert service.get(f"/experiments/{experiment}/variations/1/runs")["items"] == []
@@ -79,7 +83,11 @@ run.finish()
     )
     env = {**service.sdk_env(spool), "ASSAY_MODE": "offline"}
     holder = subprocess.Popen(
-        [sys.executable, str(script), experiment], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script), experiment],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout is not None and holder.stdin is not None
     assert holder.stdout.readline().strip() == "holding"
@@ -91,4 +99,6 @@ run.finish()
     assert holder.wait(timeout=60) == 0
     sent = assay_sync(service, spool)
     assert sent.returncode == 0, sent.stderr
-    assert [r["state"] for r in service.get(f"/experiments/{experiment}/variations/1/runs")["items"]] == ["succeeded"]
+    assert [r["state"] for r in service.get(f"/experiments/{experiment}/variations/1/runs")["items"]] == [
+        "succeeded"
+    ]

@@ -27,7 +27,8 @@ with assay.init(experiment=experiment, variation=1) as run:
         json.dump({"step": 299, "lr": lr}, f)
     asset = run.save_checkpoint("ckpt/")
     state = run.load_checkpoint()
-    print(json.dumps({"r": run.r, "lr": lr, "asset": asset["state"], "kind": asset["kind"], "state": str(state)}))
+    print(json.dumps({"r": run.r, "lr": lr, "asset": asset["state"], "kind": asset["kind"],
+                      "state": str(state)}))
 """
 
 
@@ -55,7 +56,9 @@ def test_the_snippet_end_to_end(service: Service, spool: Path, tmp_path: Path) -
     assert list(spool.glob("*.db")) == []
 
 
-def test_load_checkpoint_answers_none_before_a_save_and_the_file_after(service: Service, spool: Path, tmp_path: Path) -> None:
+def test_load_checkpoint_answers_none_before_a_save_and_the_file_after(
+    service: Service, spool: Path, tmp_path: Path
+) -> None:
     experiment = service.experiment()
     script = """
 import sys, assay
@@ -89,7 +92,9 @@ with assay.init(experiment=sys.argv[1], variation=1) as run:
     assert [p["value"] for p in series(service, experiment, 1, r, "loss")] == [1.0]
 
 
-def test_an_uncaught_exception_without_with_fails_the_run_at_exit(service: Service, spool: Path, tmp_path: Path) -> None:
+def test_an_uncaught_exception_without_with_fails_the_run_at_exit(
+    service: Service, spool: Path, tmp_path: Path
+) -> None:
     experiment = service.experiment()
     script = """
 import sys, assay

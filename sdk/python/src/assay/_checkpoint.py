@@ -80,7 +80,8 @@ def _declare(root: Path, part_bytes: int) -> tuple[list[dict[str, Any]], dict[st
     for name, path in _files(root):
         if not _COMPONENT.match(name):
             raise CheckpointError(
-                f"{name!r}: checkpoint file names are letters, digits and . _ - (no segment starting with a dot)"
+                f"{name!r}: checkpoint file names are letters, digits and . _ -"
+                " (no segment starting with a dot)"
             )
         size = path.stat().st_size
         part_size = _part_size(size, part_bytes)
@@ -115,9 +116,9 @@ def save(
     if not source.exists():
         raise CheckpointError(f"{source}: no such file or directory")
     components, paths = _declare(source, part_bytes)
-    fingerprint = hashlib.sha256(
-        json.dumps([run, name, components], sort_keys=True).encode()
-    ).hexdigest()[:32]
+    fingerprint = hashlib.sha256(json.dumps([run, name, components], sort_keys=True).encode()).hexdigest()[
+        :32
+    ]
     state_file = state_dir / f"checkpoint-{fingerprint}.json"
     state: dict[str, Any] = {}
     if state_file.exists():
@@ -150,7 +151,10 @@ def save(
     for component, target in asset.get("uploads", {}).items():
         path = paths[component]
         pieces = (
-            [(f"{component}#{p['part_number']}", p, (p["part_number"] - 1) * target["part_size"]) for p in target["parts"]]
+            [
+                (f"{component}#{p['part_number']}", p, (p["part_number"] - 1) * target["part_size"])
+                for p in target["parts"]
+            ]
             if target.get("multipart")
             else [(component, target, 0)]
         )
@@ -182,7 +186,9 @@ def _put(http: httpx.Client, target: dict[str, Any], path: Path, offset: int, si
     headers = {**target.get("headers", {}), "content-length": str(size)}
     for attempt in range(_PUT_ATTEMPTS):
         try:
-            response = http.request(target.get("method", "PUT"), target["url"], headers=headers, content=body())
+            response = http.request(
+                target.get("method", "PUT"), target["url"], headers=headers, content=body()
+            )
         except httpx.TransportError as error:
             if attempt + 1 == _PUT_ATTEMPTS:
                 raise CheckpointError(f"upload of {path} failed: {error}") from error
@@ -190,21 +196,29 @@ def _put(http: httpx.Client, target: dict[str, Any], path: Path, offset: int, si
             if response.status_code < 300:
                 return
             if response.status_code < 500 or attempt + 1 == _PUT_ATTEMPTS:
-                raise CheckpointError(f"upload of {path} refused: HTTP {response.status_code} {response.text[:200]}")
+                raise CheckpointError(
+                    f"upload of {path} refused: HTTP {response.status_code} {response.text[:200]}"
+                )
         time.sleep(0.5 * 2**attempt)
 
 
-def load(request: Request, http: httpx.Client, run_path: str, dest: Optional[Path], cache_dir: Path) -> Optional[Path]:
+def load(
+    request: Request, http: httpx.Client, run_path: str, dest: Optional[Path], cache_dir: Path
+) -> Optional[Path]:
     """Downloads the newest ready checkpoint of the run's chain; None when there is none."""
     try:
         answer = request("GET", f"{run_path}/checkpoint")
     except NotFoundError:
         return None
-    asset = answer["asset"]
-    root = dest if dest is not None else cache_dir / asset["id"]
+    asset: dict[str, Any] = answer["asset"]
+    root: Path = dest if dest is not None else cache_dir / asset["id"]
     for component, info in answer["download"]["components"].items():
         target = root / component
-        if target.exists() and target.stat().st_size == info["size"] and _sha_matches(target, info.get("sha256")):
+        if (
+            target.exists()
+            and target.stat().st_size == info["size"]
+            and _sha_matches(target, info.get("sha256"))
+        ):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".part")
@@ -220,8 +234,9 @@ def load(request: Request, http: httpx.Client, run_path: str, dest: Optional[Pat
             partial.unlink(missing_ok=True)
             raise CheckpointError(f"download of {component}: sha256 differs from the asset's")
         os.replace(partial, target)
-    if asset.get("metadata", {}).get("layout") == "file" and len(answer["download"]["components"]) == 1:
-        return root / next(iter(answer["download"]["components"]))
+    components: dict[str, Any] = answer["download"]["components"]
+    if asset.get("metadata", {}).get("layout") == "file" and len(components) == 1:
+        return root / next(iter(components))
     return root
 
 

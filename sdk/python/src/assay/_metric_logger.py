@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import math
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping
-import queue
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
@@ -78,7 +78,9 @@ class MetricSender:
         self._slots = threading.Semaphore(max_in_flight)
         # Plain daemon threads, not a ThreadPoolExecutor: an executor takes no work once the interpreter
         # begins to shut down, and the flush at exit (atexit) runs after that.
-        self._jobs: queue.SimpleQueue[Optional[tuple[Callable[..., None], tuple[Any, ...]]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Optional[tuple[Callable[..., None], tuple[Any, ...]]]] = (
+            queue.SimpleQueue()
+        )
         self._workers = [
             threading.Thread(target=self._work, name=f"assay-metrics-send-{i}", daemon=True)
             for i in range(max_in_flight)
@@ -301,7 +303,9 @@ class MetricSender:
         self.dropped += len(batch)
         if spooled and rowids is not None:
             self.spool().delete(rowids)
-        self._warn_once(f"refused:{type(error).__name__}", f"assay: {len(batch)} metric points refused: {error}")
+        self._warn_once(
+            f"refused:{type(error).__name__}", f"assay: {len(batch)} metric points refused: {error}"
+        )
 
     def _spill_pending(self) -> None:
         with self._lock:
@@ -317,4 +321,3 @@ class MetricSender:
         if what not in self._warned:
             self._warned.add(what)
             log.warning(message)
-

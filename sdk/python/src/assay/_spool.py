@@ -4,6 +4,7 @@ file, so ``assay-sync`` leaves it alone; after a crash or in offline mode, ``ass
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -125,10 +126,8 @@ class Spool:
         """Closes and deletes the file (everything in it reached the service)."""
         self.close()
         for suffix in ("", "-wal", "-shm", ".lock"):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
 
 
 def spool_files(directory: Optional[Path] = None) -> Iterator[Path]:

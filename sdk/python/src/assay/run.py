@@ -165,7 +165,9 @@ class Run:
         stays in the spool and is sent later)."""
         return self._sender.flush(self._flush_timeout_s if timeout is None else timeout)
 
-    def save_checkpoint(self, path: Union[str, os.PathLike[str]], name: Optional[str] = None) -> dict[str, Any]:
+    def save_checkpoint(
+        self, path: Union[str, os.PathLike[str]], name: Optional[str] = None
+    ) -> dict[str, Any]:
         """Uploads a file or a directory as a checkpoint asset of this run and answers the asset. A save that
         failed can be called again: it resumes the same asset and sends only what is missing. Offline, the
         files are copied into the spool and uploaded by ``assay-sync``."""
@@ -229,7 +231,9 @@ class Run:
 
     @property
     def _path(self) -> str:
-        return url_path("/experiments/{}/variations/{}/runs/{}", self.experiment_id, self.variation, self.r or 0)
+        return url_path(
+            "/experiments/{}/variations/{}/runs/{}", self.experiment_id, self.variation, self.r or 0
+        )
 
     # --- internals ---
     def _last_logged_step(self) -> int:
@@ -250,7 +254,9 @@ class Run:
     def _send_batch(self, batch: list[Point]) -> None:
         assert self._transport is not None
         body = [{"key": k, "step": s, "value": v, "timestamp": t} for k, s, v, t in batch]
-        self._transport.request("POST", f"{self._path}/metrics", json={"metrics": body}, timeout=_SEND_TIMEOUT_S)
+        self._transport.request(
+            "POST", f"{self._path}/metrics", json={"metrics": body}, timeout=_SEND_TIMEOUT_S
+        )
 
     def _open_spool(self) -> Spool:
         spool = Spool(self._spool_path)
@@ -335,7 +341,10 @@ class Run:
                     self._spool_path,
                 )
         elif not delivered:
-            log.warning("assay: metric points not yet stored are kept in %s; `assay-sync` sends them", self._spool_path)
+            log.warning(
+                "assay: metric points not yet stored are kept in %s; `assay-sync` sends them",
+                self._spool_path,
+            )
         self._sender.close(0 if not delivered else 5)
         if self._http is not None:
             self._http.close()
@@ -388,9 +397,7 @@ _uncaught: list[tuple[type[BaseException], BaseException, Optional[TracebackType
 _previous_excepthook = sys.excepthook
 
 
-def _excepthook(
-    exc_type: type[BaseException], exc: BaseException, tb: Optional[TracebackType]
-) -> None:
+def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: Optional[TracebackType]) -> None:
     _uncaught.append((exc_type, exc, tb))
     _previous_excepthook(exc_type, exc, tb)
 
@@ -453,7 +460,11 @@ def init(
     chosen = (mode or env.get(MODE_VARIABLE, "") or "online").strip().lower()
     if chosen not in ("online", "offline"):
         raise ConfigError(f"ASSAY_MODE must be online or offline, got {chosen!r}")
-    flush_s = float(flush_timeout if flush_timeout is not None else env.get(FLUSH_TIMEOUT_VARIABLE) or DEFAULT_FLUSH_TIMEOUT_S)
+    flush_s = float(
+        flush_timeout
+        if flush_timeout is not None
+        else env.get(FLUSH_TIMEOUT_VARIABLE) or DEFAULT_FLUSH_TIMEOUT_S
+    )
     attached_ids = _attached_ids(env)
     if chosen == "offline":
         return _offline(experiment, variation, name, tags, config, server_url, flush_s, attached_ids)
@@ -524,7 +535,9 @@ def _offline(
     if experiment is None and attached_ids is not None:
         experiment, variation = attached_ids[0], attached_ids[1]
     if experiment is None or variation is None:
-        raise ConfigError("an offline run needs experiment= and variation= (the run is created by assay-sync)")
+        raise ConfigError(
+            "an offline run needs experiment= and variation= (the run is created by assay-sync)"
+        )
     if config is None:
         config = _read_config_file(os.environ.get("ASSAY_CONFIG_FILE")).get("config_json", {})
     try:
@@ -583,4 +596,3 @@ def _read_config_file(file: Optional[str]) -> dict[str, Any]:
     except (OSError, ValueError) as error:
         raise ConfigError(f"ASSAY_CONFIG_FILE {file}: {error}") from error
     return data if isinstance(data, dict) else {}
-

@@ -9,6 +9,7 @@ Exit code 0 when every file was sent (or was in use), 1 when one could not be.""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -63,14 +64,18 @@ def _sync(spool: Spool, meta: dict[str, Any], transport: Transport, file: Path, 
         state = transport.request("GET", run_path).get("state")
         if state == "pending":
             transport.request("GET", f"{run_path}/config")
-            transport.request("POST", f"{run_path}/start", json={"environment": meta.get("environment") or {}})
+            transport.request(
+                "POST", f"{run_path}/start", json={"environment": meta.get("environment") or {}}
+            )
         spool.set_meta(started=True)
     sent = 0
     while True:
         rowids, batch = spool.take(0, MAX_POINTS_PER_REQUEST)
         if not batch:
             break
-        metrics = [{"key": k, "step": s, "value": v, **({"timestamp": t} if t else {})} for k, s, v, t in batch]
+        metrics = [
+            {"key": k, "step": s, "value": v, **({"timestamp": t} if t else {})} for k, s, v, t in batch
+        ]
         transport.request("POST", f"{run_path}/metrics", json={"metrics": metrics})
         spool.delete(rowids)
         sent += len(batch)
@@ -90,15 +95,22 @@ def _sync(spool: Spool, meta: dict[str, Any], transport: Transport, file: Path, 
                 )
                 checkpoints.pop(0)
                 spool.set_meta(checkpoints=checkpoints)
-    end = meta.get("end")
+    end: Optional[dict[str, Any]] = meta.get("end")
     if end is None and meta.get("mode") == "offline":
-        end = {"move": "fail", "reason": "crash", "message": "the offline run's process ended without finish()"}
+        end = {
+            "move": "fail",
+            "reason": "crash",
+            "message": "the offline run's process ended without finish()",
+        }
     if end is not None:
-        body = {"reason": end["reason"], **({"message": end["message"]} if end.get("message") else {})} if end["move"] == "fail" else None
-        try:
-            transport.request("POST", f"{run_path}/{end['move']}", json=body)
-        except ConflictError:
-            pass  # ended already: a sync that stopped after this call, run again
+        end_body = (
+            {"reason": end["reason"], **({"message": end["message"]} if end.get("message") else {})}
+            if end["move"] == "fail"
+            else None
+        )
+        # A 409: ended already (a sync that stopped right after this call, run again).
+        with contextlib.suppress(ConflictError):
+            transport.request("POST", f"{run_path}/{end['move']}", json=end_body)
     print(f"{file.name}: {sent} point(s) sent to run {r} of variation {n}", file=out)
     for saved in meta.get("checkpoints") or []:
         _remove_tree(Path(saved["path"]))
