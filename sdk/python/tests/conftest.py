@@ -44,6 +44,8 @@ class Service:
     key: str = ""
     process: Optional[subprocess.Popen[bytes]] = None
     log_path: Optional[Path] = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    """More of the server's environment (bench/python-sdk.py: DATABASE_URL for PostgreSQL)."""
 
     @property
     def url(self) -> str:
@@ -59,6 +61,7 @@ class Service:
             "ASSAY_TEMPORAL_PORT": str(free_port()),
             "ASSAY_TEMPORAL_UI_PORT": str(free_port()),
             "PORT": str(self.port),
+            **self.extra_env,
         }
 
     def start(self) -> None:

@@ -40,9 +40,9 @@ from . import _checkpoint
 from ._config import inspect_settings, resolve_settings
 from ._environment import snapshot
 from ._errors import ConfigError, ConflictError
-from ._metric_logger import MetricSender
+from ._metric_logger import MetricSender, MetricsPoster
 from ._paths import path as url_path
-from ._spool import Point, Spool, spool_dir
+from ._spool import Spool, spool_dir
 from ._transport import Transport
 
 __all__ = ["Run", "RunCancelled", "init"]
@@ -94,6 +94,7 @@ class Run:
         r: Optional[int],
         config: dict[str, Any],
         transport: Optional[Transport],
+        api_key: str,
         spool_path: Path,
         spool_meta: dict[str, Any],
         heartbeat_s: float,
@@ -119,10 +120,12 @@ class Run:
         self._next_step = 0
         self._known_keys: set[str] = set()
         self._last_step: Optional[int] = None
-        self._sender = MetricSender(
-            self._send_batch if transport is not None else None,
-            self._open_spool,
+        self._poster = (
+            MetricsPoster(transport.server_url, api_key, f"{self._path}/metrics", _SEND_TIMEOUT_S)
+            if transport is not None
+            else None
         )
+        self._sender = MetricSender(self._poster, self._open_spool)
         self._buffer = self._sender.buffer
         self._http: Optional[httpx.Client] = None
         self._liveness: Optional[Any] = None
@@ -251,13 +254,6 @@ class Run:
                 )
         self._known_keys.update(values)
 
-    def _send_batch(self, batch: list[Point]) -> None:
-        assert self._transport is not None
-        body = [{"key": k, "step": s, "value": v, "timestamp": t} for k, s, v, t in batch]
-        self._transport.request(
-            "POST", f"{self._path}/metrics", json={"metrics": body}, timeout=_SEND_TIMEOUT_S
-        )
-
     def _open_spool(self) -> Spool:
         spool = Spool(self._spool_path)
         spool.set_meta(**self._spool_meta)
@@ -346,6 +342,8 @@ class Run:
                 self._spool_path,
             )
         self._sender.close(0 if not delivered else 5)
+        if self._poster is not None:
+            self._poster.close()
         if self._http is not None:
             self._http.close()
         if self.mode == "offline":
@@ -484,6 +482,7 @@ def init(
             config=dict(run_config.get("config_json", {})),
             run_config=run_config,
             transport=transport,
+            api_key=settings.api_key or "",
             spool_path=spool_dir() / f"{e}-{n}-{r}.db",
             spool_meta=_online_meta(settings.server_url, e, n, r),
             heartbeat_s=heartbeat_interval,
@@ -515,6 +514,7 @@ def init(
         config=dict(run_config.get("config_json", {})),
         run_config=run_config,
         transport=transport,
+        api_key=settings.api_key or "",
         spool_path=spool_dir() / f"{experiment}-{variation}-{run}.db",
         spool_meta=_online_meta(settings.server_url, experiment, variation, run),
         heartbeat_s=heartbeat_interval,
@@ -566,6 +566,7 @@ def _offline(
         r=None,
         config=dict(config),
         transport=None,
+        api_key="",
         spool_path=spool_dir() / f"{local_id}.db",
         spool_meta=meta,
         heartbeat_s=DEFAULT_HEARTBEAT_S,
