@@ -7,6 +7,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup-test-tools.sh
 bash scripts/setup-search-worker.sh
+# The Python SDK's dev venv (.venv-sdk): pytest, mypy, ruff, build and sdk/python itself, editable.
+bash scripts/setup-python-sdk.sh
 bash scripts/setup-browser.sh
 # The local provider's sandbox (bubblewrap and its user): the embedded services under test use it.
 bash scripts/setup-local-sandbox.sh

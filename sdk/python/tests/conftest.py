@@ -1,7 +1,7 @@
-"""A real Assay service for the SDK's tests: ``node bin/assay.js server`` on a free port with a temporary
-data directory (embedded PGlite) and the orchestrator off, as ``npm start`` runs it; its bootstrap admin key
-is the tests' credential. ``service`` is one per session; ``own_service`` is a test's own, to stop and start
-again."""
+"""Fixtures: a real Assay service (``node bin/assay.js server`` on a free port, embedded PGlite in a temp data
+dir, no orchestrator, as ``npm start`` runs it) shared by the session (``service``; its bootstrap admin key is
+``admin_key``), a test's own service to stop and start again (``own_service``), a fresh user's key per test
+(``user_key``), an empty home (``home``) and a spool directory (``spool``)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,20 @@ from typing import Any, Optional
 import httpx
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT = Path(__file__).resolve().parents[3]
+CONFORMANCE_DIR = REPO_ROOT / "test" / "conformance"
 
 
 def node() -> str:
-    # The project's own Node (package.json's engines); the system one may be older.
+    """The project's Node (24): the node test runner passes its own path; else node_modules' one."""
+    given = os.environ.get("ASSAY_NODE")
+    if given:
+        return given
     local = REPO / "node_modules" / ".bin" / "node"
     return str(local) if local.exists() else shutil.which("node") or "node"
+
+
+NODE = node()
 
 
 def free_port() -> int:
@@ -61,6 +68,7 @@ class Service:
             "ASSAY_TEMPORAL_PORT": str(free_port()),
             "ASSAY_TEMPORAL_UI_PORT": str(free_port()),
             "PORT": str(self.port),
+            "ASSAY_PUBLIC_URL": self.url,
             **self.extra_env,
         }
 
@@ -108,6 +116,23 @@ class Service:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    @property
+    def admin_key(self) -> str:
+        return self.key
+
+    def create_user(self) -> str:
+        """A new user; answers their API key."""
+        email = f"py-{uuid.uuid4().hex[:12]}@example.test"
+        res = httpx.post(
+            f"{self.url}/admin/users",
+            json={"email": email},
+            headers={"authorization": f"Bearer {self.key}"},
+            timeout=30,
+        )
+        assert res.status_code == 201, res.text
+        key: str = res.json()["api_key"]["key"]
+        return key
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers={"authorization": f"Bearer {self.key}"}, timeout=30)
@@ -168,6 +193,22 @@ def service() -> Iterator[Service]:
 @pytest.fixture
 def own_service() -> Iterator[Service]:
     yield from _service()
+
+
+@pytest.fixture
+def user_key(service: Service) -> str:
+    return service.create_user()
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home directory and an environment without SERVICE_* variables, so no test reads the
+    developer's own ~/.assay or settings."""
+    for name in list(os.environ):
+        if name.startswith("SERVICE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
 
 
 @pytest.fixture

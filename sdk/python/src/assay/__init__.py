@@ -8,6 +8,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import _models as models
+from . import types
 from ._config import Settings, SettingSource, describe_source, mask_key
 from ._errors import (
     APIConnectionError,
@@ -51,4 +52,5 @@ __all__ = [
     "init",
     "mask_key",
     "models",
+    "types",
 ]

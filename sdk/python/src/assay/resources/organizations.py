@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional
+from typing import Optional
 
 from .. import _models as m
 from .._paths import path
@@ -20,11 +20,11 @@ class Organizations(Namespace):
         result: m.Organization = self._t.get(path("/organizations/{}", organization_id))
         return result
 
-    def members(self, organization_id: str) -> builtins.list[Any]:
+    def members(self, organization_id: str) -> builtins.list[m.ListOrganizationMembersResponseItemsItem]:
         page: m.ListOrganizationMembersResponse = self._t.get(
             path("/organizations/{}/members", organization_id)
         )
-        return builtins.list(page["items"])
+        return page["items"]
 
     def add_member(
         self,

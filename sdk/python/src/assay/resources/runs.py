@@ -157,9 +157,9 @@ class Runs(Namespace):
         )
         return result
 
-    def metrics(self, experiment_id: str, n: int, r: int) -> builtins.list[Any]:
+    def metrics(self, experiment_id: str, n: int, r: int) -> builtins.list[m.ListRunMetricsResponseItemsItem]:
         """Every metric key of the run with its count, last point and extremes (every page)."""
-        items: builtins.list[Any] = []
+        items: builtins.list[m.ListRunMetricsResponseItemsItem] = []
         cursor: Optional[str] = None
         while True:
             page = self.metric_keys(experiment_id, n, r, cursor=cursor)
@@ -204,7 +204,7 @@ class Runs(Namespace):
         min_step: Optional[int] = None,
         max_step: Optional[int] = None,
         limit: Optional[int] = None,
-    ) -> Iterator[Any]:
+    ) -> Iterator[m.ListRunMetricsResponseItemsItemLast]:
         """Every point of one key (in a step range), page by page, in step order."""
         cursor: Optional[str] = None
         while True:
