@@ -228,7 +228,7 @@ def quantile(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=100_000, help="log calls of 10 keys (default 100,000)")
-    parser.add_argument("--compare-calls", type=int, default=20_000, help="calls per library in the comparison")
+    parser.add_argument("--compare-calls", type=int, default=5_000, help="calls per library in the comparison")
     parser.add_argument("--pglite", action="store_true", help="the server on embedded PGlite, not PostgreSQL")
     parser.add_argument("--mlflow-python", default=str(REPO / ".venv" / "bench" / "bin" / "python"))
     parser.add_argument("--wandb-python")
