@@ -8,6 +8,7 @@ const dir = path.join(import.meta.dirname, 'results');
 const order = [
   'runner-traffic',
   'metrics',
+  'python-sdk',
   'managed-runs',
   'sweeps',
   'cancel-latency',

@@ -28,7 +28,6 @@ import threading
 import time
 import traceback
 import uuid
-import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -390,7 +389,8 @@ def _describe(
 
 
 # --- the process's runs: ended at exit; an uncaught exception fails them "crash" ---
-_live_runs: weakref.WeakSet[Run] = weakref.WeakSet()
+# Strong references: a run the script no longer holds still has points to send and an end to report.
+_live_runs: set[Run] = set()
 _uncaught: list[tuple[type[BaseException], BaseException, Optional[TracebackType]]] = []
 _previous_excepthook = sys.excepthook
 
