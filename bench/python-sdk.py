@@ -448,11 +448,15 @@ def write_results(results: dict[str, Any], args: argparse.Namespace) -> None:
             f"| {label.format(version=row.get('version', ''))} | {call} | {fmt(row['p50_us'], 2)} | "
             f"{fmt(row['p99_us'], 2)} | {fmt(row['mean_us'], 2)} | {fmt(row['max_us'], 0)} | {fmt(end, 2)} s |"
         )
+    wandb_how = compare.get("wandb", {}).get("how")
+    if wandb_how:
+        out += ["", f"wandb's interpreter: {'--wandb-python' if wandb_how == 'given' else wandb_how}."]
     million = results["million"]
     goal_cost = million["p50_us"] <= 5 and million["p99_us"] <= 50
     goal_million = million["stored_s"] <= 30 and million["stored_points"] == args.calls * 10
     steps = results["steps"]
     growth = (steps["on_ms"] / steps["off_ms"] - 1) * 100
+    mean_growth = (steps["on_mean_ms"] / steps["off_mean_ms"] - 1) * 100
     out += [
         "",
         f"**{args.calls * 10:,} points from one process** ({args.calls:,} calls of 10 keys, as fast as the loop "
@@ -470,7 +474,9 @@ def write_results(results: dict[str, Any], args: argparse.Namespace) -> None:
         f"{(steps['on_mean_ms'] / steps['off_mean_ms'] - 1) * 100:+.2f} %; the main thread's CPU "
         f"{fmt(steps['off_cpu_ms'], 3)} / {fmt(steps['on_cpu_ms'], 3)} ms, "
         f"{(steps['on_cpu_ms'] / steps['off_cpu_ms'] - 1) * 100:+.2f} %). "
-        f"Goal ≤ 1 %: **{'met' if growth <= 1 else 'not met'}**.",
+        f"Goal ≤ 1 %: **{'met' if growth <= 1 and mean_growth <= 1 else 'not met'}** on wall time (median and "
+        "mean), within this machine's noise: on 2 shared cores identical blocks move by more than the goal, "
+        "so a figure this small is not resolved here.",
     ]
     outage = results.get("outage")
     if outage:
