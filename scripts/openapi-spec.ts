@@ -10,8 +10,13 @@ import { createService } from '../src/server/service.ts';
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'assay-openapi-'));
 try {
-  // A fixed public URL: the document's `servers` would otherwise differ per run.
-  const config = loadConfig({ ASSAY_DATA_DIR: dataDir, ASSAY_PUBLIC_URL: 'http://127.0.0.1:8080' });
+  // A fixed public URL: the document's `servers` would otherwise differ per run. No orchestrator: its routes
+  // and schemas are there all the same, and nothing starts a Temporal server.
+  const config = loadConfig({
+    ASSAY_DATA_DIR: dataDir,
+    ASSAY_PUBLIC_URL: 'http://127.0.0.1:8080',
+    ASSAY_ORCHESTRATOR: 'off',
+  });
   const quiet = new Writable({ write: (_chunk, _enc, done) => done() });
   const service = await createService(config, { logger: { level: 'warn', stream: quiet } as never });
   try {

@@ -11,7 +11,7 @@ venv="$repo_root/.venv-sdk"
 
 tools_present() {
   local tool
-  for tool in pytest mypy ruff datamodel-codegen; do [[ -x "$venv/bin/$tool" ]] || return 1; done
+  for tool in pytest mypy ruff; do [[ -x "$venv/bin/$tool" ]] || return 1; done
   "$venv/bin/python" -c 'import build, httpx, yaml, sklearn' 2>/dev/null
 }
 

@@ -280,6 +280,41 @@ describe('conformance: the requests calls make (test/conformance/requests.json)'
   }
 });
 
+describe('conformance: metric delivery (test/conformance/metric-delivery.json)', () => {
+  for (const c of load('metric-delivery.json')) {
+    it(c.name, async () => {
+      const server = await cannedServer(c.responses);
+      try {
+        const client = new ApiClient({
+          serverUrl: server.url,
+          apiKey: KEY,
+          timeout: 10,
+          metrics: { retryFor: c.retry_for, flushInterval: 0.05 },
+        });
+        const run = client.run('e1', 1, 1);
+        run.logMetrics({ loss: 0.5 }, { step: 0 });
+        if (c.expect.stored) {
+          await run.flushMetrics();
+        } else {
+          const error = await expectError(run.flushMetrics());
+          assert.equal((error as Error).name, c.expect.error);
+          assert.equal((error as { dropped: number }).dropped, c.expect.dropped);
+          assert.equal(((error as Error).cause as Error).name, c.expect.cause);
+        }
+        assert.equal(server.requests.length, c.expect.attempts);
+        for (const request of server.requests) {
+          assert.equal(
+            `${request.method} ${request.path}`,
+            'POST /experiments/e1/variations/1/runs/1/metrics',
+          );
+        }
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});
+
 function fill(value: Json, saved: Record<string, Json>): Json {
   if (typeof value === 'string')
     return value.replace(/\{(\w+)\.(\w+)\}/g, (_m, name: string, field: string) =>

@@ -14,6 +14,7 @@ from double import CannedServer
 
 import assay
 from assay._config import describe_source, resolve_settings, resolve_settings_from_file
+from assay._retry import retry_transient
 
 KEY = "sk_user_conformance"
 
@@ -192,6 +193,33 @@ def test_requests(case: dict[str, Any], home: Path) -> None:
                 assert got.headers.get(name) == value, name
             for name in exp.get("absent_headers", []):
                 assert name not in got.headers, name
+
+
+@pytest.mark.parametrize("case", load("metric-delivery.json"), ids=ids(load("metric-delivery.json")))
+def test_metric_delivery(case: dict[str, Any], home: Path) -> None:
+    expect = case["expect"]
+    points = [{"key": "loss", "step": 0, "value": 0.5}]
+    with CannedServer(case["responses"]) as server, canned_client(server.url) as client:
+
+        def deliver() -> None:
+            # As the run's metric sender delivers a batch: retried while transient, else dropped.
+            try:
+                retry_transient(lambda: client.runs.log_metrics("e1", 1, 1, points), case["retry_for"])
+            except assay.ServiceError as error:
+                raise assay.MetricsError(len(points), error) from error
+
+        if expect.get("stored"):
+            deliver()
+        else:
+            with pytest.raises(assay.ServiceError) as raised:
+                deliver()
+            assert type(raised.value).__name__ == expect["error"]
+            assert isinstance(raised.value, assay.MetricsError) and raised.value.dropped == expect["dropped"]
+            assert type(raised.value.__cause__).__name__ == expect["cause"]
+        assert len(server.requests) == expect["attempts"]
+        assert {(r.method, r.path) for r in server.requests} == {
+            ("POST", "/experiments/e1/variations/1/runs/1/metrics")
+        }
 
 
 # --- against the real service ----------------------------------------------------------------------------
