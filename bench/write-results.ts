@@ -11,6 +11,7 @@ const order = [
   'run-logs',
   'run-logs-500',
   'run-logs-200',
+  'python-sdk',
   'managed-runs',
   'sweeps',
   'cancel-latency',

@@ -12,7 +12,7 @@ venv="$repo_root/.venv-sdk"
 tools_present() {
   local tool
   for tool in pytest mypy ruff; do [[ -x "$venv/bin/$tool" ]] || return 1; done
-  "$venv/bin/python" -c 'import build, httpx, yaml' 2>/dev/null
+  "$venv/bin/python" -c 'import build, httpx, yaml, sklearn' 2>/dev/null
 }
 
 ensure_pip_venv setup-python-sdk "$venv" "$repo_root/requirements-python-sdk.txt" tools_present

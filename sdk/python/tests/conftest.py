@@ -1,5 +1,7 @@
 """Fixtures: a real Assay service (``node bin/assay.js server`` on a free port, embedded PGlite in a temp data
-dir, no orchestrator) shared by the session, and a fresh user's key per test."""
+dir, no orchestrator, as ``npm start`` runs it) shared by the session (``service``; its bootstrap admin key is
+``admin_key``), a test's own service to stop and start again (``own_service``), a fresh user's key per test
+(``user_key``), an empty home (``home``) and a spool directory (``spool``)."""
 
 from __future__ import annotations
 
@@ -8,20 +10,32 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Optional
 
 import httpx
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT = Path(__file__).resolve().parents[3]
 CONFORMANCE_DIR = REPO_ROOT / "test" / "conformance"
-# The project's Node (24); the node test runner passes its own path.
-NODE = os.environ.get("ASSAY_NODE", "node")
+
+
+def node() -> str:
+    """The project's Node (24): the node test runner passes its own path; else node_modules' one."""
+    given = os.environ.get("ASSAY_NODE")
+    if given:
+        return given
+    local = REPO / "node_modules" / ".bin" / "node"
+    return str(local) if local.exists() else shutil.which("node") or "node"
+
+
+NODE = node()
 
 
 def free_port() -> int:
@@ -32,8 +46,80 @@ def free_port() -> int:
 
 @dataclass
 class Service:
-    url: str
-    admin_key: str
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    key: str = ""
+    process: Optional[subprocess.Popen[bytes]] = None
+    log_path: Optional[Path] = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    """More of the server's environment (bench/python-sdk.py: DATABASE_URL for PostgreSQL)."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", ""),
+            "ASSAY_DATA_DIR": str(self.data_dir),
+            "ASSAY_ORCHESTRATOR": "off",
+            "ASSAY_LOG_LEVEL": "warn",
+            "ASSAY_TEMPORAL_PORT": str(free_port()),
+            "ASSAY_TEMPORAL_UI_PORT": str(free_port()),
+            "PORT": str(self.port),
+            "ASSAY_PUBLIC_URL": self.url,
+            **self.extra_env,
+        }
+
+    def start(self) -> None:
+        self.log_path = self.data_dir.with_suffix(".log")
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child writes to it until stopped
+        self.process = subprocess.Popen(
+            [node(), str(REPO / "bin" / "assay.js"), "server"],
+            cwd=REPO,
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + 180
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"assay server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"assay server not ready: {self.log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+        if not self.key:
+            taken = subprocess.run(
+                [node(), str(REPO / "bin" / "assay.js"), "admin", "bootstrap-key"],
+                cwd=REPO,
+                env=self.env(),
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            self.key = taken.stdout.strip()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    @property
+    def admin_key(self) -> str:
+        return self.key
 
     def create_user(self) -> str:
         """A new user; answers their API key."""
@@ -41,73 +127,72 @@ class Service:
         res = httpx.post(
             f"{self.url}/admin/users",
             json={"email": email},
-            headers={"authorization": f"Bearer {self.admin_key}"},
+            headers={"authorization": f"Bearer {self.key}"},
             timeout=30,
         )
         assert res.status_code == 201, res.text
         key: str = res.json()["api_key"]["key"]
         return key
 
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"authorization": f"Bearer {self.key}"}, timeout=30)
+
+    def experiment(self, config_yaml: str = "optimizer:\n  lr: 0.1\n") -> str:
+        """A committed experiment with variation 1 of this config; answers its id."""
+        with self.client() as c:
+            created = c.post("/experiments", json={"name": f"sdk-{uuid.uuid4().hex[:8]}"})
+            created.raise_for_status()
+            eid = str(created.json()["id"])
+            c.post(f"/experiments/{eid}/variations", json={"config_yaml": config_yaml}).raise_for_status()
+            c.post(f"/experiments/{eid}/commit").raise_for_status()
+        return eid
+
+    def get(self, path: str, **params: Any) -> Any:
+        with self.client() as c:
+            answer = c.get(path, params=params)
+            answer.raise_for_status()
+            return answer.json()
+
+    def post(self, path: str, body: Any = None) -> Any:
+        with self.client() as c:
+            answer = c.post(path, json=body)
+            answer.raise_for_status()
+            return answer.json()
+
+    def sdk_env(self, spool: Path) -> dict[str, str]:
+        """The environment a script using the SDK runs with: this service, its key, a spool of its own."""
+        return {
+            **os.environ,
+            "SERVICE_SERVER_URL": self.url,
+            "SERVICE_API_KEY": self.key,
+            "ASSAY_SPOOL_DIR": str(spool),
+            "HOME": str(spool.parent),
+            # The package as the tests import it, whether or not it is installed in this interpreter.
+            "PYTHONPATH": os.pathsep.join(
+                [str(REPO / "sdk" / "python" / "src"), os.environ.get("PYTHONPATH", "")]
+            ),
+        }
+
+
+def _service() -> Iterator[Service]:
+    root = Path(tempfile.mkdtemp(prefix="assay-sdk-"))
+    service = Service(data_dir=root / "data")
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
 
 @pytest.fixture(scope="session")
 def service() -> Iterator[Service]:
-    data_dir = tempfile.mkdtemp(prefix="assay-py-sdk-")
-    port = free_port()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": os.environ.get("HOME", data_dir),
-        "ASSAY_DATA_DIR": data_dir,
-        "PORT": str(port),
-        "ASSAY_PUBLIC_URL": f"http://127.0.0.1:{port}",
-        "ASSAY_ORCHESTRATOR": "off",
-        "ASSAY_LOG_LEVEL": "warn",
-    }
-    log = open(os.path.join(data_dir, "server.log"), "w+b")  # noqa: SIM115 - closed in the finally below
-    proc = subprocess.Popen(
-        [NODE, str(REPO_ROOT / "bin" / "assay.js"), "server"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"assay server exited {proc.returncode}:\n{log.read().decode()[-4000:]}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                log.seek(0)
-                raise RuntimeError(f"assay server not ready in 120 s:\n{log.read().decode()[-4000:]}")
-            time.sleep(0.2)
-        taken = subprocess.run(
-            [NODE, str(REPO_ROOT / "bin" / "assay.js"), "admin", "bootstrap-key"],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        yield Service(url=url, admin_key=taken.stdout.strip())
-    finally:
-        # The server runs in its own process group (start_new_session), so its children stop with it.
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except ProcessLookupError:
-            pass  # already gone
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    yield from _service()
+
+
+@pytest.fixture
+def own_service() -> Iterator[Service]:
+    yield from _service()
 
 
 @pytest.fixture
@@ -124,3 +209,48 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path))
     return tmp_path
+
+
+@pytest.fixture
+def spool(tmp_path: Path) -> Path:
+    path = tmp_path / "home" / "spool"
+    path.mkdir(parents=True)
+    return path
+
+
+def run_script(
+    code: str, env: dict[str, str], tmp: Path, *args: str, timeout: float = 300, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` as a Python script in its own process (signals and atexit as in a real one)."""
+    script = tmp / f"script-{uuid.uuid4().hex[:6]}.py"
+    script.write_text(code)
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        env=env,
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"script exited {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def run_path(experiment: str, n: int, r: int) -> str:
+    return f"/experiments/{experiment}/variations/{n}/runs/{r}"
+
+
+def series(service: Service, experiment: str, n: int, r: int, key: str) -> list[Any]:
+    """Every point of a key, in step order."""
+    points: list[Any] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"limit": 10000}
+        if cursor:
+            params["cursor"] = cursor
+        page = service.get(f"{run_path(experiment, n, r)}/metrics/{key}", **params)
+        points.extend(page["points"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return points

@@ -1,6 +1,7 @@
 """Assay's Python client: ``assay.Client`` for the REST API (experiments, variations, runs, assets,
 sweeps, search, API keys, organizations), with settings from arguments, ``SERVICE_*`` variables or
-``~/.assay``, and typed errors by status. See sdk/python/README.md."""
+``~/.assay``, and typed errors by status; ``assay.init()`` for a training script (a run handle: config,
+``log``, checkpoints). See sdk/python/README.md."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ._errors import (
 )
 from ._organization import PERSONAL
 from .client import Client
+from .run import Run, RunCancelled, init
 
 __all__ = [
     "PERSONAL",
@@ -39,12 +41,15 @@ __all__ = [
     "MetricsError",
     "NotFoundError",
     "PermissionDeniedError",
+    "Run",
+    "RunCancelled",
     "ServerError",
     "ServiceError",
     "SettingSource",
     "Settings",
     "__version__",
     "describe_source",
+    "init",
     "mask_key",
     "models",
     "types",
