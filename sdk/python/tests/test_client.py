@@ -41,7 +41,6 @@ def started_run(client: assay.Client) -> tuple[str, int, int]:
 
 
 def test_experiment_lifecycle(client: assay.Client) -> None:
-    # Tags, run labels and logs are left out here: their routes land with issue #25.
     created = client.experiments.create("lr sweep", description="d", hypothesis="h")
     assert (created["name"], created["state"], created["hypothesis"]) == ("lr sweep", "draft", "h")
     eid = created["id"]
@@ -99,6 +98,55 @@ def test_runs_and_metrics(client: assay.Client) -> None:
         client.runs.checkpoint(eid, n, r)
     cancelled = client.runs.cancel(eid, n, r)
     assert cancelled["cancel_requested"] is True
+
+
+def test_labels_archive_tags_and_deleting_a_draft(client: assay.Client) -> None:
+    eid = committed(client, "labelled")
+    run = client.runs.create(eid, 1, name="baseline", tags=["lr", "seed-1"], notes="*first* try")
+    assert (run["name"], run["tags"], run["notes"]) == ("baseline", ["lr", "seed-1"], "*first* try")
+    other = client.runs.create(eid, 1)
+    assert [x["r"] for x in client.runs.list(eid, 1, tags=["seed-1"])] == [run["r"]]
+    relabelled = client.runs.update(eid, 1, other["r"], name="second", tags=["lr"], archived=True)
+    assert (relabelled["name"], relabelled["archived_at"] is not None) == ("second", True)
+    assert [x["r"] for x in client.runs.list(eid, 1)] == [run["r"]]
+    assert {x["r"] for x in client.runs.list(eid, 1, archived=True)} == {run["r"], other["r"]}
+    assert client.runs.update(eid, 1, other["r"], name=None)["name"] is None
+    page = client.runs.list_for_experiment(eid, tags=["lr"], archived=True, limit=1)
+    assert len(page["items"]) == 1 and page["next_cursor"]
+    with pytest.raises(assay.BadRequestError):
+        client.runs.create(eid, 1, tags=["a,b"])
+    # Experiment tags change in any state; the list filters by them.
+    assert client.experiments.update(eid, tags=["vision"])["tags"] == ["vision"]
+    assert [e["id"] for e in client.experiments.list(tags=["vision"])["items"]] == [eid]
+    # A draft can be deleted; a committed experiment cannot.
+    draft = client.experiments.create("scratch", tags=["tmp"])["id"]
+    client.experiments.delete(draft)
+    with pytest.raises(assay.NotFoundError):
+        client.experiments.get(draft)
+    with pytest.raises(assay.ConflictError):
+        client.experiments.delete(eid)
+
+
+def test_console_log_append_and_read(client: assay.Client) -> None:
+    eid, n, r = started_run(client)
+    lines = [
+        {"stream": "stdout", "time": "2026-11-27T10:00:00.000Z", "text": f"epoch {i}"} for i in range(1, 4)
+    ]
+    assert client.runs.append_logs(eid, n, r, 1, lines)["last_seq"] == 3
+    # A resend stores nothing twice.
+    client.runs.append_logs(eid, n, r, 1, lines)
+    client.runs.append_logs(
+        eid, n, r, 4, [{"stream": "stderr", "time": "2026-11-27T10:00:01.000Z", "text": "warn"}]
+    )
+    page = client.runs.logs(eid, n, r)
+    assert [(x["seq"], x["stream"], x["text"]) for x in page["lines"]] == [
+        (1, "stdout", "epoch 1"),
+        (2, "stdout", "epoch 2"),
+        (3, "stdout", "epoch 3"),
+        (4, "stderr", "warn"),
+    ]
+    assert (page["next_after"], page["complete"]) == (4, False)
+    assert [x["seq"] for x in client.runs.logs(eid, n, r, after=2, stream="stderr")["lines"]] == [4]
 
 
 def test_a_pending_run_cancelled_is_abandoned(client: assay.Client) -> None:

@@ -73,6 +73,18 @@ with assay.init(experiment=sys.argv[1], variation=1) as run:
     assert first == ["None", "weights of run 1"]
 
 
+def test_init_names_and_tags_the_run_it_creates(service: Service, spool: Path, tmp_path: Path) -> None:
+    experiment = service.experiment()
+    script = """
+import sys, assay
+with assay.init(experiment=sys.argv[1], variation=1, name="lr probe", tags=["sdk", "probe"]) as run:
+    print(run.r)
+"""
+    r = int(run_script(script, service.sdk_env(spool), tmp_path, experiment).stdout.split()[-1])
+    run = service.get(run_path(experiment, 1, r))
+    assert (run["name"], run["tags"], run["state"]) == ("lr probe", ["sdk", "probe"], "succeeded")
+
+
 def test_an_exception_fails_the_run_crash(service: Service, spool: Path, tmp_path: Path) -> None:
     experiment = service.experiment()
     script = """

@@ -327,9 +327,15 @@ class CreateExperimentResponse(TypedDict):
     retraction_reason: Optional[str]
     tags: list[str]
 
+class ListExperimentsResponseScope(TypedDict):
+    id: Union[Literal["personal"], str]
+    slug: Optional[str]
+    name: Optional[str]
+
 class ListExperimentsResponse(TypedDict):
     items: list[ExperimentSummary]
     next_cursor: Optional[str]
+    scope: ListExperimentsResponseScope
 
 class GetExperimentResponseVariationsItem(TypedDict):
     n: int
@@ -400,8 +406,28 @@ class UpdateVariationRequest(TypedDict):
     config_yaml: NotRequired[str]
     name: NotRequired[str]
 
+class CreateRunRequestResumeFrom(TypedDict):
+    n: NotRequired[int]
+    r: int
+
+class CreateRunRequest(TypedDict):
+    name: NotRequired[str]
+    tags: NotRequired[list[str]]
+    notes: NotRequired[str]
+    resume_from: NotRequired[CreateRunRequestResumeFrom]
+
 class ListRunsResponse(TypedDict):
     items: list[Run]
+
+class ListExperimentRunsResponse(TypedDict):
+    items: list[Run]
+    next_cursor: Optional[str]
+
+class UpdateRunRequest(TypedDict):
+    name: NotRequired[Optional[str]]
+    tags: NotRequired[list[str]]
+    notes: NotRequired[str]
+    archived: NotRequired[bool]
 
 class GetRunConfigResponse(TypedDict):
     experiment_id: str
@@ -429,6 +455,36 @@ class RunControlResponse(TypedDict):
 class FailRunRequest(TypedDict):
     reason: Literal["abandoned", "crash"]
     message: NotRequired[str]
+
+class AppendRunLogsRequestLinesItem(TypedDict):
+    stream: Literal["stdout", "stderr"]
+    time: str
+    text: str
+
+class AppendRunLogsRequest(TypedDict):
+    first_seq: int
+    lines: list[AppendRunLogsRequestLinesItem]
+
+class AppendRunLogsResponseDropped(TypedDict):
+    lines: int
+    bytes: int
+    after_seq: NotRequired[int]
+
+class AppendRunLogsResponse(TypedDict):
+    last_seq: int
+    dropped: AppendRunLogsResponseDropped
+
+class GetRunLogsResponseLinesItem(TypedDict):
+    seq: int
+    stream: Literal["stdout", "stderr"]
+    time: str
+    text: str
+
+class GetRunLogsResponse(TypedDict):
+    lines: list[GetRunLogsResponseLinesItem]
+    next_after: int
+    complete: bool
+    dropped: AppendRunLogsResponseDropped
 
 class ProvisionRunRequest(TypedDict):
     priority: NotRequired[int]
@@ -833,9 +889,15 @@ class SearchResponseItemsItem(TypedDict):
     rank: float
     snippet: str
 
+class SearchResponseOtherScopesItem(TypedDict):
+    scope: ListExperimentsResponseScope
+    hits: int
+
 class SearchResponse(TypedDict):
     query: str
+    scope: ListExperimentsResponseScope
     items: list[SearchResponseItemsItem]
+    other_scopes: list[SearchResponseOtherScopesItem]
 
 CheckReadinessResponse = CheckLivenessResponse  # GET /readyz
 UpdateExperimentResponse = CreateExperimentResponse  # PATCH /experiments/{id}
@@ -847,8 +909,8 @@ RetractExperimentResponse = CreateExperimentResponse  # POST /experiments/{id}/r
 CreateVariationResponse = Variation  # POST /experiments/{id}/variations
 GetVariationResponse = Variation  # GET /experiments/{id}/variations/{n}
 UpdateVariationResponse = Variation  # PATCH /experiments/{id}/variations/{n}
-CreateRunRequest = dict[str, Any]  # POST /experiments/{id}/variations/{n}/runs
 CreateRunResponse = Run  # POST /experiments/{id}/variations/{n}/runs
+UpdateRunResponse = Run  # PATCH /experiments/{id}/variations/{n}/runs/{r}
 GetRunResponse = Run  # GET /experiments/{id}/variations/{n}/runs/{r}
 StartRunResponse = Run  # POST /experiments/{id}/variations/{n}/runs/{r}/start
 HeartbeatRunRequest = dict[str, Any]  # POST /experiments/{id}/variations/{n}/runs/{r}/heartbeat

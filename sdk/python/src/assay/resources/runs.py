@@ -75,6 +75,29 @@ class Runs(Namespace):
         )
         return page["items"]
 
+    def list_for_experiment(
+        self,
+        experiment_id: str,
+        *,
+        state: Optional[str] = None,
+        tags: Optional[Sequence[str]] = None,
+        archived: Optional[bool] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> m.ListExperimentRunsResponse:
+        """One page of every variation's runs, newest first; pass ``next_cursor`` back as ``cursor``."""
+        params = {
+            "state": state,
+            "tag": ",".join(tags) if tags is not None else None,
+            "archived": archived,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        page: m.ListExperimentRunsResponse = self._t.get(
+            path("/experiments/{}/runs", experiment_id), params=params
+        )
+        return page
+
     def update(
         self,
         experiment_id: str,
@@ -226,10 +249,10 @@ class Runs(Namespace):
         limit: Optional[int] = None,
         stream: Optional[str] = None,
         wait_s: Optional[float] = None,
-    ) -> dict[str, Any]:
+    ) -> m.GetRunLogsResponse:
         """A page of the run's console log: the lines after ``after``; with ``wait_s`` an empty answer waits
         for new lines (follow by passing ``next_after`` back until ``complete``)."""
-        result: dict[str, Any] = self._t.get(
+        result: m.GetRunLogsResponse = self._t.get(
             self._run(experiment_id, n, r, "/logs"),
             params={"after": after, "limit": limit, "stream": stream, "wait_s": wait_s},
             timeout=(wait_s or 0) + self._t.timeout,
@@ -238,9 +261,9 @@ class Runs(Namespace):
 
     def append_logs(
         self, experiment_id: str, n: int, r: int, first_seq: int, lines: Sequence[Mapping[str, Any]]
-    ) -> dict[str, Any]:
+    ) -> m.AppendRunLogsResponse:
         """Stores lines first_seq, first_seq + 1, … of the run's log; a resend stores nothing twice."""
-        result: dict[str, Any] = self._t.post(
+        result: m.AppendRunLogsResponse = self._t.post(
             self._run(experiment_id, n, r, "/logs"),
             {"first_seq": first_seq, "lines": [dict(x) for x in lines]},
         )
