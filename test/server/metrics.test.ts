@@ -56,6 +56,28 @@ for (const driver of ['postgres', 'pglite'] as const) {
       });
     });
 
+    it('takes many batches of one run at once (an SDK with requests in flight): every one stored, none a 500', async () => {
+      const run = await runningRun(t, key, experimentId);
+      const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+      // 16 batches in flight, each 10 keys × 100 steps, the keys in a different order in each: on PostgreSQL
+      // two batches lock the same series and blocks in opposite orders, and one is rolled back to break the
+      // deadlock.
+      const batches = Array.from({ length: 16 }, (_, b) =>
+        Array.from({ length: 100 }, (_, j) => b + 16 * j).flatMap((step) =>
+          (b % 2 ? [...keys].reverse() : keys).map((k) => ({ key: k, step, value: step })),
+        ),
+      );
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(batches.map((batch) => log(run.path, batch)));
+        for (const a of answers) assert.deepEqual([a.status, a.body], [200, { stored: 1000 }]);
+      }
+      const list = await t.as(key).get(`${run.path}/metrics`);
+      assert.deepEqual(
+        list.body.items.map((s: any) => [s.key, s.count, s.last.step, s.min, s.max]),
+        keys.map((k) => [k, 1600, 1599, 0, 1599]),
+      );
+    });
+
     it('keeps the last of repeats inside one batch, and the given timestamp or the time received', async () => {
       const run = await runningRun(t, key, experimentId);
       const before = Date.now();

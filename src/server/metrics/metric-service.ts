@@ -20,6 +20,7 @@ import {
   type RunState,
 } from '@assay/contract';
 import type { Principal } from '../auth/principal.ts';
+import { retryingDeadlocks } from '../db/deadlock-retry.ts';
 import type { Db, Queryable, Tx } from '../db/database.ts';
 import { getVisibleExperiment } from '../experiments/experiment-service.ts';
 import {
@@ -115,18 +116,22 @@ async function storeMetrics(
     run,
     stored: written.reduce((sum, w) => sum + w.stored, 0),
   });
-  const fast = await repo.storePoints(db, run.id, points, true);
-  if (fast.length > 0) {
-    // Only a concurrent batch writing the same steps between the gate and the insert overwrites here.
-    await recomputeOverwritten(db, points, fast);
-    return stored(fast);
-  }
-  return db.transaction(async (tx) => {
-    const keys = [...new Set(points.map((p) => p.key))];
-    if ((await repo.unknownKeys(tx, run.id, keys)).length > 0) await addKeys(tx, run.id, keys, limits);
-    const written = await repo.storePoints(tx, run.id, points);
-    await recomputeOverwritten(tx, points, written);
-    return stored(written);
+  // Batches of one run sent in parallel lock its series and blocks in no fixed order: a deadlock rolls one
+  // back whole, and storing it again is safe (a point is keyed by its series and step).
+  return retryingDeadlocks(async () => {
+    const fast = await repo.storePoints(db, run.id, points, true);
+    if (fast.length > 0) {
+      // Only a concurrent batch writing the same steps between the gate and the insert overwrites here.
+      await recomputeOverwritten(db, points, fast);
+      return stored(fast);
+    }
+    return db.transaction(async (tx) => {
+      const keys = [...new Set(points.map((p) => p.key))];
+      if ((await repo.unknownKeys(tx, run.id, keys)).length > 0) await addKeys(tx, run.id, keys, limits);
+      const written = await repo.storePoints(tx, run.id, points);
+      await recomputeOverwritten(tx, points, written);
+      return stored(written);
+    });
   });
 }
 
