@@ -9,7 +9,7 @@
 //       sweep created through the API and polled until done, at concurrency 1 and 2.
 // Each with random search, random + early stopping and TPE + early stopping, over --seeds (medians).
 // Run: node bench/sweeps.ts [--trials 32] [--epochs 20] [--seeds 7,8,9] [--quick]
-//        [--strategies random,tpe] [--skip-assay] [--skip-baselines] [--postgres] [--python PATH]
+//        [--strategies random,tpe] [--skip-assay] [--skip-baselines] [--postgres] [--python PATH] [--task file|sdk]
 // (--quick: 8 trials of 5 epochs, one seed, concurrency 1, about a minute, printed and not written;
 // --strategies list: Assay runs bench-drawn points as a list sweep, for a tree without searching sweeps.)
 import { execFileSync } from 'node:child_process';
@@ -22,7 +22,13 @@ import { buildRunner } from '../scripts/build-runner.ts';
 import { startAssayServer } from '../test/support/assay-server.ts';
 import { startBenchService } from './support/bench-service.ts';
 import { machine, median, publish } from './support/report.ts';
-import { runSweep, type SweepCase, type SweepOutcome, type SweepService } from './sweeps/assay-sweep.ts';
+import {
+  runSweep,
+  type SweepCase,
+  type SweepOutcome,
+  type SweepService,
+  type Task,
+} from './sweeps/assay-sweep.ts';
 import { runStudy, type StudyResult } from './sweeps/baselines.ts';
 import { phaseTable } from './sweeps/phases.ts';
 import { ratioLines, resultsTable, type Row } from './sweeps/rows.ts';
@@ -38,6 +44,9 @@ const { values } = parseArgs({
     'skip-baselines': { type: 'boolean', default: false },
     postgres: { type: 'boolean', default: false },
     python: { type: 'string', default: path.resolve(import.meta.dirname, '../.venv/bench/bin/python') },
+    // sdk: Assay's trials run examples/train_digits_sdk.py (the Python SDK's version of the task); give a
+    // --python with the SDK installed (scripts/setup-python-sdk.sh makes .venv-sdk).
+    task: { type: 'string', default: 'file' },
   },
 });
 const quick = values.quick;
@@ -46,6 +55,9 @@ const epochs = quick ? 5 : Number(values.epochs);
 const seeds = (quick ? '7' : values.seeds).split(',').map(Number);
 const strategies = values.strategies.split(',') as SweepCase['strategy'][];
 const python = values.python;
+if (values.task !== 'file' && values.task !== 'sdk')
+  throw new Error(`--task is file or sdk, not ${values.task}`);
+const task: Task = values.task;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /**
@@ -90,11 +102,13 @@ async function startService(): Promise<SweepService & { stop(): Promise<void> }>
   const setupSampler = path.resolve(import.meta.dirname, '../scripts/setup-search-worker.sh');
   if (existsSync(setupSampler)) execFileSync('bash', [setupSampler], { stdio: 'inherit' });
   if (values.postgres) {
-    const svc = await startBenchService('sweeps', { ASSAY_ORCHESTRATOR: 'on' });
+    const svc = await startBenchService('sweeps', { ASSAY_ORCHESTRATOR: 'on', ASSAY_LOCAL_SANDBOX: 'off' });
     return { url: svc.url, key: svc.key, dataDir: svc.dataDir, stop: () => svc.stop() };
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'assay-bench-sweeps-'));
-  const server = await startAssayServer({ ASSAY_DATA_DIR: dataDir });
+  // No sandbox: the trials run the bench's Python, which a pyenv install keeps under /root, hidden from the
+  // sandbox's user; the bench runs as the admin, whom `local` serves unsandboxed.
+  const server = await startAssayServer({ ASSAY_DATA_DIR: dataDir, ASSAY_LOCAL_SANDBOX: 'off' });
   if (!server.bootstrapKey) throw new Error('a fresh data directory must give a bootstrap admin key');
   return {
     url: server.url,
@@ -130,6 +144,7 @@ async function assaySweeps(): Promise<{ rows: Row[]; phases: string[] }> {
         python,
         (s) => log(`${label}: ${JSON.stringify(s.progress)}`),
         timeoutMs,
+        task,
       ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
       log(
         `${label}: ${outcome instanceof Error ? outcome.message : `${(outcome.wallMs / 1000).toFixed(1)} s`}`,

@@ -47,7 +47,12 @@ export interface SweepService {
   dataDir: string;
 }
 
-const SCRIPT = path.join(import.meta.dirname, 'train_digits.py');
+/** The trial's training script: the plain one (metrics through $ASSAY_METRICS_FILE), or its Python SDK twin. */
+export const TASKS = {
+  file: path.join(import.meta.dirname, 'train_digits.py'),
+  sdk: path.resolve(import.meta.dirname, '../../examples/train_digits_sdk.py'),
+} as const;
+export type Task = keyof typeof TASKS;
 const SPACE = path.join(import.meta.dirname, 'space.json');
 
 export async function readSpace(): Promise<SearchSpace> {
@@ -66,7 +71,12 @@ async function call<T>(svc: SweepService, method: string, route: string, body?: 
 }
 
 /** The sweep request: the same space, objective (val_acc, maximized) and ASHA settings as the baselines. */
-export function sweepBody(c: SweepCase, python: string, space: SearchSpace): CreateSweepBody {
+export function sweepBody(
+  c: SweepCase,
+  python: string,
+  space: SearchSpace,
+  task: Task = 'file',
+): CreateSweepBody {
   const base_yaml = stringify({
     lr: 0.001,
     hidden: 64,
@@ -74,7 +84,7 @@ export function sweepBody(c: SweepCase, python: string, space: SearchSpace): Cre
     batch_size: 64,
     epochs: c.epochs,
     seed: 0,
-    launch: { command: `${python} ${SCRIPT}` },
+    launch: { command: `${python} ${TASKS[task]}` },
   });
   if (c.strategy === 'list')
     return {
@@ -145,11 +155,12 @@ export async function runSweep(
   python: string,
   onProgress: (sweep: Sweep) => void,
   timeoutMs: number,
+  task: Task = 'file',
 ): Promise<SweepOutcome> {
   const experiment = await call<{ id: string }>(svc, 'POST', '/experiments', {
     name: `bench sweep ${c.strategy} ${c.seed}`,
   });
-  const body = sweepBody(c, python, await readSpace());
+  const body = sweepBody(c, python, await readSpace(), task);
   const t0 = performance.now();
   const created = await createWhenSampled(svc, `/experiments/${experiment.id}/sweeps`, body);
   const route = `/experiments/${experiment.id}/sweeps/${created.id}`;
