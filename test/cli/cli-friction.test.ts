@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -71,7 +72,8 @@ describe('CLI frictions: --version, unreachable service, EPIPE', () => {
   it('a closed port: one line naming the URL, the reason, where the URL came from and how to set it; exit 1', async () => {
     const port = await freePort(); // nothing listens on it
     const url = `http://127.0.0.1:${port}`;
-    const key = 'sk_user_0123456789abcdef0123456789abcdef';
+    // A made-up key of the right shape: nothing answers at the URL, so it is never checked.
+    const key = `sk_user_${randomBytes(16).toString('hex')}`;
     const fromEnv = await runCli(['experiments', 'list'], {
       home,
       env: { SERVICE_SERVER_URL: url, SERVICE_API_KEY: key },
