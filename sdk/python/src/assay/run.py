@@ -36,7 +36,7 @@ from typing import Any, Callable, Optional, Union
 import httpx
 
 from . import _checkpoint
-from ._config import inspect_settings, resolve_settings
+from ._config import Settings, inspect_settings, resolve_settings
 from ._environment import snapshot
 from ._errors import ConfigError, ConflictError
 from ._metric_logger import MetricSender, MetricsPoster
@@ -474,20 +474,7 @@ def init(
         settings = resolve_settings(options).settings
         transport = Transport(settings.server_url, settings.api_key or "", settings.timeout)
         run_config = _read_config_file(env.get("ASSAY_CONFIG_FILE"))
-        return Run(
-            mode="attached",
-            experiment_id=e,
-            variation=n,
-            r=r,
-            config=dict(run_config.get("config_json", {})),
-            run_config=run_config,
-            transport=transport,
-            api_key=settings.api_key or "",
-            spool_path=spool_dir() / f"{e}-{n}-{r}-{os.getpid()}.db",
-            spool_meta=_online_meta(settings.server_url, e, n, r),
-            heartbeat_s=heartbeat_interval,
-            flush_timeout_s=flush_s,
-        )
+        return _online_run("attached", settings, transport, e, n, r, run_config, heartbeat_interval, flush_s)
     if experiment is None or variation is None:
         raise ConfigError(
             "assay.init(): outside `assay run`, give experiment= and variation= (or set ASSAY_MODE=offline)"
@@ -506,18 +493,35 @@ def init(
     run_path = f"{variation_path}/runs/{run}"
     run_config = transport.request("GET", f"{run_path}/config")
     transport.request("POST", f"{run_path}/start", json={"environment": snapshot()})
+    return _online_run(
+        "standalone", settings, transport, experiment, variation, run, run_config, heartbeat_interval, flush_s
+    )
+
+
+def _online_run(
+    mode: str,
+    settings: Settings,
+    transport: Transport,
+    e: str,
+    n: int,
+    r: int,
+    run_config: dict[str, Any],
+    heartbeat_s: float,
+    flush_s: float,
+) -> Run:
+    """A Run talking to the service (attached or standalone), spooling to a file of its own process."""
     return Run(
-        mode="standalone",
-        experiment_id=experiment,
-        variation=variation,
-        r=run,
+        mode=mode,
+        experiment_id=e,
+        variation=n,
+        r=r,
         config=dict(run_config.get("config_json", {})),
         run_config=run_config,
         transport=transport,
         api_key=settings.api_key or "",
-        spool_path=spool_dir() / f"{experiment}-{variation}-{run}-{os.getpid()}.db",
-        spool_meta=_online_meta(settings.server_url, experiment, variation, run),
-        heartbeat_s=heartbeat_interval,
+        spool_path=spool_dir() / f"{e}-{n}-{r}-{os.getpid()}.db",
+        spool_meta=_online_meta(settings.server_url, e, n, r),
+        heartbeat_s=heartbeat_s,
         flush_timeout_s=flush_s,
     )
 
