@@ -120,7 +120,17 @@ export const importZones = [
 
 export default tseslint.config(
   // test/fixtures/lint/ holds deliberate violations that test/unit/lint-rules.test.ts lints on purpose.
-  { ignores: ['node_modules/**', 'dist/**', '.assay-data/**', '.venv/**', 'test/fixtures/lint/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.assay-data/**',
+      '.venv/**',
+      '.venv-sdk/**',
+      '.venv-search/**',
+      'test/fixtures/lint/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx', '**/*.js'],
