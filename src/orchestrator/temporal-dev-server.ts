@@ -144,6 +144,33 @@ export async function startDevServer(options: {
       movedFrom: undefined,
       stop: async () => undefined,
     };
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  // The CLI picks its internal services' ports itself (free a moment before it binds them), so a busy machine
+  // can make it lose one to another process and panic before it serves: a new try then picks again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(options, host, dbFile, deadline);
+    } catch (error) {
+      if (!(error instanceof EarlyExit) || attempt === 3 || Date.now() >= deadline) throw error;
+    }
+  }
+}
+
+class EarlyExit extends Error {}
+
+/** What explains a failed start: the panic or error lines of its output (the tail is a Go stack trace). */
+function explain(stderr: string): string {
+  const lines = stderr.split('\n').map((line) => line.trim());
+  const telling = lines.filter((line) => /panic|error|fatal|address already in use/i.test(line)).slice(0, 4);
+  return (telling.length > 0 ? telling.join(' | ') : stderr.trim().slice(-500)).slice(0, 1000);
+}
+
+async function launch(
+  options: Parameters<typeof startDevServer>[0],
+  host: string,
+  dbFile: string,
+  deadline: number,
+): Promise<DevServer> {
   const taken = await listening(host, options.port);
   const port = taken ? await freePort(host) : options.port;
   const uiPort = taken || (await listening(host, options.uiPort)) ? await freePort(host) : options.uiPort;
@@ -175,7 +202,7 @@ export async function startDevServer(options: {
   const child: ChildProcess = spawn(options.cli, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
+    if (stderr.length < 64_000) stderr += chunk.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async () => {
@@ -186,10 +213,9 @@ export async function startDevServer(options: {
     await exited;
     clearTimeout(timer);
   };
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null)
-      throw new Error(`temporal server start-dev exited (${child.exitCode}): ${stderr.trim().slice(-500)}`);
+      throw new EarlyExit(`temporal server start-dev exited (${child.exitCode}): ${explain(stderr)}`);
     if (await serves(address, options.namespace)) {
       const record: DevServerRecord = { pid: child.pid!, port, uiPort };
       await writeFile(recordFile(options.dataDir), JSON.stringify(record));

@@ -1,7 +1,7 @@
 // The embedded dev server belongs to its data dir: a later start of the same dir reuses it, another dir never
 // joins it (it moves to a free port instead).
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -17,9 +17,9 @@ describe('the embedded Temporal dev server', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  async function start(dataDir: string, port: number, uiPort: number) {
+  async function start(dataDir: string, port: number, uiPort: number, cli = resolveTool('temporal')) {
     const server = await startDevServer({
-      cli: resolveTool('temporal'),
+      cli,
       dataDir,
       port,
       uiPort,
@@ -52,5 +52,29 @@ describe('the embedded Temporal dev server', () => {
 
     await first.stop();
     await assert.rejects(readFile(path.join(mine, 'dev-server.json')), 'a stopped server leaves no record');
+  });
+
+  it('tries again when the CLI dies before serving, and names the panic when every try does', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'assay-dev-c-'));
+    dirs.push(dir);
+    // A CLI that panics on its first start, as one that lost an internal port to another process does.
+    const flaky = path.join(dir, 'temporal-flaky');
+    await writeFile(
+      flaky,
+      `#!/bin/sh\nif [ ! -e "${dir}/tried" ]; then touch "${dir}/tried"; echo 'panic: listen tcp 127.0.0.1:1: bind: address already in use' >&2; echo 'goroutine 1 [running]:' >&2; exit 2; fi\nexec "${resolveTool('temporal')}" "$@"\n`,
+    );
+    await chmod(flaky, 0o755);
+    const [port, uiPort] = (await freePorts(2)) as [number, number];
+    const server = await start(path.join(dir, 'data'), port, uiPort, flaky);
+    assert.equal(server.address, `127.0.0.1:${port}`, 'the second try serves');
+
+    const broken = path.join(dir, 'temporal-broken');
+    await writeFile(broken, `#!/bin/sh\necho 'panic: no luck' >&2\necho '\tsome/stack.go:12' >&2\nexit 2\n`);
+    await chmod(broken, 0o755);
+    const [port2, uiPort2] = (await freePorts(2)) as [number, number];
+    await assert.rejects(
+      start(path.join(dir, 'data2'), port2, uiPort2, broken),
+      /exited \(2\): panic: no luck/,
+    );
   });
 });
