@@ -18,6 +18,8 @@ interface Log {
 export interface ServerOrchestration {
   /** Undefined when orchestration is off or Temporal could not be found: provision and sweeps answer 503. */
   orchestrator: Orchestrator | undefined;
+  /** The Temporal frontend the orchestrator talks to (the dev server's, when embedded). */
+  address: string | undefined;
   temporalUiUrl: string | undefined;
   /**
    * Starts the in-process worker once the service answers (its activities call the service). The service
@@ -38,6 +40,7 @@ export interface OrchestratorKey {
 
 const off = (): ServerOrchestration => ({
   orchestrator: undefined,
+  address: undefined,
   temporalUiUrl: undefined,
   startWorker: async () => undefined,
   close: async () => undefined,
@@ -81,6 +84,7 @@ export async function prepareOrchestration(
   let revokeKey: (() => Promise<void>) | undefined;
   return {
     orchestrator,
+    address,
     temporalUiUrl: temporal.uiUrl,
     async startWorker({ serviceUrl, mintOrchestratorKey }) {
       if (!config.inProcessWorker) return;

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { ComputeKind } from '../compute/compute-provider.ts';
 import { ec2Config, type Ec2Config } from '../compute/ec2-config.ts';
@@ -24,6 +25,8 @@ export interface ServiceConfig {
   readonly pgIdleInTransactionTimeoutMs: number;
   /** How long shutdown waits for requests in flight before it closes their connections. */
   readonly shutdownTimeoutMs: number;
+  /** HTTP worker processes sharing the port (server-cluster.ts); 1: one process does everything. */
+  readonly workers: number;
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
   readonly apiKeyTtlDays: number;
@@ -177,6 +180,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     pgStatementTimeoutMs: readSetting(env, 'ASSAY_PG_STATEMENT_TIMEOUT_MS'),
     pgIdleInTransactionTimeoutMs: readSetting(env, 'ASSAY_PG_IDLE_IN_TX_TIMEOUT_MS'),
     shutdownTimeoutMs: readSetting(env, 'ASSAY_SHUTDOWN_TIMEOUT_S'),
+    workers: 1,
     logLevel: readSetting(env, 'ASSAY_LOG_LEVEL'),
     bodyLimitBytes: readSetting(env, 'ASSAY_BODY_LIMIT_BYTES'),
     apiKeyTtlDays: readSetting(env, 'ASSAY_API_KEY_TTL_DAYS'),
@@ -220,5 +224,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ServiceCon
     overrides.publicUrl ?? readSetting(env, 'ASSAY_PUBLIC_URL') ?? `http://${host}:${config.port}`;
   config.storage =
     overrides.storage ?? storageConfig(env, { dataDir: config.dataDir, publicUrl: config.publicUrl });
+  config.workers = overrides.workers ?? workerCount(env, config.databaseUrl);
   return Object.freeze(config);
+}
+
+/**
+ * ASSAY_WORKERS, or the cores this process may use on PostgreSQL; PGlite is one process's database (its files
+ * are opened by one process only), so it takes one worker.
+ */
+function workerCount(env: Env, databaseUrl: string | undefined): number {
+  const set = readSetting(env, 'ASSAY_WORKERS');
+  if (databaseUrl === undefined) {
+    if (set > 1)
+      throw new ConfigError(
+        `ASSAY_WORKERS=${set} needs PostgreSQL (DATABASE_URL): the embedded PGlite database is one process's`,
+      );
+    return 1;
+  }
+  return set > 0 ? set : availableParallelism();
 }

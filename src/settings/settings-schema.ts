@@ -138,6 +138,17 @@ export const SETTINGS = {
     description:
       'On SIGTERM/SIGINT, how long requests in flight may finish before their connections are closed',
   },
+  ASSAY_WORKERS: {
+    kind: 'integer',
+    default: 0,
+    min: 0,
+    max: 256,
+    readBy: serviceOnly,
+    table: 'service',
+    shownDefault: 'the core count on PostgreSQL; `1` on PGlite',
+    description:
+      'HTTP worker processes of `assay server` (also `--workers N`) sharing its port; `0`: the default. Above 1 a primary process migrates, bootstraps and runs Temporal, the watchdog and the reconciler once, and restarts a worker that dies. The embedded PGlite database allows only `1`',
+  },
   ASSAY_LOG_LEVEL: {
     kind: 'text',
     default: 'info',

@@ -17,24 +17,36 @@ export interface AssayServer {
   stop(): Promise<void>;
 }
 
-/** Runs `assay server` as a real process, exactly as `npm start` does, on a free port. */
-export async function startAssayServer(env: Record<string, string>): Promise<AssayServer> {
+/**
+ * Runs `assay server` as a real process, exactly as `npm start` does, on a free port; `args` follow `server`
+ * (e.g. `--workers 2`). One process unless the test asks for HTTP workers: the suite starts many servers on a
+ * shared machine, and the default on PostgreSQL would fork one per core.
+ */
+export async function startAssayServer(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<AssayServer> {
   const port = Number(env.PORT ?? (await freePort()));
   // The embedded Temporal dev server defaults to 7233/8233: servers of parallel tests each get their own.
   const [temporalPort, temporalUiPort] = await freePorts(2);
-  const child = spawnProcessGroup(process.execPath, [path.join(repoRoot, 'bin/assay.js'), 'server'], {
-    name: 'assay server',
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ASSAY_TEMPORAL_PORT: String(temporalPort),
-      ASSAY_TEMPORAL_UI_PORT: String(temporalUiPort),
-      ...env,
-      PORT: String(port),
+  const child = spawnProcessGroup(
+    process.execPath,
+    [path.join(repoRoot, 'bin/assay.js'), 'server', ...args],
+    {
+      name: 'assay server',
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ASSAY_WORKERS: '1',
+        ASSAY_TEMPORAL_PORT: String(temporalPort),
+        ASSAY_TEMPORAL_UI_PORT: String(temporalUiPort),
+        ...env,
+        PORT: String(port),
+      },
+      stopGraceMs: 5_000,
     },
-    stopGraceMs: 5_000,
-  });
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, async () => (await fetch(`${url}/readyz`)).ok, {
     timeoutMs: 90_000,

@@ -18,6 +18,10 @@ export function addOperatorCommands(program: Command): void {
     .description(
       'run the service (embedded PGlite and Temporal unless DATABASE_URL / TEMPORAL_ADDRESS are set)',
     )
+    .option(
+      '--workers <n>',
+      'HTTP worker processes sharing the port (ASSAY_WORKERS; default: the core count on PostgreSQL, 1 on PGlite)',
+    )
     .addHelpText('after', '\nSettings come from the environment: see README.md, "Configuration".')
     .action(exitWith(serve));
 
@@ -61,8 +65,10 @@ export function addOperatorCommands(program: Command): void {
     );
 }
 
-async function serve(): Promise<number> {
+async function serve(options: { workers?: string }): Promise<number> {
   const { ConfigError, loadConfig } = await import('../../server/config.ts');
+  // The flag is the setting: the HTTP workers of a cluster read it from the environment they inherit.
+  if (options.workers !== undefined) process.env.ASSAY_WORKERS = options.workers;
   const { orchestratorConfig } = await import('../../orchestrator/orchestrator-config.ts');
   let config, orchestration;
   try {

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.ts';
 import { AppError, tooManyRequests, unauthorized } from '../http/errors.ts';
 import { looksLikeApiKey, parseToken, secretMatches } from './api-key-token.ts';
 import { createFailureLimit } from './auth-failure-limit.ts';
+import { sharedAcrossWorkers } from './shared-failure-limit.ts';
 import {
   findKeyForAuth,
   findLiveKeyIds,
@@ -78,11 +79,9 @@ export function createAuthenticator(
   let listening = false;
   let warnedLost = false;
 
-  const failures = createFailureLimit({
-    maxFailures: config.authFailureLimit,
-    windowMs: 60_000,
-    maxAddresses: max,
-  });
+  const failures = sharedAcrossWorkers(
+    createFailureLimit({ maxFailures: config.authFailureLimit, windowMs: 60_000, maxAddresses: max }),
+  );
   const registers = registry ? [registry] : [];
   const keyLookups = new Counter({
     name: 'assay_auth_key_lookups_total',
@@ -97,6 +96,8 @@ export function createAuthenticator(
   const listenerUp = new Gauge({
     name: 'assay_auth_listener_up',
     help: 'Whether this replica listens for key revocations (1); while 0 it caches no verified token',
+    // Across the HTTP workers of one server the lowest counts: 0 when any of them is not listening.
+    aggregator: 'min',
     registers,
   });
   const verifyJwt: JwtVerifier | undefined = config.jwt ? createJwtVerifier(config.jwt) : undefined;

@@ -84,6 +84,8 @@ export function runControlWaits(
   });
   const listenerUp = new Gauge({
     ...subject.listenerUp,
+    // Across the HTTP workers of one server the lowest counts: 0 when any of them is not listening.
+    aggregator: 'min',
     registers,
   });
 
