@@ -58,6 +58,8 @@ async function startServer(
       ASSAY_DATA_DIR: dataDir,
       ASSAY_LOG_LEVEL: 'warn',
       ASSAY_ORCHESTRATOR: 'off',
+      // One cache to count lookups of, as in the figures on record (HTTP workers hold one each).
+      ASSAY_WORKERS: '1',
     },
     cleanupPaths: [dataDir],
     stopGraceMs: 10_000,

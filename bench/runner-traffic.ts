@@ -3,11 +3,14 @@
 // own UPDATE (the database's limit). Prints figures (not a test); every phase has a deadline; loopback only.
 // Run: node bench/runner-traffic.ts [--runners 100,1000] [--seconds 20] [--skip-mlflow] [--skip-pgbench]
 //   [--cpu-prof] [--heartbeat-runs 1000] [--heartbeats-only] [--assay-root <checkout>]
-//   [--compare-root <checkout>] [--out <file>]
+//   [--compare-root <checkout>] [--workers 1,2] [--pairs 3] [--guard] [--out <file>]
 // --heartbeat-runs: the heartbeat phase's connections beat over that many running runs (pgbench's clients
 // too); --heartbeats-only: no lifecycle phase; --assay-root: the server of another checkout; --compare-root:
 // that checkout's server measured too, right before ours in the same run (a before/after under the
-// same load).
+// same load); --workers: our server at each of these `assay server --workers N` (default 1 and the core
+// count), each followed by pgbench on its database, --pairs times over, with the median of the pairs'
+// ours/pgbench; --guard: a short run (64 runners over 1,000 runs, 5 s, the core count's workers, one pair,
+// no MLflow) that prints the ratio for bench/guard.ts.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +32,8 @@ import {
   freeConnections,
   serverFacts,
 } from './runner-traffic/postgres.ts';
-import { section, type Row, type ServerFigures } from './runner-traffic/report.ts';
+import { pairsSummary, section, type Row, type ServerFigures } from './runner-traffic/report.ts';
+import { printGuard } from './support/guard.ts';
 import { cpuAccount } from './runner-traffic/cpu-account.ts';
 import { groupUsage, rssSampler } from './runner-traffic/stats.ts';
 import type { ProcessGroup } from '../test/support/process-group.ts';
@@ -58,9 +62,29 @@ const { values } = parseArgs({
     'heartbeats-only': { type: 'boolean', default: false },
     'assay-root': { type: 'string' },
     'compare-root': { type: 'string' },
+    workers: { type: 'string' },
+    pairs: { type: 'string', default: '1' },
+    guard: { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/runner-traffic.md' },
   },
 });
+if (values.guard) {
+  Object.assign(values, {
+    runners: '64',
+    seconds: '5',
+    'heartbeat-runs': '1000',
+    'heartbeats-only': true,
+    'skip-mlflow': true,
+    pairs: '1',
+  });
+  values.workers ??= String(os.availableParallelism());
+}
+const workerCounts = [
+  ...new Set((values.workers ?? `1,${os.availableParallelism()}`).split(',').map((s) => Number(s.trim()))),
+];
+const pairs = Number(values.pairs);
+if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 64) || !(pairs >= 1 && pairs <= 9))
+  throw new Error('--workers takes counts from 1 to 64 (comma-separated), --pairs 1 to 9');
 const runnerCounts = values.runners.split(',').map((s) => Number(s.trim()));
 const seconds = Number(values.seconds);
 const heartbeatRuns = values['heartbeat-runs'] === undefined ? undefined : Number(values['heartbeat-runs']);
@@ -83,7 +107,7 @@ const profileDir = path.join(repoRoot, 'bench/results/profiles');
 // Bounded: Ctrl-C or the overall deadline aborts the load loops; the
 // finally blocks stop servers and drop databases.
 const abort = new AbortController();
-const budgetS = runnerCounts.length * (6 * seconds + 900);
+const budgetS = runnerCounts.length * workerCounts.length * pairs * (6 * seconds + 900);
 const deadline = setTimeout(() => {
   console.error(`runner-traffic: over its ${budgetS} s budget; stopping`);
   abort.abort();
@@ -158,22 +182,23 @@ async function measureServer<Run>(
 async function assayRow(
   row: Row,
   pgbench: string | undefined,
+  workers: number,
   root = assayRoot,
   compared?: string,
 ): Promise<void> {
   const n = row.runners;
   const db = await freshDatabase('assay');
-  const flags = values['cpu-prof']
-    ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=assay-${n}-runners.cpuprofile`]
-    : [];
+  // The HTTP workers inherit the flags: each writes a profile of its own, named by its pid.
+  const name = workers > 1 ? [] : [`--cpu-prof-name=assay-${n}-runners.cpuprofile`];
+  const flags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...name] : [];
   if (values['cpu-prof']) await mkdir(profileDir, { recursive: true });
-  const server = await startAssay(databaseUrl(db), flags, {}, root);
+  const server = await startAssay(databaseUrl(db), flags, { ASSAY_WORKERS: String(workers) }, root);
   let pgbenchSetup: { user: string; exp: string } | undefined;
   try {
     const target = await assayTarget(server, n);
     try {
       const figures = await measureServer(
-        compared ? `Assay ${compared}` : 'Assay',
+        `${compared ? `Assay ${compared}` : 'Assay'} (--workers ${workers})`,
         server.process,
         db,
         target,
@@ -288,36 +313,60 @@ async function main(): Promise<void> {
   const sections: string[] = [];
   try {
     for (const runners of runnerCounts) {
-      checkAborted();
-      const row: Row = { runners };
-      console.log(`${runners} runners:`);
-      if (compareRoot) {
-        const label = await commitOf(compareRoot);
-        await assayRow(row, pgbench, compareRoot, label).catch((error: unknown) => {
+      const measured: { workers: number; row: Row }[] = [];
+      for (let pair = 1; pair <= pairs; pair++) {
+        for (const workers of workerCounts) {
           checkAborted();
-          row.compared = { skipped: `Assay ${label}: failed: ${String(error).slice(0, 500)}` };
-          console.error(row.compared.skipped);
-        });
+          const row: Row = { runners };
+          const of = pairs > 1 ? ` (pair ${pair} of ${pairs})` : '';
+          console.log(`${runners} runners, assay server --workers ${workers}${of}:`);
+          if (compareRoot) {
+            const label = await commitOf(compareRoot);
+            await assayRow(row, pgbench, workers, compareRoot, label).catch((error: unknown) => {
+              checkAborted();
+              row.compared = { skipped: `Assay ${label}: failed: ${String(error).slice(0, 500)}` };
+              console.error(row.compared.skipped);
+            });
+          }
+          // One server failing must not lose the others' figures: its row says why instead.
+          await assayRow(row, pgbench, workers).catch((error: unknown) => {
+            checkAborted();
+            row.assay = { skipped: `Assay: failed: ${String(error).slice(0, 500)}` };
+            row.pgbench ??= {
+              skipped: 'pgbench: not run, as the Assay phases that prepare its rows failed',
+            };
+            console.error(row.assay.skipped);
+          });
+          // MLflow once per runner count, beside the first pair of our default.
+          if (pair === 1 && workers === workerCounts.at(-1))
+            await mlflowRow(row).catch((error: unknown) => {
+              checkAborted();
+              row.mlflow = { skipped: `MLflow: failed: ${String(error).slice(0, 500)}` };
+              console.error(row.mlflow.skipped);
+            });
+          const text = section(row, seconds, heartbeatRuns);
+          sections.push(text);
+          console.log(`\n${text}`);
+          measured.push({ workers, row });
+        }
       }
-      // One server failing must not lose the others' figures: its row says why instead.
-      await assayRow(row, pgbench).catch((error: unknown) => {
-        checkAborted();
-        row.assay = { skipped: `Assay: failed: ${String(error).slice(0, 500)}` };
-        row.pgbench ??= { skipped: 'pgbench: not run, as the Assay phases that prepare its rows failed' };
-        console.error(row.assay.skipped);
-      });
-      await mlflowRow(row).catch((error: unknown) => {
-        checkAborted();
-        row.mlflow = { skipped: `MLflow: failed: ${String(error).slice(0, 500)}` };
-        console.error(row.mlflow.skipped);
-      });
-      const text = section(row, seconds, heartbeatRuns);
-      sections.push(text);
-      console.log(`\n${text}`);
+      const summary = pairsSummary(runners, measured);
+      sections.push(summary.text);
+      console.log(`\n${summary.text}`);
+      if (values.guard)
+        for (const { workers, ratio } of summary.ratios)
+          printGuard({
+            name: 'runner-traffic/heartbeats-per-pgbench',
+            ratio,
+            higherIsBetter: true,
+            what: `Assay heartbeats/s ÷ pgbench tx/s, ${runners} clients over ${heartbeatRuns} runs, assay server --workers ${workers}`,
+          });
     }
   } finally {
     await dropAll();
   }
+  // The guard's short run prints its ratio; the figures on record stay those of a whole run.
+  if (values.guard) return;
   const outFile = path.resolve(repoRoot, values.out);
   await mkdir(path.dirname(outFile), { recursive: true });
   await writeFile(outFile, `${header}\n${sections.join('\n')}`);

@@ -158,3 +158,51 @@ export function section(row: Row, seconds: number, heartbeatRuns?: number): stri
   }
   return lines.join('\n') + '\n';
 }
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length === 0 ? Number.NaN : s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+/**
+ * The pairs (our server at one worker count, then pgbench on its database) of one runner count, per worker
+ * count: each pair's ours/pgbench, their median, our median p99, and the CPU a heartbeat cost (the service's
+ * processes + PostgreSQL) beside what pgbench's transaction cost (pgbench itself + PostgreSQL).
+ */
+export function pairsSummary(
+  runners: number,
+  measured: ReadonlyArray<{ workers: number; row: Row }>,
+): { text: string; ratios: { workers: number; ratio: number }[] } {
+  const lines = [
+    `### ${runners.toLocaleString('en-US')} runners: ours/pgbench by worker count (median of the pairs)`,
+    '',
+    '| `--workers` | ours/pgbench, each pair | Median | Our p99 (median) | CPU per heartbeat: service + PostgreSQL | pgbench CPU per tx: pgbench + PostgreSQL | Goal ≥ 1.0× with p99 ≤ 50 ms |',
+    '|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  const ratios: { workers: number; ratio: number }[] = [];
+  for (const workers of [...new Set(measured.map((m) => m.workers))]) {
+    const pairs = measured
+      .filter((m) => m.workers === workers)
+      .flatMap(({ row }) =>
+        row.assay && !skipped(row.assay) && row.pgbench && !skipped(row.pgbench)
+          ? [{ a: row.assay.heartbeats, p: row.pgbench }]
+          : [],
+      );
+    if (pairs.length === 0) continue;
+    const each = pairs.map(({ a, p }) => ratio(a.perSecond, p.perSecond));
+    const r = median(each);
+    const p99 = median(pairs.map(({ a }) => a.p99Ms));
+    const ours = median(pairs.map(({ a }) => (a.cpu ? a.cpu.msPerOp.server + a.cpu.msPerOp.postgres : NaN)));
+    const oursSplit = `${ms(median(pairs.map(({ a }) => a.cpu?.msPerOp.server ?? NaN)))} + ${ms(median(pairs.map(({ a }) => a.cpu?.msPerOp.postgres ?? NaN)))}`;
+    const theirs = median(
+      pairs.map(({ p }) => (p.cpu ? p.cpu.msPerOp.server + p.cpu.msPerOp.postgres : NaN)),
+    );
+    const theirsSplit = `${ms(median(pairs.map(({ p }) => p.cpu?.msPerOp.server ?? NaN)))} + ${ms(median(pairs.map(({ p }) => p.cpu?.msPerOp.postgres ?? NaN)))}`;
+    lines.push(
+      `| ${workers} | ${each.map(times).join(', ')} | ${times(r)} | ${ms(p99)} | ${ms(ours)} (${oursSplit}) | ${ms(theirs)} (${theirsSplit}) | ${r >= 1 && p99 <= 50 ? 'met' : 'not met'} |`,
+    );
+    ratios.push({ workers, ratio: r });
+  }
+  return { text: `${lines.join('\n')}\n`, ratios };
+}

@@ -41,6 +41,8 @@ export async function startLoggedAssayServer(
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
+        // One process unless the test asks for HTTP workers, as startAssayServer.
+        ASSAY_WORKERS: '1',
         ASSAY_TEMPORAL_PORT: String(temporalPort),
         ASSAY_TEMPORAL_UI_PORT: String(temporalUiPort),
         ...env,

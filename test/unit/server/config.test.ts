@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../../src/server/config.ts';
@@ -20,6 +21,16 @@ describe('service config', () => {
     );
     assert.equal(c.jwt, undefined);
     assert.ok(Object.isFrozen(c));
+  });
+
+  it('takes one HTTP worker per core on PostgreSQL, and only one on the embedded PGlite', () => {
+    const pg = { DATABASE_URL: 'postgres://u@h/db' };
+    assert.equal(loadConfig({}).workers, 1);
+    assert.equal(loadConfig(pg).workers, availableParallelism());
+    assert.equal(loadConfig({ ...pg, ASSAY_WORKERS: '3' }).workers, 3);
+    assert.equal(loadConfig({ ASSAY_WORKERS: '1' }).workers, 1);
+    assert.throws(() => loadConfig({ ASSAY_WORKERS: '2' }), ConfigError);
+    assert.throws(() => loadConfig({ ...pg, ASSAY_WORKERS: '-1' }), ConfigError);
   });
 
   it('reads every variable, with fractional seconds for tests', () => {
