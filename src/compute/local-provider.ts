@@ -55,8 +55,8 @@ export type LocalProviderOptions = {
   /** SIGTERM → SIGKILL grace of terminate. */
   graceMs?: number;
   /**
-   * `slots` (the default without `runnerArgv`): runs without cgroup limits or GPUs go to long-lived slot
-   * runners (local-slots.ts); `spawn`: every run is an instance of its own, as with `runnerArgv`.
+   * `slots` (the default; ignored with `runnerArgv`): runs without cgroup limits or GPUs go to long-lived
+   * slot runners (local-slots.ts); `spawn`: every run is an instance of its own, as with `runnerArgv`.
    */
   runners?: 'slots' | 'spawn';
   /** `assay run` options a slot runner gives each run (e.g. `--heartbeat-interval 1`). */
@@ -73,9 +73,9 @@ export class LocalProvider implements ComputeProvider {
   constructor(options: LocalProviderOptions) {
     this.#options = options;
     this.#state = new LocalStateFile(options.stateDir);
-    const slots = options.runners ?? (options.runnerArgv ? 'spawn' : 'slots');
+    // A runner of the caller's own (runnerArgv) is spawned per run.
     this.#slots =
-      slots === 'slots'
+      !options.runnerArgv && options.runners !== 'spawn'
         ? new LocalSlots({
             stateDir: options.stateDir,
             sandbox: options.sandbox,
@@ -160,7 +160,7 @@ export class LocalProvider implements ComputeProvider {
       return this.#spawn(req, argv);
     const env = instanceEnv(this.#options.baseEnv ?? process.env, req);
     const command = commandArgv(req.launch.command);
-    // A slot runs the code of one launch author in one experiment (local-slots.ts, docs/compute.md).
+    // A slot runs the code of one launch author in one experiment (local-slots.ts, docs/production.md).
     const tenant = req.launchAuthor ? `${req.launchAuthor.id}/${req.env.SERVICE_EXPERIMENT_ID}` : undefined;
     const name = fileSafe(req.idempotencyKey);
     const slot = await this.#slots.start(req.idempotencyKey, name, tenant, env, command);

@@ -1,7 +1,7 @@
 // `local`'s long-lived runners: one Node process per concurrent run (`assay run-slot`, src/cli/run-slot.ts),
 // started on demand, sandboxed as the run user like a spawned instance, carrying one run at a time. A managed
 // run then costs a JSON line instead of a Node start-up (bwrap, setpriv, Node, `assay run`'s modules).
-// docs/compute.md ("Slot runners") gives the security argument: what one run could leave for the next.
+// docs/production.md ("Slot runners") gives the security argument: what one run could leave for the next.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { chmod, chown, mkdir, readdir, realpath, rename, rm } from 'node:fs/promises';
@@ -23,8 +23,8 @@ export type LocalSlotsOptions = {
 };
 
 type Slot = {
-  /** Whose code it has run: it takes no one else's run (see `start`). */
-  readonly tenant: string;
+  /** Whose code it has run: it takes no one else's run (see `start`); undefined: a spare, nobody's yet. */
+  tenant: string | undefined;
   readonly child: ChildProcess;
   readonly pid: number;
   readonly startTime: string | undefined;
@@ -39,10 +39,14 @@ type Slot = {
   readonly over: Map<string, () => void>;
 };
 
+/** Fresh slots kept started beside the busy ones (about 50 MiB each while idle). */
+const SPARES = 4;
+
 export class LocalSlots {
   readonly #options: LocalSlotsOptions;
   readonly #slots = new Set<Slot>();
   #count = 0;
+  #refilling = false;
 
   constructor(options: LocalSlotsOptions) {
     this.#options = options;
@@ -61,16 +65,22 @@ export class LocalSlots {
     command: string[],
   ): Promise<{ pid: number; startTime: string | undefined }> {
     const free = [...this.#slots].filter((s) => s.free);
-    let slot = tenant === undefined ? undefined : free.find((s) => s.tenant === tenant);
-    if (slot) slot.free = false;
-    else {
+    const owner = tenant ?? `once:${key}`;
+    let slot =
+      (tenant === undefined ? undefined : free.find((s) => s.tenant === tenant)) ??
+      free.find((s) => s.tenant === undefined);
+    if (slot) {
+      slot.free = false;
+      slot.tenant = owner;
+    } else {
       const other = free[0];
       if (other) {
         other.free = false;
         other.child.stdin!.end();
       }
-      slot = await this.#spawn(tenant ?? `once:${key}`);
+      slot = await this.#spawn(owner);
     }
+    void this.#refill();
     const cwd = path.join(slot.dir, name);
     await rm(cwd, { recursive: true, force: true });
     await mkdir(cwd);
@@ -125,11 +135,30 @@ export class LocalSlots {
     return true;
   }
 
+  /**
+   * Keeps SPARES fresh slots started (they have run nobody's code, so any tenant may take one): a run then
+   * finds its runner up, and a sweep's first wave waits for no Node start-up. Started on the first run.
+   */
+  async #refill(): Promise<void> {
+    if (this.#refilling) return;
+    this.#refilling = true;
+    try {
+      while ([...this.#slots].filter((s) => s.tenant === undefined).length < SPARES) {
+        const spare = await this.#spawn(undefined);
+        spare.free = true;
+      }
+    } catch {
+      // A spare that cannot start now: the next run starts its own and says why.
+    } finally {
+      this.#refilling = false;
+    }
+  }
+
   #of(pid: number): Slot | undefined {
     return [...this.#slots].find((s) => s.pid === pid);
   }
 
-  async #spawn(tenant: string): Promise<Slot> {
+  async #spawn(tenant: string | undefined): Promise<Slot> {
     const { sandbox, stateDir } = this.#options;
     const dir = path.join(stateDir, 'slots', `${process.pid}-${this.#count++}`);
     await mkdir(dir, { recursive: true, mode: 0o755 });

