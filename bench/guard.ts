@@ -10,6 +10,7 @@ import { parseGuards, regressed, type Guard } from './support/guard.ts';
 /** Each benchmark's guard mode: short (a minute or two), bounded, and self-contained. */
 const GUARDED: ReadonlyArray<{ name: string; args: string[] }> = [
   { name: 'runner-traffic', args: ['bench/runner-traffic.ts', '--guard'] },
+  { name: 'managed-runs', args: ['bench/managed-runs.ts', '--guard'] },
 ];
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -6,11 +6,14 @@
 //   (two waves of 1 s);
 // - `assay run`'s start-up: instance spawned → run started as the service saw it, and `assay run -- true`'s
 //   whole lifecycle against `node -e 0`.
-// Run: node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep]
-// (--sweep: the small sweep and the start-up only, printed and not written)
+// Each sweep runs on the slot runners (long-lived `assay run`s, the default) and, as the before, on a runner
+// spawned per run (ASSAY_LOCAL_RUNNER=spawn), with the ratio of the two.
+// Run: node bench/managed-runs.ts [--runs 200] [--concurrency 16] [--rounds 3] [--sweep | --guard]
+// (--sweep: the small sweep and the start-up only, printed and not written; --guard: 40 runs at concurrency 8,
+// one small sweep and the one-run latency on slot runners, then the guard lines)
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -21,6 +24,8 @@ import { buildRunner } from '../scripts/build-runner.ts';
 import { freshRunnerBundle } from '../src/compute/runner-bundle.ts';
 import { orchestratorConfig } from '../src/orchestrator/orchestrator-config.ts';
 import { startOrchestration, startTemporal, type Orchestration } from '../test/support/orchestration.ts';
+import { printGuard, type Guard } from './support/guard.ts';
+import { publish } from './support/report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,13 +34,18 @@ const { values } = parseArgs({
     baseline: { type: 'string', default: '64' },
     rounds: { type: 'string', default: '3' },
     sweep: { type: 'boolean', default: false },
+    guard: { type: 'boolean', default: false },
   },
 });
-const runs = Number(values.runs);
-const concurrency = Number(values.concurrency);
-const baselineCount = Number(values.baseline);
-const rounds = Number(values.rounds);
+const guard = values.guard;
+const runs = guard ? 40 : Number(values.runs);
+const concurrency = guard ? 8 : Number(values.concurrency);
+const baselineCount = guard ? 40 : Number(values.baseline);
+const rounds = guard ? 1 : Number(values.rounds);
 const sweepOnly = values.sweep;
+// The before (a runner spawned per run) beside the after (slot runners), except in the short modes.
+const runnerKinds: Runners[] = guard ? ['slots'] : ['slots', 'spawn'];
+type Runners = 'slots' | 'spawn';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 const pct = (xs: number[], p: number) =>
@@ -68,6 +78,8 @@ function cpuNow(): { service: number; runners: number; temporal: number } | unde
   if (!self) return undefined;
   const tick = 100; // USER_HZ on Linux
   let temporal = 0;
+  // Slot runners live on between readings: their CPU so far (and their reaped commands') counts as the runners'.
+  let slots = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const fields = procStat(Number(entry));
@@ -77,12 +89,13 @@ function cpuNow(): { service: number; runners: number; temporal: number } | unde
     } catch {
       continue;
     }
-    if (fields?.[1] === String(process.pid) && name.startsWith('temporal'))
-      temporal += (Number(fields[11]) + Number(fields[12])) / tick;
+    if (fields?.[1] !== String(process.pid)) continue;
+    if (name.startsWith('temporal')) temporal += (Number(fields[11]) + Number(fields[12])) / tick;
+    else slots += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / tick;
   }
   return {
     service: (Number(self[11]) + Number(self[12])) / tick,
-    runners: (Number(self[13]) + Number(self[14])) / tick,
+    runners: (Number(self[13]) + Number(self[14])) / tick + slots,
     temporal,
   };
 }
@@ -132,6 +145,7 @@ async function sweepOf(world: Orchestration, command: string, count: number, lan
   const overheads: number[] = [];
   const commandMs: number[] = [];
   const events: number[] = [];
+  const latencies: number[] = [];
   const started = new Map<string, string>();
   for (const run of sweep.body.runs) {
     const description = await world.env.client.workflow.getHandle(run.workflow_id).describe();
@@ -142,6 +156,8 @@ async function sweepOf(world: Orchestration, command: string, count: number, lan
     const ranMs = Date.parse(detail.ended_at) - Date.parse(detail.started_at);
     commandMs.push(ranMs);
     overheads.push(sagaMs - ranMs);
+    // Provisioned (the saga's start) → succeeded, as the service recorded it.
+    latencies.push(Date.parse(detail.ended_at) - description.startTime.getTime());
     events.push(description.historyLength);
     started.set(run.workflow_id, detail.started_at);
   }
@@ -154,6 +170,7 @@ async function sweepOf(world: Orchestration, command: string, count: number, lan
     overheads,
     commandMs,
     events,
+    latencies,
     sweepEvents,
     startups: await runnerStartups(world, started),
   };
@@ -196,22 +213,19 @@ async function assayRunWall(world: Orchestration) {
 }
 
 // The instances run `assay run` from its bundle, as after `npm run build` (src/compute/runner-bundle.ts).
+// The instances run `assay run` from its bundle, as after `npm run build` (src/compute/runner-bundle.ts).
 await buildRunner();
 const runner = freshRunnerBundle() ? 'from its bundle (dist/runner)' : 'from the sources';
 const loadAtStart = load();
 const env = await startTemporal();
 const lines: string[] = [];
+const guards: Guard[] = [];
+const label = (kind: Runners) => (kind === 'slots' ? 'slot runners' : 'a runner spawned per run (before)');
 let world: Orchestration | undefined;
 try {
   if (!sweepOnly) {
-    // Production timings except the poll: 1 s instead of 5 s, as the
-    // first measurements of this bench were taken.
-    world = await startOrchestration({
-      env,
-      saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },
-    });
     // --- Baseline: six no-op activities per workflow, same server, same concurrency. ---
-    const baselineQueue = `${world.taskQueue}-baseline`;
+    const baselineQueue = `assay-bench-baseline-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: env.address });
     const baselineWorker = await Worker.create({
       connection,
@@ -243,71 +257,117 @@ try {
     baselineWorker.shutdown();
     await baselineRun;
     await connection.close();
+    const baselinePerS = baselineCount / (baselineWall / 1000);
 
+    const perS: Partial<Record<Runners, number>> = {};
+    const overheadP50: Partial<Record<Runners, number>> = {};
+    for (const kind of runnerKinds) {
+      // Production timings except the poll: 1 s instead of 5 s, as the first measurements of this bench were
+      // taken.
+      world = await startOrchestration({
+        env,
+        runners: kind,
+        saga: { pollMs: 1_000, startTimeoutMs: 300_000, silenceTimeoutMs: 300_000, outputsTimeoutMs: 60_000 },
+      });
+      await world.startWorker();
+      const big = await sweepOf(world, 'true', runs, concurrency);
+      await world.close();
+      world = undefined;
+      const runsPerS = runs / (big.wallMs / 1000);
+      perS[kind] = runsPerS;
+      overheadP50[kind] = pct(big.overheads, 50);
+      lines.push(
+        `| Sweep of ${runs} × \`true\`, concurrency ${concurrency} (poll 1 s), on ${label(kind)}: outcome | ${big.summary.succeeded} succeeded, ${big.summary.failed} failed |`,
+        `| Wall time | ${(big.wallMs / 1000).toFixed(1)} s |`,
+        `| Runs/s against the baseline's workflows/s | ${runsPerS.toFixed(2)} vs ${baselinePerS.toFixed(1)} (${((100 * runsPerS) / baselinePerS).toFixed(0)} %) |`,
+        `| Runner's own span per run (start → succeed, as the service saw it) | mean ${mean(big.commandMs).toFixed(0)} ms |`,
+        `| Orchestration overhead per run (saga span − runner span) | p50 ${pct(big.overheads, 50).toFixed(0)} ms, p95 ${pct(big.overheads, 95).toFixed(0)} ms, mean ${mean(big.overheads).toFixed(0)} ms |`,
+        `| Runner start-up at concurrency ${concurrency} (instance spawned, or run handed to its slot → run started) | p50 ${pct(big.startups, 50).toFixed(0)} ms, p95 ${pct(big.startups, 95).toFixed(0)} ms |`,
+        `| History events per run | p50 ${pct(big.events, 50)}, max ${Math.max(...big.events)}; the sweep itself ${big.sweepEvents} |`,
+        `| CPU per managed run (PostgreSQL not counted) | ${big.cpu} |`,
+        `| Ratio: overhead per run / baseline workflow (p50) | ${(pct(big.overheads, 50) / pct(baselineLatencies, 50)).toFixed(1)}× |`,
+      );
+    }
+    lines.push(
+      `| Baseline: workflow of six no-op activities, ${baselineCount} at concurrency ${concurrency} | p50 ${pct(baselineLatencies, 50).toFixed(0)} ms, ${baselinePerS.toFixed(1)} workflows/s |`,
+    );
+    if (perS.slots && perS.spawn)
+      lines.push(
+        `| Slot runners against a runner spawned per run (after / before) | runs/s ${(perS.slots / perS.spawn).toFixed(2)}×; overhead p50 ${(overheadP50.slots! / overheadP50.spawn!).toFixed(2)}× |`,
+      );
+    guards.push({
+      name: 'managed-runs/runs-per-s',
+      ratio: perS.slots! / baselinePerS,
+      higherIsBetter: true,
+      what: `managed runs/s of \`true\` on slot runners ÷ no-op workflows/s, ${runs} at concurrency ${concurrency}`,
+    });
+  }
+
+  // --- 8 × `sleep 1`, concurrency 4, with the production saga timings (poll 5 s); then one run at a time. ---
+  const sweepWall: Partial<Record<Runners, number>> = {};
+  for (const kind of sweepOnly ? (['slots'] as Runners[]) : runnerKinds) {
+    world = await startOrchestration({ env, runners: kind, saga: orchestratorConfig({}).saga });
     await world.startWorker();
-    const big = await sweepOf(world, 'true', runs, concurrency);
+    const walls: number[] = [];
+    const overheads: number[] = [];
+    const events: number[] = [];
+    const startups: number[] = [];
+    const cpus: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const small = await sweepOf(world, 'sleep 1', 8, 4);
+      cpus.push(small.cpu);
+      if (small.summary.succeeded !== 8) throw new Error(`sweep: ${JSON.stringify(small.summary)}`);
+      walls.push(small.wallMs);
+      overheads.push(...small.overheads);
+      events.push(...small.events);
+      startups.push(...small.startups);
+    }
+    // One run at a time: 5 × `true` at concurrency 1, provisioned → succeeded.
+    const single = await sweepOf(world, 'true', 5, 1);
+    sweepWall[kind] = pct(walls, 50);
+    lines.push(
+      `| Sweep of 8 × \`sleep 1\`, concurrency 4 (production timings, poll 5 s), create → done, ${rounds} rounds, on ${label(kind)} | median ${(pct(walls, 50) / 1000).toFixed(1)} s (${walls.map((w) => (w / 1000).toFixed(1)).join(', ')}) |`,
+      `| Its ideal (two waves of 1 s) | 2.0 s (ratio ${(pct(walls, 50) / 2000).toFixed(1)}×) |`,
+      `| Its runs: orchestration overhead, runner start-up (spawned or handed → started), history events | overhead p50 ${pct(overheads, 50).toFixed(0)} ms; start-up p50 ${pct(startups, 50).toFixed(0)} ms; events p50 ${pct(events, 50)}, max ${Math.max(...events)} |`,
+      `| Its CPU per managed run (PostgreSQL not counted), last round | ${cpus.at(-1)} |`,
+      `| One run at a time (\`true\`, provisioned → succeeded), 5 runs | median ${pct(single.latencies, 50).toFixed(0)} ms (${single.latencies.map((l) => l.toFixed(0)).join(', ')}) |`,
+    );
+    if (kind === 'slots' && !guard) {
+      const wall = await assayRunWall(world);
+      lines.push(
+        `| \`assay run -- true\` (whole lifecycle against the service) vs \`node -e 0\`, medians of 7 | ${wall.runMs.toFixed(0)} ms vs ${wall.nodeMs.toFixed(0)} ms |`,
+      );
+    }
     await world.close();
     world = undefined;
-    const runsPerS = runs / (big.wallMs / 1000);
-    const baselinePerS = baselineCount / (baselineWall / 1000);
+  }
+  if (sweepWall.slots && sweepWall.spawn)
     lines.push(
-      `| Sweep of ${runs} × \`true\`, concurrency ${concurrency} (poll 1 s): outcome | ${big.summary.succeeded} succeeded, ${big.summary.failed} failed |`,
-      `| Wall time | ${(big.wallMs / 1000).toFixed(1)} s |`,
-      `| Runs/s against the baseline's workflows/s | ${runsPerS.toFixed(2)} vs ${baselinePerS.toFixed(1)} (${((100 * runsPerS) / baselinePerS).toFixed(0)} %) |`,
-      `| Runner's own span per run (start → succeed, as the service saw it) | mean ${mean(big.commandMs).toFixed(0)} ms |`,
-      `| Orchestration overhead per run (saga span − runner span) | p50 ${pct(big.overheads, 50).toFixed(0)} ms, p95 ${pct(big.overheads, 95).toFixed(0)} ms, mean ${mean(big.overheads).toFixed(0)} ms |`,
-      `| Runner start-up at concurrency ${concurrency} (instance spawned → run started) | p50 ${pct(big.startups, 50).toFixed(0)} ms, p95 ${pct(big.startups, 95).toFixed(0)} ms |`,
-      `| History events per run | p50 ${pct(big.events, 50)}, max ${Math.max(...big.events)}; the sweep itself ${big.sweepEvents} |`,
-      `| CPU per managed run (PostgreSQL not counted) | ${big.cpu} |`,
-      `| Baseline: workflow of six no-op activities, ${baselineCount} at concurrency ${concurrency} | p50 ${pct(baselineLatencies, 50).toFixed(0)} ms, ${baselinePerS.toFixed(1)} workflows/s |`,
-      `| Ratio: overhead per run / baseline workflow (p50) | ${(pct(big.overheads, 50) / pct(baselineLatencies, 50)).toFixed(1)}× |`,
+      `| Small sweep on slot runners against a runner spawned per run (after / before) | ${(sweepWall.slots / sweepWall.spawn).toFixed(2)}× |`,
     );
-  }
-
-  // --- 8 × `sleep 1`, concurrency 4, with the production saga timings (poll 5 s). ---
-  world = await startOrchestration({ env, saga: orchestratorConfig({}).saga });
-  await world.startWorker();
-  const walls: number[] = [];
-  const overheads: number[] = [];
-  const events: number[] = [];
-  const startups: number[] = [];
-  const cpus: string[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const small = await sweepOf(world, 'sleep 1', 8, 4);
-    cpus.push(small.cpu);
-    if (small.summary.succeeded !== 8) throw new Error(`sweep: ${JSON.stringify(small.summary)}`);
-    walls.push(small.wallMs);
-    overheads.push(...small.overheads);
-    events.push(...small.events);
-    startups.push(...small.startups);
-  }
-  const wall = await assayRunWall(world);
-  lines.push(
-    `| Sweep of 8 × \`sleep 1\`, concurrency 4 (production timings, poll 5 s), create → done, ${rounds} rounds | median ${(pct(walls, 50) / 1000).toFixed(1)} s (${walls.map((w) => (w / 1000).toFixed(1)).join(', ')}) |`,
-    `| Its ideal (two waves of 1 s) | 2.0 s (ratio ${(pct(walls, 50) / 2000).toFixed(1)}×) |`,
-    `| Its runs: orchestration overhead, runner start-up (spawned → started), history events | overhead p50 ${pct(overheads, 50).toFixed(0)} ms; start-up p50 ${pct(startups, 50).toFixed(0)} ms; events p50 ${pct(events, 50)}, max ${Math.max(...events)} |`,
-    `| Its CPU per managed run (PostgreSQL not counted), last round | ${cpus.at(-1)} |`,
-    `| \`assay run -- true\` (whole lifecycle against the service) vs \`node -e 0\`, medians of 7 | ${wall.runMs.toFixed(0)} ms vs ${wall.nodeMs.toFixed(0)} ms |`,
-  );
+  guards.push({
+    name: 'managed-runs/sweep-wall',
+    ratio: sweepWall.slots! / 2000,
+    higherIsBetter: false,
+    what: 'wall time of 8 × `sleep 1` at concurrency 4 (production saga timings) ÷ its ideal, 2 s',
+  });
 } finally {
   await world?.close();
   await env.teardown();
 }
 
 const text = [
-  `## Managed runs (\`node bench/managed-runs.ts --runs ${runs} --concurrency ${concurrency} --rounds ${rounds}\`)`,
+  `## Managed runs (\`node bench/managed-runs.ts --runs ${runs} --concurrency ${concurrency} --rounds ${rounds}${guard ? ' --guard' : ''}\`)`,
   '',
-  `Machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? ''}; ${new Date().toISOString().slice(0, 10)}; load average (1/5/15 min) ${loadAtStart} at start, ${load()} at end; Temporal CLI dev server, worker in the benchmark's process, \`local\` provider, commands under \`assay run\` ${runner}.`,
+  `Machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? ''}; ${new Date().toISOString().slice(0, 10)}; load average (1/5/15 min) ${loadAtStart} at start, ${load()} at end; Temporal CLI dev server, worker in the benchmark's process, \`local\` provider (no sandbox), commands under \`assay run\` ${runner}.`,
   '',
   '| Figure | Value |',
   '|---|---|',
   ...lines,
   '',
-  "The overhead includes spawning the instance (a Node process running `assay run`), the runner's key exchange, config read and start, and concluding (outputs, terminating the instance, revoking the key).",
+  "The overhead includes starting the run's runner (spawned: a Node process running `assay run`; slot runners: a line to a long-lived one), the runner's key exchange, config read and start, and concluding (outputs, terminating the instance, revoking the key).",
   '',
 ].join('\n');
-process.stdout.write(`${text}\n`);
-if (!sweepOnly) {
-  await mkdir(path.join(import.meta.dirname, 'results'), { recursive: true });
-  await writeFile(path.join(import.meta.dirname, 'results/managed-runs.md'), text);
-}
+if (sweepOnly || guard) process.stdout.write(`${text}\n`);
+else await publish('managed-runs', text);
+if (guard) for (const g of guards) printGuard(g);

@@ -12,4 +12,6 @@ async function programFor(argv: string[]): Promise<Command> {
 }
 
 const argv = process.argv.slice(2);
-await (await import('./cli-entry.ts')).runCli(argv, () => programFor(argv));
+// A local slot's long-lived runner (src/compute/local-slots.ts), when the runner's bundle is not fresh.
+if (argv[0] === 'run-slot') await (await import('./run-slot.ts')).runSlot(argv.slice(1));
+else await (await import('./cli-entry.ts')).runCli(argv, () => programFor(argv));

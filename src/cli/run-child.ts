@@ -1,6 +1,6 @@
 // The command `assay run` supervises: its own process group, signals forwarded to the group, TERM then KILL
 // to stop.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { closeSync, constants as fs, openSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { constants } from 'node:os';
@@ -28,6 +28,17 @@ export interface Child {
   stop(graceMs: number, first?: NodeJS.Signals): Promise<ChildExit>;
 }
 
+/** Descriptors of ours the command must not inherit (a local slot's control channel, run-slot.ts). */
+let covered: number[] = [];
+
+/**
+ * From now on, commands get an empty stdin and /dev/null in place of each of `fds`: a long-lived runner's
+ * channel to its provider must not reach the programs it runs (Node leaves inherited descriptors open).
+ */
+export function coverInheritedFds(fds: number[]): void {
+  covered = fds;
+}
+
 /**
  * Starts the command in a process group of its own, so a stop reaches the programs it started too (a shell
  * script's python, a launcher's workers), and a terminal's Ctrl-C reaches it once, forwarded by us,
@@ -40,19 +51,24 @@ export function startChild(
 ): Child {
   // Outside the terminal's foreground group, a read from the terminal would stop the command (SIGTTIN) for
   // good; an empty stdin fails fast instead. Piped stdin is passed on.
-  const stdin = process.stdin.isTTY ? 'ignore' : 'inherit';
+  const stdin = process.stdin.isTTY || covered.length > 0 ? 'ignore' : 'inherit';
   const fifos = options.captureIn === undefined ? undefined : openFifos(options.captureIn);
-  const child = spawn(command[0]!, command.slice(1), {
-    stdio: fifos
-      ? [stdin, fifos.write[0], fifos.write[1]]
-      : options.captureIn !== undefined
-        ? [stdin, 'pipe', 'pipe']
-        : [stdin, 'inherit', 'inherit'],
+  const cover = covered.length > 0 ? openSync('/dev/null', fs.O_RDWR) : undefined;
+  const extra: StdioOptions = Array.from({ length: Math.max(2, ...covered) - 2 }, (_, i) =>
+    covered.includes(i + 3) ? cover! : 'ignore',
+  );
+  const stdio: StdioOptions = fifos
+    ? [stdin, fifos.write[0], fifos.write[1]]
+    : options.captureIn !== undefined
+      ? [stdin, 'pipe', 'pipe']
+      : [stdin, 'inherit', 'inherit'];
+  const child: ChildProcess = spawn(command[0]!, command.slice(1), {
+    stdio: [...stdio, ...extra],
     env,
     detached: true,
   });
   // The command holds the write ends now; ours would keep the pipes open after it exits.
-  for (const fd of fifos?.write ?? []) closeSync(fd);
+  for (const fd of [...(fifos?.write ?? []), ...(cover === undefined ? [] : [cover])]) closeSync(fd);
   const [stdout, stderr] = fifos
     ? fifos.read.map((fd) => new net.Socket({ fd, readable: true, writable: false }))
     : [child.stdout, child.stderr];

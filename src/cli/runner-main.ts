@@ -7,5 +7,11 @@ import module from 'node:module';
 // imported below).
 module.enableCompileCache?.();
 
-const { runCli, runProgram } = await import('./cli-entry.ts');
-await runCli(process.argv.slice(2), async () => runProgram());
+const argv = process.argv.slice(2);
+if (argv[0] === 'run-slot') {
+  // A local slot's long-lived runner (src/compute/local-slots.ts).
+  await (await import('./run-slot.ts')).runSlot(argv.slice(1));
+} else {
+  const { runCli, runProgram } = await import('./cli-entry.ts');
+  await runCli(argv, async () => runProgram());
+}

@@ -35,6 +35,7 @@ export function createComputeProvider(options: CreateProviderOptions): ComputePr
     users: local.users,
     sandbox: local.sandbox,
     limits: local.limits,
+    runners: local.runners,
     ...options.local,
   });
 }

@@ -14,6 +14,8 @@ export interface LocalCompute {
   readonly users: LocalComputeUsers;
   readonly sandbox: LocalSandbox;
   readonly limits: LocalLimits;
+  /** ASSAY_LOCAL_RUNNER: long-lived slot runners, or a runner spawned per run (local-slots.ts). */
+  readonly runners: 'slots' | 'spawn';
 }
 
 let limits: LocalLimits | undefined;
@@ -28,7 +30,8 @@ export function localCompute(env: Env): LocalCompute {
     (readSetting(env, 'ASSAY_LOCAL_COMPUTE_USERS') as LocalComputeUsers | undefined) ??
     (sandbox.mode === 'bwrap' ? 'all' : 'admins');
   limits ??= detectLocalLimits();
-  return { users, sandbox, limits };
+  const runners = readSetting(env, 'ASSAY_LOCAL_RUNNER') as 'slots' | 'spawn';
+  return { users, sandbox, limits, runners };
 }
 
 /** What the operator can do about `admins`; the sandbox's absence is the usual cause. */

@@ -24,6 +24,7 @@ import {
   type LocalLimits,
 } from './local-limits.ts';
 import { sandboxArgs, type LocalSandbox } from './local-sandbox.ts';
+import { LocalSlots } from './local-slots.ts';
 import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
 import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
 import { runnerEntry } from './runner-bundle.ts';
@@ -53,6 +54,13 @@ export type LocalProviderOptions = {
   dataDir?: string;
   /** SIGTERM → SIGKILL grace of terminate. */
   graceMs?: number;
+  /**
+   * `slots` (the default; ignored with `runnerArgv`): runs without cgroup limits or GPUs go to long-lived
+   * slot runners (local-slots.ts); `spawn`: every run is an instance of its own, as with `runnerArgv`.
+   */
+  runners?: 'slots' | 'spawn';
+  /** `assay run` options a slot runner gives each run (e.g. `--heartbeat-interval 1`). */
+  runOptions?: string[];
 };
 
 export class LocalProvider implements ComputeProvider {
@@ -60,10 +68,28 @@ export class LocalProvider implements ComputeProvider {
   readonly #options: LocalProviderOptions;
   readonly #state: LocalStateFile;
   #runnerArgv: string[] | undefined;
+  readonly #slots: LocalSlots | undefined;
 
   constructor(options: LocalProviderOptions) {
     this.#options = options;
     this.#state = new LocalStateFile(options.stateDir);
+    // A runner of the caller's own (runnerArgv) is spawned per run.
+    this.#slots =
+      !options.runnerArgv && options.runners !== 'spawn'
+        ? new LocalSlots({
+            stateDir: options.stateDir,
+            sandbox: options.sandbox,
+            hidden: this.#hidden(),
+            env: basicEnv(options.baseEnv ?? process.env),
+            runOptions: options.runOptions ?? [],
+          })
+        : undefined;
+  }
+
+  #hidden(): string[] {
+    return [this.#options.dataDir, this.#options.stateDir]
+      .filter((dir) => dir !== undefined)
+      .map((dir) => path.resolve(dir));
   }
 
   /** For the start log: how instances run here, and why not sandboxed when they are not. */
@@ -96,16 +122,16 @@ export class LocalProvider implements ComputeProvider {
     return this.#state.update(async (state) => {
       const existing = state[req.idempotencyKey];
       // Even a finished instance stays the answer: the run it carried must not start twice.
-      if (existing) return [state, info(existing)];
-      const record = await this.#spawn(req, argv);
-      return [{ ...state, [req.idempotencyKey]: record }, info(record)];
+      if (existing) return [state, this.#info(req.idempotencyKey, existing)];
+      const record = await this.#start(req, argv);
+      return [{ ...state, [req.idempotencyKey]: record }, this.#info(req.idempotencyKey, record)];
     });
   }
 
   async describe(idempotencyKey: string): Promise<InstanceInfo | undefined> {
     const record = await this.#state.get(idempotencyKey);
     if (!record) return undefined;
-    const current = info(record);
+    const current = this.#info(idempotencyKey, record);
     if (current.state !== 'terminated') return current;
     removeInstanceCgroups(record.cgroups);
     return undefined;
@@ -114,8 +140,31 @@ export class LocalProvider implements ComputeProvider {
   async terminate(idempotencyKey: string): Promise<void> {
     const record = await this.#state.get(idempotencyKey);
     if (!record) return;
-    await killGroup(record.pid, record.startTime, this.#options.graceMs ?? 10_000);
+    const graceMs = this.#options.graceMs ?? 10_000;
+    // A slot of ours stops the run and lives on; another process's slot only finishes the run in hand.
+    if (record.slot && (await this.#slots?.stop(idempotencyKey, record.pid, graceMs))) return;
+    await killGroup(record.pid, record.startTime, graceMs);
     removeInstanceCgroups(record.cgroups);
+  }
+
+  #info(key: string, record: LocalInstanceRecord): InstanceInfo {
+    const slotState = record.slot ? this.#slots?.state(key, record.pid) : undefined;
+    if (slotState) return { provider: 'local', instanceId: `pid-${record.pid}`, state: slotState };
+    return info(record);
+  }
+
+  /** A slot runner takes the run unless it needs cgroups or GPUs (joined as root before the runner starts). */
+  async #start(req: ProvisionRequest, argv: string[]): Promise<LocalInstanceRecord> {
+    const { cpus, memory_mb } = req.launch as { cpus?: number; memory_mb?: number };
+    if (!this.#slots || cpus !== undefined || memory_mb !== undefined || req.gpuIds?.length)
+      return this.#spawn(req, argv);
+    const env = instanceEnv(this.#options.baseEnv ?? process.env, req);
+    const command = commandArgv(req.launch.command);
+    // A slot runs the code of one launch author in one experiment (local-slots.ts, docs/production.md).
+    const tenant = req.launchAuthor ? `${req.launchAuthor.id}/${req.env.SERVICE_EXPERIMENT_ID}` : undefined;
+    const name = fileSafe(req.idempotencyKey);
+    const slot = await this.#slots.start(req.idempotencyKey, name, tenant, env, command);
+    return { ...slot, startedAt: new Date().toISOString(), slot: true };
   }
 
   async #spawn(req: ProvisionRequest, command: string[]): Promise<LocalInstanceRecord> {
@@ -135,9 +184,7 @@ export class LocalProvider implements ComputeProvider {
         ...sandboxArgs(sandbox, {
           argv,
           cwd,
-          hidden: [this.#options.dataDir, this.#options.stateDir]
-            .filter((dir) => dir !== undefined)
-            .map((dir) => path.resolve(dir)),
+          hidden: this.#hidden(),
           gpuIds: req.gpuIds,
         }),
       ];
@@ -192,6 +239,15 @@ export class LocalProvider implements ComputeProvider {
 const WRAPPER =
   'if [ "$1" = -t ]; then trap "" TERM; shift; fi; ' +
   'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+/** What a slot runner's own environment holds: the basics a shell needs. */
+function basicEnv(base: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(base).filter(
+      (entry): entry is [string, string] => INHERITED.test(entry[0]) && entry[1] !== undefined,
+    ),
+  );
+}
 
 // The service's environment holds its secrets (DATABASE_URL, S3_*, AWS_*, ASSAY_*): an instance sees only
 // what a shell needs.

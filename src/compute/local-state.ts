@@ -13,6 +13,8 @@ export type LocalInstanceRecord = {
   startedAt: string;
   /** The instance's cgroups (launch.cpus, launch.memory_mb), removed once it has ended. */
   cgroups?: string[];
+  /** Carried by a slot runner (local-slots.ts): `pid` is the slot's, which outlives the run. */
+  slot?: true;
 };
 
 type State = Record<string, LocalInstanceRecord>;

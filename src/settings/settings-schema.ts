@@ -561,6 +561,15 @@ export const SETTINGS = {
     description:
       '`local` runs each command in a bubblewrap sandbox as `ASSAY_LOCAL_RUN_AS`: `auto` when it works on this machine, `on` refuses to start without it, `off` runs plain process groups as the service’s own user',
   },
+  ASSAY_LOCAL_RUNNER: {
+    kind: 'text',
+    default: 'slots',
+    choices: ['slots', 'spawn'],
+    readBy: ['worker'],
+    table: 'orchestration',
+    description:
+      "`local`'s runners: `slots` keeps a long-lived `assay run` per concurrent run (sandboxed like an instance, reused only for runs of the same launch author and experiment, cleared between runs); `spawn` starts one per run. Launches with `cpus`, `memory_mb` or GPUs are always spawned",
+  },
   ASSAY_LOCAL_RUN_AS: {
     kind: 'text',
     default: 'assay-run',

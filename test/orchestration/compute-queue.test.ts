@@ -61,9 +61,7 @@ function queueWorld(world: () => Orchestration) {
     /** Opens every gate, so that a test that failed half-way leaves no command waiting for ever. */
     async openAll() {
       for (const run of gated)
-        await writeFile(path.join(world().stateDir, 'instances', run.workflowId, 'gate'), '').catch(
-          () => undefined,
-        );
+        await writeFile(path.join(world().instanceDir(run.workflowId), 'gate'), '').catch(() => undefined);
     },
 
     async provisioned(key: string, launch: Record<string, unknown>, priority?: number): Promise<QueuedRun> {
@@ -92,9 +90,10 @@ function queueWorld(world: () => Orchestration) {
 
     /** Waits until a command started with recording() has begun (its start written), not just its run. */
     async begun(run: QueuedRun, name = 'outputs') {
-      const file = path.join(world().stateDir, 'instances', run.workflowId, name, 'start');
+      // Looked up on each try: a run's directory is in its slot's only once the slot has it.
+      const file = () => path.join(world().instanceDir(run.workflowId), name, 'start');
       const deadline = Date.now() + 30_000;
-      while (!(await readFile(file, 'utf8').catch(() => '')).trim()) {
+      while (!(await readFile(file(), 'utf8').catch(() => '')).trim()) {
         assert.ok(Date.now() < deadline, `run ${run.r}: its command did not begin`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -122,12 +121,12 @@ function queueWorld(world: () => Orchestration) {
 
     /** Lets a command started with recording('gate') finish. */
     async open(run: QueuedRun) {
-      await writeFile(path.join(world().stateDir, 'instances', run.workflowId, 'gate'), '');
+      await writeFile(path.join(world().instanceDir(run.workflowId), 'gate'), '');
     },
 
     /** What the run's command wrote into its outputs. */
     async outputs(run: QueuedRun, name = 'outputs') {
-      const dir = path.join(world().stateDir, 'instances', run.workflowId, name);
+      const dir = path.join(world().instanceDir(run.workflowId), name);
       const read = async (name: string) => (await readFile(path.join(dir, name), 'utf8')).trim();
       return { gpus: await read('gpus'), start: Number(await read('start')), end: Number(await read('end')) };
     },

