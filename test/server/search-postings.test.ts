@@ -5,9 +5,9 @@ import { migrationUpgrade } from '../support/migration-upgrade.ts';
 import { UNDO_MIGRATION_010 } from '../support/search-postings.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
-// One-word searches read their candidates from search_postings (migration 010_search_postings.sql); these
-// check that the postings follow the documents and that reading them changes neither what a search answers
-// nor whose documents it can reach.
+// One-word searches, and words all ANDed or all ORed, read their candidates from search_postings (migration
+// 010_search_postings.sql); these check that the postings follow the documents and that reading them changes
+// neither what a search answers nor whose documents it can reach.
 
 const FILLER = (
   'the model was trained for several epochs on the held out split and we logged the loss every hundred ' +
@@ -79,9 +79,12 @@ for (const driver of ['postgres', 'pglite'] as const) {
       // alone fill the candidates; a few hold it only past the opening (no posting, score 0 on rank_vector).
       for (let i = 0; i < RANK_CANDIDATES + 30; i++) {
         const mentions = Array.from({ length: 1 + (i % 3) }, () => 'zebrafish').join(' and ');
+        // "medaka" beside it in most openings, near or apart, so "zebrafish medaka" and "zebrafish or
+        // medaka" fill their candidates from the postings too; in the rest only past the opening.
+        const medaka = i % 7 === 0 ? '' : i % 2 === 0 ? ' medaka' : ` ${filler(i % 9, i)} medaka medaka`;
         await doc(
           i % 17 === 0 ? `Zebrafish study ${i}` : `Note ${i}`,
-          `${filler(i % 40, i)} ${mentions}. ${filler(120, i + 1)}`,
+          `${filler(i % 40, i)} ${mentions}${medaka}. ${filler(120, i + 1)}${i % 7 === 0 ? ' medaka.' : ''}`,
           { kind: i % 5 === 0 ? 'document' : 'report' },
         );
       }
@@ -133,6 +136,31 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
     });
 
+    it('answers that page for words all ANDed or all ORed, from the postings or past them', async () => {
+      for (const q of [
+        'zebrafish medaka',
+        'medaka zebrafish zebrafish',
+        'zebrafish or medaka',
+        'zebrafish axolotl',
+        'axolotl or quagga',
+        'zebrafish or axolotl or medaka',
+        'zebrafish -axolotl',
+        '"zebrafish medaka"',
+      ]) {
+        const page = await ids(q);
+        assert.ok(page.length > 0, q);
+        assert.deepEqual(page, await reference(q), q);
+        assert.deepEqual(
+          await ids(q, '&kind=document'),
+          await reference(q, { kind: 'document' }),
+          `${q}, kind=document`,
+        );
+      }
+      assert.equal((await ids('zebrafish medaka')).length, 20);
+      assert.equal((await ids('zebrafish or medaka')).length, 20);
+      assert.equal((await ids('zebrafish axolotl')).length, 12, 'only past the opening: every match scanned');
+    });
+
     it("follows a document's edits and its deletion", async () => {
       const id = await doc('Quokka census', `Quokka counts by island. ${filler(50, 3)}`);
       assert.deepEqual(await ids('quokka'), [id]);
@@ -180,19 +208,21 @@ for (const driver of ['postgres', 'pglite'] as const) {
          SELECT $1, lexeme, 1000, rank, created_at, asset_id FROM search_postings WHERE scope = ANY($2::uuid[]) AND lexeme = 'zebrafish'`,
         [orgId, [owner.id, outsider.id]],
       );
-      for (const who of [owner, member]) {
-        const found = await ids('zebrafish', `&organization_id=${orgId}`, who.key);
-        assert.deepEqual(
-          [...found].sort(),
-          [...inOrg].sort(),
-          `${who === owner ? 'owner' : 'member'} in the organization`,
-        );
-        assert.deepEqual(found, await reference('zebrafish', { org: orgId }));
-      }
+      for (const who of [owner, member])
+        for (const q of ['zebrafish', 'zebrafish zebrafish', 'zebrafish or quagga']) {
+          const found = await ids(q, `&organization_id=${orgId}`, who.key);
+          assert.deepEqual(
+            [...found].sort(),
+            [...inOrg].sort(),
+            `${q}: ${who === owner ? 'owner' : 'member'} in the organization`,
+          );
+          assert.deepEqual(found, await reference(q, { org: orgId }));
+        }
       const personal = await ids('zebrafish');
       assert.equal(personal.length, 20);
       assert.ok(!personal.some((id) => inOrg.includes(id) || id === outsiders.body.id));
       assert.deepEqual(await ids('zebrafish', '', outsider.key), [outsiders.body.id]);
+      assert.deepEqual(await ids('zebrafish or quagga', '', outsider.key), [outsiders.body.id]);
       const refused = await t.as(outsider.key).get(`/search?q=zebrafish&organization_id=${orgId}`);
       assert.ok(refused.status === 403 || refused.status === 404, JSON.stringify(refused.body));
       await sql('DELETE FROM search_postings WHERE scope = $1 AND impact = 1000', [orgId]);
