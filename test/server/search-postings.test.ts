@@ -136,7 +136,7 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
     });
 
-    it('answers that page for words all ANDed or all ORed, from the postings or past them', async () => {
+    it('answers that page for words ANDed, ORed or in a phrase, from the postings, the pairs or the scan', async () => {
       for (const q of [
         'zebrafish medaka',
         'medaka zebrafish zebrafish',
@@ -146,6 +146,10 @@ for (const driver of ['postgres', 'pglite'] as const) {
         'zebrafish or axolotl or medaka',
         'zebrafish -axolotl',
         '"zebrafish medaka"',
+        '"zebrafish medaka medaka"',
+        '"medaka medaka"',
+        '"zebrafish and zebrafish"',
+        '"zebrafish medaka" medaka',
       ]) {
         const page = await ids(q);
         assert.ok(page.length > 0, q);
@@ -175,6 +179,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
       assert.deepEqual(await ids('quokka'), []);
       assert.deepEqual(await ids('wombat'), [id]);
+      assert.deepEqual(await ids('"wombat counts"'), [id], 'the phrase pairs follow the edit too');
+      assert.deepEqual(await ids('"quokka counts"'), []);
       assert.deepEqual(await sql(STALE), [{ n: 0 }]);
       await sql('DELETE FROM assets WHERE id = $1', [id]);
       assert.deepEqual(await ids('wombat'), []);
@@ -265,5 +271,30 @@ describe('migration 010 on a database with documents', () => {
     await post(owner.key, 'Dropout again', 'Dropout once more.');
     assert.deepEqual(await rows(STALE), [{ n: 0 }]);
     assert.equal((await postings()).length > written.length, true);
+  });
+});
+
+describe('migration 020 on a database with documents', () => {
+  const db = migrationUpgrade();
+
+  it('indexes the phrase pairs of the documents already there', async () => {
+    const owner = await db.primary.createUser();
+    const post = (name: string, content: string) =>
+      db.primary.as(owner.key).post('/assets', { kind: 'report', name, content, metadata: {} });
+    await post('Smoothing notes', `${filler(60, 1)}. Label smoothing helped. ${filler(20, 2)}`);
+    await post('Apart', `Label noise. ${filler(40, 3)}. Smoothing of curves.`);
+    const upgraded = await db.reapply(`DROP INDEX assets_search_pairs;
+      DROP FUNCTION assay_search_pairs(tsvector);
+      DELETE FROM schema_migrations WHERE version = '020_search_phrase_pairs.sql';`);
+    const names = async (q: string) =>
+      (await upgraded.as(owner.key).get(`/search?q=${encodeURIComponent(q)}`)).body.items.map(
+        (i: { name: string }) => i.name,
+      );
+    assert.deepEqual(await names('"label smoothing"'), ['Smoothing notes']);
+    assert.deepEqual((await names('label smoothing')).sort(), ['Apart', 'Smoothing notes']);
+    assert.deepEqual(
+      await db.rows("SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'assets_search_pairs'"),
+      [{ n: 1 }],
+    );
   });
 });

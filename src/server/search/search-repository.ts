@@ -21,6 +21,8 @@ export const RANK_CANDIDATES = 200;
 /** A lexeme as tsquery's text quotes it (inner quotes doubled), as a regular expression in SQL text. */
 const LEXEME = `''(?:[^'']|'''')*''`;
 const LEXEME_CAPTURE = `''((?:[^'']|'''')*)''`;
+/** Match `m[1]` of LEXEME_CAPTURE unquoted and unescaped: the lexeme (the inverse of what 010's function does). */
+const UNQUOTE = String.raw`replace(replace(m[1], '''''', ''''), '\\', '\')`;
 
 /**
  * Full-text search over ready assets in one owner scope (an organization, or null: personal), ranked by
@@ -69,6 +71,24 @@ export async function searchAssets(
         ORDER BY m.score DESC, m.created_at DESC, m.asset_id LIMIT ${RANK_CANDIDATES}
      ),
 `;
+  // Every match not taken from the postings, scored on rank_vector, when those are fewer than a full set.
+  const scanned = (name: string, narrow: string) => `${name} AS (
+       SELECT a.id, a.created_at, ts_rank_cd(a.rank_vector, query.q) AS score, NULL::real AS rank
+         FROM assets a, query
+        WHERE (SELECT count(*) FROM posted) < ${RANK_CANDIDATES} AND ${narrow}
+          AND a.search_vector @@ query.q AND ${rules} AND a.id NOT IN (SELECT id FROM posted)
+        ORDER BY score DESC, a.created_at DESC, a.id LIMIT ${RANK_CANDIDATES}
+     )`;
+  // Only a query with a quoted phrase is planned with the pairs' index; `pairs` is null unless the query is
+  // one phrase of adjacent lexemes ('a' <-> 'b' <-> …), the pairs in order.
+  const phraseWay = q.query.includes('"');
+  const pairs = phraseWay
+    ? `CASE WHEN w.q::text ~ '^${LEXEME}( <-> ${LEXEME})+$' THEN ARRAY(
+                SELECT hashtext(l.lexeme || ' ' || l.next) FROM (
+                  SELECT ${UNQUOTE} AS lexeme, lead(${UNQUOTE}) OVER (ORDER BY n) AS next
+                    FROM regexp_matches(w.q::text, '${LEXEME_CAPTURE}', 'g') WITH ORDINALITY r(m, n)) l
+                 WHERE l.next IS NOT NULL) END`
+    : 'NULL::integer[]';
   return db.query<SearchHitRow>(
     `WITH query AS (
        -- The query's distinct lexemes, unquoted and unescaped from tsquery's text (the inverse of what
@@ -78,9 +98,10 @@ export async function searchAssets(
               CASE WHEN numnode(w.q) = 1 AND right(w.q::text, 1) = '''' THEN 'one'
                    WHEN w.q::text ~ '^${LEXEME}( [|] ${LEXEME})+$'
                         AND numnode(w.q) = 2 * cardinality(x.lexemes) - 1 THEN 'any'
-              END AS shape
+              END AS shape,
+              ${pairs} AS pairs
          FROM (SELECT websearch_to_tsquery('english', $3) AS q) w,
-              LATERAL (SELECT array_agg(DISTINCT replace(replace(m[1], '''''', ''''), '\\\\', '\\')) AS lexemes
+              LATERAL (SELECT array_agg(DISTINCT ${UNQUOTE}) AS lexemes
                          FROM regexp_matches(w.q::text, '${LEXEME_CAPTURE}', 'g') m) x
      ),
      -- One lexeme: its score on rank_vector is the posting's impact, so the best are the first entries of its
@@ -93,15 +114,15 @@ export async function searchAssets(
         ORDER BY p.impact DESC, p.created_at DESC, p.asset_id LIMIT ${RANK_CANDIDATES}
      ),
 ${anyWay ? postedAny : ''}     posted AS (SELECT * FROM posted_one${anyWay ? ' UNION ALL SELECT * FROM posted_any' : ''}),
-     scanned AS (
-       SELECT a.id, a.created_at, ts_rank_cd(a.rank_vector, query.q) AS score, NULL::real AS rank
-         FROM assets a, query
-        WHERE (SELECT count(*) FROM posted) < ${RANK_CANDIDATES}
-          AND a.search_vector @@ query.q AND ${rules} AND a.id NOT IN (SELECT id FROM posted)
-        ORDER BY score DESC, a.created_at DESC, a.id LIMIT ${RANK_CANDIDATES}
-     ),
+     ${scanned('scanned', phraseWay ? `(SELECT pairs FROM query) IS NULL` : 'true')},${
+       phraseWay
+         ? `
+     -- A phrase of adjacent words: only documents holding each of its pairs (020_search_phrase_pairs.sql).
+     ${scanned('scanned_pairs', 'assay_search_pairs(a.search_vector) @> query.pairs')},`
+         : ''
+     }
      candidates AS (
-       SELECT * FROM posted UNION ALL SELECT * FROM scanned
+       SELECT * FROM posted UNION ALL SELECT * FROM scanned${phraseWay ? ' UNION ALL SELECT * FROM scanned_pairs' : ''}
         ORDER BY score DESC, created_at DESC, id LIMIT ${RANK_CANDIDATES}
      ),
      hits AS (
