@@ -90,6 +90,12 @@ for (const driver of ['postgres', 'pglite'] as const) {
       }
       for (let i = 0; i < 12; i++)
         await doc(`Deep note ${i}`, `${filler(150, i)}. Zebrafish and axolotl. ${filler(10, i)}`);
+      // "quagga or newt": more documents than candidates with "quagga" twice in the opening, then newer ones
+      // with "quagga newt" there and both words many times past it. Only the sum of the words' impacts ties
+      // the newer with the older (ties go to the newer), which keeps them among the candidates.
+      for (let i = 0; i < RANK_CANDIDATES + 10; i++) await doc(`Q ${i}`, `Quagga quagga. ${filler(20, i)}`);
+      for (let i = 0; i < 20; i++)
+        await doc(`N ${i}`, `Quagga newt. ${filler(120, i)} ${'quagga newt '.repeat(10)}`);
       // "axolotl": a rare word, fewer postings than candidates, most matches only past the opening.
       for (let i = 0; i < 3; i++) await doc(`Axolotl ${i}`, `Axolotl tanks. ${filler(30, i)}`);
     });
@@ -143,6 +149,7 @@ for (const driver of ['postgres', 'pglite'] as const) {
         'zebrafish or medaka',
         'zebrafish axolotl',
         'axolotl or quagga',
+        'quagga or newt',
         'zebrafish or axolotl or medaka',
         'zebrafish -axolotl',
         '"zebrafish medaka"',
@@ -162,6 +169,12 @@ for (const driver of ['postgres', 'pglite'] as const) {
       }
       assert.equal((await ids('zebrafish medaka')).length, 20);
       assert.equal((await ids('zebrafish or medaka')).length, 20);
+      const either = await t.as(owner.key).get('/search?q=quagga%20or%20newt');
+      assert.deepEqual(
+        either.body.items.map((i: { name: string }) => i.name.split(' ')[0]),
+        Array(20).fill('N'),
+        'the documents holding both words, ranked on their whole text',
+      );
       assert.equal((await ids('zebrafish axolotl')).length, 12, 'only past the opening: every match scanned');
     });
 
