@@ -11,6 +11,7 @@ import { parseGuards, regressed, type Guard } from './support/guard.ts';
 const GUARDED: ReadonlyArray<{ name: string; args: string[] }> = [
   { name: 'runner-traffic', args: ['bench/runner-traffic.ts', '--guard'] },
   { name: 'managed-runs', args: ['bench/managed-runs.ts', '--guard'] },
+  { name: 'search', args: ['bench/search.ts', '--guard'] },
 ];
 
 const root = path.resolve(import.meta.dirname, '..');

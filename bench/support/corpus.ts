@@ -138,20 +138,26 @@ export function documentAt(v: Vocabulary, seed: number, i: number): Doc {
   };
 }
 
-export type QueryKind = 'one-word' | 'phrase' | 'three-word';
+export type QueryKind = 'one-word' | 'two-word' | 'phrase' | 'three-word' | 'either-word';
 
 /**
  * `count` queries of a kind: one content word drawn like query terms are (Zipf); a quoted phrase of two
- * adjacent content words of a random document; three content words of one random document (AND).
- * Phrases and three-word queries come from real documents, so each has at least one hit.
+ * adjacent content words of a random document; two or three content words of one random document (AND);
+ * two content words drawn like one-word queries, joined by `or`. Phrases and two- and three-word queries come
+ * from real documents, so each has at least one hit.
  */
 export function queries(v: Vocabulary, seed: number, docs: number, kind: QueryKind, count: number): string[] {
-  const random = prng(seed ^ { 'one-word': 1, phrase: 2, 'three-word': 3 }[kind]);
+  const salt = { 'one-word': 1, phrase: 2, 'three-word': 3, 'two-word': 4, 'either-word': 5 }[kind];
+  const random = prng(seed ^ salt);
   const stop = new Set(v.words.slice(0, v.stopWords));
   const out: string[] = [];
   while (out.length < count) {
     if (kind === 'one-word') {
       out.push(contentWord(v, random));
+      continue;
+    }
+    if (kind === 'either-word') {
+      out.push(`${contentWord(v, random)} or ${contentWord(v, random)}`);
       continue;
     }
     const body = documentAt(v, seed, Math.floor(random() * docs))
@@ -166,10 +172,11 @@ export function queries(v: Vocabulary, seed: number, docs: number, kind: QueryKi
       const k = starts[Math.floor(random() * starts.length)]!;
       out.push(`"${body[k]} ${body[k + 1]}"`);
     } else {
+      const words = kind === 'two-word' ? 2 : 3;
       const content = [...new Set(body.filter((w) => !stop.has(w)))];
-      if (content.length < 3) continue;
+      if (content.length < words) continue;
       const picked = new Set<string>();
-      while (picked.size < 3) picked.add(content[Math.floor(random() * content.length)]!);
+      while (picked.size < words) picked.add(content[Math.floor(random() * content.length)]!);
       out.push([...picked].join(' '));
     }
   }

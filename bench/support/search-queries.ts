@@ -3,7 +3,6 @@
 import type pg from 'pg';
 import { type Dispatcher, request } from 'undici';
 import type { Principal } from '../../src/server/auth/principal.ts';
-import { assetVisible } from '../../src/server/assets/asset-repository.ts';
 import type { Db } from '../../src/server/db/database.ts';
 import { search } from '../../src/server/search/search-service.ts';
 
@@ -17,11 +16,11 @@ export interface Timed {
 
 export type Search = (q: string) => Promise<Timed>;
 
-/** GET /search?q=… as a client sees it: until the JSON answer is read and parsed. */
-export function httpSearch(api: { url: string; key: string; dispatcher: Dispatcher }): Search {
+/** GET /search?q=… (and `kind`) as a client sees it: until the JSON answer is read and parsed. */
+export function httpSearch(api: { url: string; key: string; dispatcher: Dispatcher }, kind?: string): Search {
   return async (q) => {
     const started = performance.now();
-    const res = await request(`${api.url}/search?${new URLSearchParams({ q })}`, {
+    const res = await request(`${api.url}/search?${new URLSearchParams({ q, ...(kind ? { kind } : {}) })}`, {
       dispatcher: api.dispatcher,
       headers: { authorization: `Bearer ${api.key}` },
     });
@@ -33,14 +32,26 @@ export function httpSearch(api: { url: string; key: string; dispatcher: Dispatch
   };
 }
 
+/** A search of the service's shape: the ranking-and-snippet statement, sent through `db`. */
+export type SearchStatement = (
+  db: Db,
+  principal: Principal,
+  q: { q: string; kind?: string },
+) => Promise<unknown>;
+
+/** The service's own search (src/server/search/search-service.ts), as of this checkout. */
+export const serviceSearch: SearchStatement = (db, principal, q) => search(db, principal, q);
+
 /**
- * The ranking-and-snippet statement of src/server/search/search-service.ts, recorded by running search() once
- * on a recording connection as `userId` (so it is the service's SQL, parameters and all, never a copy), then
- * sent with node-postgres like the service does, one round trip per query with the query text at $3.
+ * The ranking-and-snippet statement of `statement` (the service's search by default), recorded by running it
+ * once on a recording connection as `userId` with the query `sample` (so it is that code's SQL for such
+ * queries, parameters and all, never a copy), then sent with node-postgres as a named (prepared) statement like the service does, one round trip per
+ * query with the query text at $3.
  */
 export async function sqlSearch(
   pool: pg.Pool,
   userId: string,
+  o: { statement?: SearchStatement; kind?: string; name?: string; sample?: string } = {},
 ): Promise<{ run: Search; sql: string; params: (q: string) => unknown[] }> {
   const recorded: Array<{ sql: string; params: readonly unknown[] }> = [];
   const recording = {
@@ -58,55 +69,36 @@ export async function sqlSearch(
     isAdmin: true,
     runId: null,
   };
-  await search(recording, principal, { q: 'recording' });
+  const sample = o.sample ?? 'recording';
+  await (o.statement ?? serviceSearch)(recording, principal, { q: sample, kind: o.kind });
   const statement = recorded.find((r) => r.sql.includes('websearch_to_tsquery'));
-  if (!statement || statement.params[2] !== 'recording')
-    throw new Error('could not record the search statement');
+  if (!statement || statement.params[2] !== sample) throw new Error('could not record the search statement');
   const params = (q: string) => statement.params.map((p, i) => (i === 2 ? q : p));
+  const name = `bench_${o.name ?? 'search'}_${o.kind ?? 'any'}`;
   return {
     sql: statement.sql,
     params,
     run: async (q) => {
       const values = params(q);
       const started = performance.now();
-      const result = await pool.query<{ id: string }>(statement.sql, values);
+      const result = await pool.query<{ id: string }>({ name, text: statement.sql, values });
       const ms = performance.now() - started;
       return { ms, items: result.rowCount ?? 0, ids: result.rows.map((r) => r.id) };
     },
   };
 }
 
-/**
- * The baseline: the statement of src/server/search/search-repository.ts before migration 010 (commit
- * eb1cc34), which picked the candidates by scoring every match on rank_vector, then ranked the best 200 on
- * search_vector. Personal scope, no kind filter, the same parameters as the recorded statement ($1 user, $2
- * run, $3 query, $4 page size).
- */
-export const BASELINE_SQL = `WITH query AS (SELECT websearch_to_tsquery('english', $3) AS q),
-     candidates AS (
-       SELECT a.id, a.created_at
-         FROM assets a, query
-        WHERE a.search_vector @@ query.q AND a.state = 'ready' AND a.organization_id IS NULL AND a.owner_user_id = $1 AND ${assetVisible('a', '$1', '$2')}
-        ORDER BY ts_rank_cd(a.rank_vector, query.q) DESC, a.created_at DESC, a.id LIMIT 200
-     ),
-     hits AS (
-       SELECT c.id, c.created_at, ts_rank_cd(a.search_vector, query.q) AS rank
-         FROM candidates c JOIN assets a ON a.id = c.id, query
-        ORDER BY rank DESC, c.created_at DESC, c.id LIMIT $4
-     )
-     SELECT a.id, a.kind, a.name, a.experiment_id, a.run_id, a.created_at, hits.rank::float8 AS rank,
-            ts_headline('english', COALESCE(NULLIF(a.search_text, ''), a.name), query.q,
-                        'StartSel=<mark>, StopSel=</mark>, MaxFragments=2, MaxWords=30, MinWords=8, FragmentDelimiter=" … "') AS snippet
-       FROM hits JOIN assets a ON a.id = hits.id, query
-      ORDER BY hits.rank DESC, a.created_at DESC, a.id`;
-
-/** BASELINE_SQL with the recorded statement's parameters (`params` of sqlSearch). */
-export function baselineSearch(pool: pg.Pool, params: (q: string) => unknown[]): Search {
-  return async (q) => {
+/** A plain indexed lookup of one asset by id, the same round trip: the guard's yardstick for the machine. */
+export function lookupById(pool: pg.Pool, ids: readonly string[]): Search {
+  let next = 0;
+  return async () => {
     const started = performance.now();
-    const result = await pool.query<{ id: string }>(BASELINE_SQL, params(q));
-    const ms = performance.now() - started;
-    return { ms, items: result.rowCount ?? 0, ids: result.rows.map((r) => r.id) };
+    const result = await pool.query({
+      name: 'bench_lookup',
+      text: 'SELECT id, name, created_at FROM assets WHERE id = $1',
+      values: [ids[next++ % ids.length]],
+    });
+    return { ms: performance.now() - started, items: result.rowCount ?? 0 };
   };
 }
 

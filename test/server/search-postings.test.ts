@@ -5,9 +5,9 @@ import { migrationUpgrade } from '../support/migration-upgrade.ts';
 import { UNDO_MIGRATION_010 } from '../support/search-postings.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
-// One-word searches read their candidates from search_postings (migration 010_search_postings.sql); these
-// check that the postings follow the documents and that reading them changes neither what a search answers
-// nor whose documents it can reach.
+// One-word searches, and words all ANDed or all ORed, read their candidates from search_postings (migration
+// 010_search_postings.sql); these check that the postings follow the documents and that reading them changes
+// neither what a search answers nor whose documents it can reach.
 
 const FILLER = (
   'the model was trained for several epochs on the held out split and we logged the loss every hundred ' +
@@ -79,14 +79,23 @@ for (const driver of ['postgres', 'pglite'] as const) {
       // alone fill the candidates; a few hold it only past the opening (no posting, score 0 on rank_vector).
       for (let i = 0; i < RANK_CANDIDATES + 30; i++) {
         const mentions = Array.from({ length: 1 + (i % 3) }, () => 'zebrafish').join(' and ');
+        // "medaka" beside it in most openings, near or apart, so "zebrafish medaka" and "zebrafish or
+        // medaka" fill their candidates from the postings too; in the rest only past the opening.
+        const medaka = i % 7 === 0 ? '' : i % 2 === 0 ? ' medaka' : ` ${filler(i % 9, i)} medaka medaka`;
         await doc(
           i % 17 === 0 ? `Zebrafish study ${i}` : `Note ${i}`,
-          `${filler(i % 40, i)} ${mentions}. ${filler(120, i + 1)}`,
+          `${filler(i % 40, i)} ${mentions}${medaka}. ${filler(120, i + 1)}${i % 7 === 0 ? ' medaka.' : ''}`,
           { kind: i % 5 === 0 ? 'document' : 'report' },
         );
       }
       for (let i = 0; i < 12; i++)
         await doc(`Deep note ${i}`, `${filler(150, i)}. Zebrafish and axolotl. ${filler(10, i)}`);
+      // "quagga or newt": more documents than candidates with "quagga" twice in the opening, then newer ones
+      // with "quagga newt" there and both words many times past it. Only the sum of the words' impacts ties
+      // the newer with the older (ties go to the newer), which keeps them among the candidates.
+      for (let i = 0; i < RANK_CANDIDATES + 10; i++) await doc(`Q ${i}`, `Quagga quagga. ${filler(20, i)}`);
+      for (let i = 0; i < 20; i++)
+        await doc(`N ${i}`, `Quagga newt. ${filler(120, i)} ${'quagga newt '.repeat(10)}`);
       // "axolotl": a rare word, fewer postings than candidates, most matches only past the opening.
       for (let i = 0; i < 3; i++) await doc(`Axolotl ${i}`, `Axolotl tanks. ${filler(30, i)}`);
     });
@@ -133,6 +142,42 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
     });
 
+    it('answers that page for words ANDed, ORed or in a phrase, from the postings, the pairs or the scan', async () => {
+      for (const q of [
+        'zebrafish medaka',
+        'medaka zebrafish zebrafish',
+        'zebrafish or medaka',
+        'zebrafish axolotl',
+        'axolotl or quagga',
+        'quagga or newt',
+        'zebrafish or axolotl or medaka',
+        'zebrafish -axolotl',
+        '"zebrafish medaka"',
+        '"zebrafish medaka medaka"',
+        '"medaka medaka"',
+        '"zebrafish and zebrafish"',
+        '"zebrafish medaka" medaka',
+      ]) {
+        const page = await ids(q);
+        assert.ok(page.length > 0, q);
+        assert.deepEqual(page, await reference(q), q);
+        assert.deepEqual(
+          await ids(q, '&kind=document'),
+          await reference(q, { kind: 'document' }),
+          `${q}, kind=document`,
+        );
+      }
+      assert.equal((await ids('zebrafish medaka')).length, 20);
+      assert.equal((await ids('zebrafish or medaka')).length, 20);
+      const either = await t.as(owner.key).get('/search?q=quagga%20or%20newt');
+      assert.deepEqual(
+        either.body.items.map((i: { name: string }) => i.name.split(' ')[0]),
+        Array(20).fill('N'),
+        'the documents holding both words, ranked on their whole text',
+      );
+      assert.equal((await ids('zebrafish axolotl')).length, 12, 'only past the opening: every match scanned');
+    });
+
     it("follows a document's edits and its deletion", async () => {
       const id = await doc('Quokka census', `Quokka counts by island. ${filler(50, 3)}`);
       assert.deepEqual(await ids('quokka'), [id]);
@@ -147,6 +192,8 @@ for (const driver of ['postgres', 'pglite'] as const) {
       );
       assert.deepEqual(await ids('quokka'), []);
       assert.deepEqual(await ids('wombat'), [id]);
+      assert.deepEqual(await ids('"wombat counts"'), [id], 'the phrase pairs follow the edit too');
+      assert.deepEqual(await ids('"quokka counts"'), []);
       assert.deepEqual(await sql(STALE), [{ n: 0 }]);
       await sql('DELETE FROM assets WHERE id = $1', [id]);
       assert.deepEqual(await ids('wombat'), []);
@@ -180,19 +227,21 @@ for (const driver of ['postgres', 'pglite'] as const) {
          SELECT $1, lexeme, 1000, rank, created_at, asset_id FROM search_postings WHERE scope = ANY($2::uuid[]) AND lexeme = 'zebrafish'`,
         [orgId, [owner.id, outsider.id]],
       );
-      for (const who of [owner, member]) {
-        const found = await ids('zebrafish', `&organization_id=${orgId}`, who.key);
-        assert.deepEqual(
-          [...found].sort(),
-          [...inOrg].sort(),
-          `${who === owner ? 'owner' : 'member'} in the organization`,
-        );
-        assert.deepEqual(found, await reference('zebrafish', { org: orgId }));
-      }
+      for (const who of [owner, member])
+        for (const q of ['zebrafish', 'zebrafish zebrafish', 'zebrafish or quagga']) {
+          const found = await ids(q, `&organization_id=${orgId}`, who.key);
+          assert.deepEqual(
+            [...found].sort(),
+            [...inOrg].sort(),
+            `${q}: ${who === owner ? 'owner' : 'member'} in the organization`,
+          );
+          assert.deepEqual(found, await reference(q, { org: orgId }));
+        }
       const personal = await ids('zebrafish');
       assert.equal(personal.length, 20);
       assert.ok(!personal.some((id) => inOrg.includes(id) || id === outsiders.body.id));
       assert.deepEqual(await ids('zebrafish', '', outsider.key), [outsiders.body.id]);
+      assert.deepEqual(await ids('zebrafish or quagga', '', outsider.key), [outsiders.body.id]);
       const refused = await t.as(outsider.key).get(`/search?q=zebrafish&organization_id=${orgId}`);
       assert.ok(refused.status === 403 || refused.status === 404, JSON.stringify(refused.body));
       await sql('DELETE FROM search_postings WHERE scope = $1 AND impact = 1000', [orgId]);
@@ -235,5 +284,30 @@ describe('migration 010 on a database with documents', () => {
     await post(owner.key, 'Dropout again', 'Dropout once more.');
     assert.deepEqual(await rows(STALE), [{ n: 0 }]);
     assert.equal((await postings()).length > written.length, true);
+  });
+});
+
+describe('migration 020 on a database with documents', () => {
+  const db = migrationUpgrade();
+
+  it('indexes the phrase pairs of the documents already there', async () => {
+    const owner = await db.primary.createUser();
+    const post = (name: string, content: string) =>
+      db.primary.as(owner.key).post('/assets', { kind: 'report', name, content, metadata: {} });
+    await post('Smoothing notes', `${filler(60, 1)}. Label smoothing helped. ${filler(20, 2)}`);
+    await post('Apart', `Label noise. ${filler(40, 3)}. Smoothing of curves.`);
+    const upgraded = await db.reapply(`DROP INDEX assets_search_pairs;
+      DROP FUNCTION assay_search_pairs(tsvector);
+      DELETE FROM schema_migrations WHERE version = '020_search_phrase_pairs.sql';`);
+    const names = async (q: string) =>
+      (await upgraded.as(owner.key).get(`/search?q=${encodeURIComponent(q)}`)).body.items.map(
+        (i: { name: string }) => i.name,
+      );
+    assert.deepEqual(await names('"label smoothing"'), ['Smoothing notes']);
+    assert.deepEqual((await names('label smoothing')).sort(), ['Apart', 'Smoothing notes']);
+    assert.deepEqual(
+      await db.rows("SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'assets_search_pairs'"),
+      [{ n: 1 }],
+    );
   });
 });
