@@ -8,7 +8,10 @@ import path from 'node:path';
 import { parseGuards, regressed, type Guard } from './support/guard.ts';
 
 /** Each benchmark's guard mode: short (a minute or two), bounded, and self-contained. */
-const GUARDED: ReadonlyArray<{ name: string; args: string[] }> = [];
+const GUARDED: ReadonlyArray<{ name: string; args: string[] }> = [
+  { name: 'web-metrics', args: ['bench/web-metrics.ts', '--guard'] },
+  { name: 'web-render', args: ['bench/web-render.ts', '--guard'] },
+];
 
 const root = path.resolve(import.meta.dirname, '..');
 const recordedFile = path.join(import.meta.dirname, 'guards.json');
