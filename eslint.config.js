@@ -183,6 +183,21 @@ export default tseslint.config(
           message: 'Build react-query keys with src/web/ui/query-keys.ts, so reads and invalidations agree.',
         },
       ],
+      // The contract's index builds every TypeBox schema as it loads: the UI reads its types from there and its
+      // values from the schema-free entries, so TypeBox stays out of the bundle.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@assay/contract',
+              allowTypeImports: true,
+              message:
+                'Import values from @assay/contract/enums, /metric-values or /log-limits: the index loads TypeBox.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

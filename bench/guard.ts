@@ -12,6 +12,8 @@ const GUARDED: ReadonlyArray<{ name: string; args: string[] }> = [
   { name: 'runner-traffic', args: ['bench/runner-traffic.ts', '--guard'] },
   { name: 'managed-runs', args: ['bench/managed-runs.ts', '--guard'] },
   { name: 'search', args: ['bench/search.ts', '--guard'] },
+  { name: 'web-metrics', args: ['bench/web-metrics.ts', '--guard'] },
+  { name: 'web-render', args: ['bench/web-render.ts', '--guard'] },
 ];
 
 const root = path.resolve(import.meta.dirname, '..');

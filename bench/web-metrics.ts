@@ -2,8 +2,11 @@
 // 100 runs × 10 keys × 10,000 steps (10 million points, logged through the API in batches of 1,000), the page
 // opened in Chromium on the real service until every chart is drawn, then two interactions, on a service that
 // keeps ended runs' compared curves and on one that reads them on every look. Prints figures.
+// Also the JavaScript a first look at the page loads before it renders (gzipped, from the build's chunk graph).
 // Run: node bench/web-metrics.ts [--runs 100] [--keys 10] [--steps 10000] [--baseline 10] [--rounds 3]
-//      [--concurrency 8]
+//      [--concurrency 8] [--guard]
+// --guard: the regression guard's short run (100 runs × 2 keys × 2,000 steps, 2 rounds; about a minute and a
+// half), ending with its ratio lines for bench/guard.ts.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,65 +15,33 @@ import { Agent } from 'undici';
 import { startAssayServer } from '../test/support/assay-server.ts';
 import { launchChromium } from '../test/support/browser.ts';
 import { startBenchService } from './support/bench-service.ts';
+import { printGuard } from './support/guard.ts';
+import { initialJs, kb } from './support/initial-js.ts';
 import { openTimed, timeAction } from './support/page-timing.ts';
 import { machine, median, ms, options, publish, table } from './support/report.ts';
-import { bounded, call, type SeedApi } from './support/web-seed.ts';
+import { call, metricKeyName as keyName, seedMetricExperiment, type SeedApi } from './support/web-seed.ts';
 
-const o = options(process.argv.slice(2), {
-  runs: 100,
-  keys: 10,
-  steps: 10_000,
-  baseline: 10,
-  rounds: 3,
-  concurrency: 8,
-});
-const BATCH = 1000; // MAX_METRIC_POINTS_PER_REQUEST
+const argv = process.argv.slice(2);
+const guard = argv.includes('--guard');
+const o = options(
+  argv.filter((a) => a !== '--guard'),
+  {
+    runs: 100,
+    keys: guard ? 2 : 10,
+    steps: guard ? 2_000 : 10_000,
+    baseline: 10,
+    rounds: guard ? 2 : 3,
+    concurrency: 8,
+  },
+);
+/** The initial-JavaScript goal of the compare page, gzipped (#27). */
+const INITIAL_JS_GOAL_KB = 150;
+const COMPARE_PAGE = 'ui/pages/compare-page.tsx';
 const CURVE_READS = 10;
 const WARMUP_RUNS = 2;
-const VARIATIONS = 10;
 const log = (line: string) => console.log(`[web-metrics] ${line}`);
-const keyName = (k: number) => `metric_${String(k).padStart(2, '0')}`;
-
-/**
- * An experiment of 10 variations (lr and warmup differ) and `runs` runs spread over them, each started, given
- * `keys` × `steps` points in batches of 1,000 (the batches of all
- * runs `concurrency` at a time), and succeeded.
- */
-async function seed(api: SeedApi, runs: number): Promise<{ id: string; points: number }> {
-  const { id } = await call<{ id: string }>(api, 'POST', '/experiments', {
-    name: `Metrics with ${runs} runs`,
-  });
-  for (let v = 0; v < VARIATIONS; v++)
-    await call(api, 'POST', `/experiments/${id}/variations`, {
-      config_yaml: `lr: ${10 ** -(1 + (v % 5))}\nwarmup: ${100 * Math.floor(v / 5)}\n`,
-    });
-  await call(api, 'POST', `/experiments/${id}/commit`);
-  const addresses: string[] = [];
-  await bounded(runs, o.concurrency, async (i) => {
-    const n = (i % VARIATIONS) + 1;
-    const run = await call<{ r: number }>(api, 'POST', `/experiments/${id}/variations/${n}/runs`);
-    const path = `/experiments/${id}/variations/${n}/runs/${run.r}`;
-    await call(api, 'GET', `${path}/config`);
-    await call(api, 'POST', `${path}/start`, { environment: {} });
-    addresses[i] = path;
-  });
-  const batchesPerKey = Math.ceil(o.steps / BATCH);
-  const batches = runs * o.keys * batchesPerKey;
-  await bounded(batches, o.concurrency, (b) => {
-    const run = Math.floor(b / (o.keys * batchesPerKey));
-    const key = Math.floor(b / batchesPerKey) % o.keys;
-    const from = (b % batchesPerKey) * BATCH;
-    const metrics = [];
-    for (let step = from; step < Math.min(o.steps, from + BATCH); step++) {
-      // A decaying curve with noise, different per run and key.
-      const value = (1 + key) * Math.exp(-step / (2000 + 37 * run)) + 0.05 * Math.sin(step * (run + 1));
-      metrics.push({ key: keyName(key), step, value });
-    }
-    return call(api, 'POST', `${addresses[run]}/metrics`, { metrics });
-  });
-  await bounded(runs, o.concurrency, (i) => call(api, 'POST', `${addresses[i]}/succeed`));
-  return { id, points: runs * o.keys * o.steps };
-}
+const seed = (api: SeedApi, runs: number) =>
+  seedMetricExperiment(api, { runs, keys: o.keys, steps: o.steps, concurrency: o.concurrency });
 
 // The page is drawn when the overlay has a line per run, each scatter its points, and no metric cell waits.
 const drawnCondition = (runs: number, key: string) =>
@@ -283,8 +254,12 @@ try {
   const baseRead = figures.get(figureKey('baseline', 'read'))!;
   const ratio = (a: number[], b: number[]) => (median(a) / median(b)).toFixed(2);
   const seedRate = (s: (typeof seeded)[number]) => Math.round(s.points / s.seconds).toLocaleString('en-US');
-  await publish(
-    'web-metrics',
+  const js = await initialJs(COMPARE_PAGE);
+  const entryJs = await initialJs();
+  const firstRatio = (firstDrawn.get('many') ?? NaN) / (firstDrawn.get('baseline') ?? NaN);
+  const report = (markdown: string) =>
+    guard ? console.log(`\n${markdown}`) : publish('web-metrics', markdown);
+  await report(
     [
       '## Web UI metric charts',
       '',
@@ -328,8 +303,27 @@ try {
       `${[...coldDrawn].map(([k, d]) => `${ms(d)} ms (${k === 'read' ? 'reading every curve, loaded first' : 'keeping curves'})`).join(', ')}.`,
       `Then each process answered the ${o.runs}-run experiment's curves of ${warmKey} (no round draws that key) three times:`,
       `${[...warmReads].map(([k, t]) => `${t.map(ms).join(' / ')} ms (${k === 'read' ? 'reading every curve' : 'keeping curves: its first read'})`).join(', ')}.`,
+      `First look, ${o.runs} runs ÷ ${o.baseline}: ${firstRatio.toFixed(2)}× (every look reading every curve: ${ratio(manyRead.drawn, baseRead.drawn)}×).`,
+      '',
+      `Initial JavaScript of the compare page (what it loads before it first renders: the entry and the page's`,
+      `chunks, from dist/web/.vite/manifest.json): ${kb(js.gzipBytes)} KiB gzipped (${kb(js.bytes)} KiB minified) in`,
+      `${js.files.length} files, of which the entry every page loads ${kb(entryJs.gzipBytes)} KiB gzipped; goal ≤ ${INITIAL_JS_GOAL_KB} KB.`,
     ].join('\n'),
   );
+  if (guard) {
+    printGuard({
+      name: 'web/compare-100-runs-vs-10',
+      ratio: median(manyRead.drawn) / median(baseRead.drawn),
+      higherIsBetter: false,
+      what: `compare page drawn, every curve read (a first look): ${o.runs} runs ÷ ${o.baseline} runs`,
+    });
+    printGuard({
+      name: 'web/compare-initial-js-vs-goal',
+      ratio: js.gzipBytes / 1024 / INITIAL_JS_GOAL_KB,
+      higherIsBetter: false,
+      what: `compare page's initial JavaScript, gzipped KiB ÷ ${INITIAL_JS_GOAL_KB}`,
+    });
+  }
 } finally {
   for (const stop of stops) await stop();
   await browser.close();

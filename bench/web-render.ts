@@ -1,26 +1,29 @@
 // The web UI's render time with many items, against the same pages with few, measured in one run: the
 // experiments list (1,000 experiments; the UI shows 25 a page) and an experiment's run table (1,000 runs in
-// two variations, all shown) in Chromium on the real service. Prints figures (not a test).
+// two variations, shown 100 a page) in Chromium on the real service. Prints figures (not a test).
 // Run: node bench/web-render.ts [--experiments 1000] [--runs 1000] [--baseline 10] [--rounds 5]
-//   [--concurrency 8]
+//   [--concurrency 8] [--guard]
+// --guard: the regression guard's short run (30 experiments, 1,000 runs, 3 rounds; about a minute), ending
+// with its ratio lines for bench/guard.ts.
 import { Agent } from 'undici';
 import { launchChromium } from '../test/support/browser.ts';
 import { startBenchService } from './support/bench-service.ts';
+import { printGuard } from './support/guard.ts';
 import { count, openTimed, timeAction } from './support/page-timing.ts';
 import { machine, median, ms, options, publish, table } from './support/report.ts';
 import { createUser, seedScope } from './support/web-seed.ts';
 
-const o = options(process.argv.slice(2), {
-  experiments: 1000,
-  runs: 1000,
-  baseline: 10,
-  rounds: 5,
-  concurrency: 8,
-});
+const argv = process.argv.slice(2);
+const guard = argv.includes('--guard');
+const o = options(
+  argv.filter((a) => a !== '--guard'),
+  { experiments: guard ? 30 : 1000, runs: 1000, baseline: 10, rounds: guard ? 3 : 5, concurrency: 8 },
+);
 const LIST_PAGE = 25; // the experiments page's page size
+const RUN_PAGE = 100; // the run table's page size (RUN_TABLE_PAGE)
 const ROWS = 'table.experiments tbody tr';
 const RUN_ROWS = 'table.runs tbody tr';
-const VARIATION = 'section[aria-labelledby="runs-title"] select';
+const VARIATION = 'section[aria-labelledby="runs-title"] .page-title select';
 const log = (line: string) => console.log(`[web-render] ${line}`);
 
 interface Figures {
@@ -85,10 +88,12 @@ try {
         browser,
         `${service.url}/ui/experiments/${s.runsExperiment}`,
         s.api.key,
-        count(RUN_ROWS, '===', s.runs),
+        count(RUN_ROWS, '===', Math.min(s.runs, RUN_PAGE)),
       );
       const half = Math.ceil(s.runs / 2);
-      const variation = await timeAction(r.page, 'change', count(RUN_ROWS, '===', s.runs - half), () =>
+      // Variation 2's first page: as many rows, each of variation 2.
+      const onlySecond = `${count(RUN_ROWS, '===', Math.min(s.runs - half, RUN_PAGE))} && [...document.querySelectorAll(${JSON.stringify(RUN_ROWS)})].every((tr) => tr.dataset.run.startsWith('2.'))`;
+      const variation = await timeAction(r.page, 'change', onlySecond, () =>
         r.page
           .locator(VARIATION)
           .selectOption('2')
@@ -124,29 +129,38 @@ try {
     [
       row('Experiments list', `${many.experiments} (${LIST_PAGE} shown)`, list.get('many')!),
       row('Experiments list', `${base.experiments}`, list.get('baseline')!),
-      row('Run table', `${many.runs} runs`, runs.get('many')!),
+      row('Run table', `${many.runs} runs (${RUN_PAGE} shown)`, runs.get('many')!),
       row('Run table', `${base.runs} runs`, runs.get('baseline')!),
     ],
   );
   const ratio = (a: Figures, b: Figures) => (median(a.interactive) / median(b.interactive)).toFixed(2);
-  await publish(
-    'web-render',
+  const report = (markdown: string) =>
+    guard ? console.log(`\n${markdown}`) : publish('web-render', markdown);
+  await report(
     [
       '## Web UI render',
       '',
       `\`node bench/web-render.ts\` (${new Date().toISOString().slice(0, 10)}; ${machine()})`,
       '',
       `Chromium, a fresh context (cold HTTP cache) per load, medians of ${o.rounds} rounds after a warm-up.`,
-      'Rendered: navigation start → the first frame with every row. Filter: the select’s change event → the',
-      'first frame with the filtered rows (list: state committed, 1 row; run table: variation 2, half the',
-      'runs). Interactive: navigation start → that filter frame, the filter chosen as soon as the rows showed.',
+      'Rendered: navigation start → the first frame with every row shown (the run table shows 100 a page).',
+      'Filter: the select’s change event → the first frame with the filtered rows (list: state committed, 1 row;',
+      'run table: variation 2, the first page of half the runs). Interactive: navigation start → that filter frame, the filter chosen as soon as the rows showed.',
       'Next page: the click → the first frame of page 2.',
       '',
       body,
       '',
-      `Many/baseline, interactive: list ${ratio(list.get('many')!, list.get('baseline')!)}×, run table ${ratio(runs.get('many')!, runs.get('baseline')!)}×.`,
+      `Many/baseline, interactive: list ${ratio(list.get('many')!, list.get('baseline')!)}×, run table ${ratio(runs.get('many')!, runs.get('baseline')!)}×;`,
+      `rendered: run table ${(median(runs.get('many')!.rendered) / median(runs.get('baseline')!.rendered)).toFixed(2)}×.`,
     ].join('\n'),
   );
+  if (guard)
+    printGuard({
+      name: 'web/run-table-1000-vs-10',
+      ratio: median(runs.get('many')!.rendered) / median(runs.get('baseline')!.rendered),
+      higherIsBetter: false,
+      what: `experiment page's run table rendered: ${o.runs} runs ÷ ${o.baseline} runs`,
+    });
 } finally {
   await browser.close();
   await dispatcher.close();

@@ -1,24 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ItemList, Nullable, NullableTimestamp, OneOf, Timestamp, Uuid } from './common.ts';
 import { RunAddress } from './runs.ts';
-
-/**
- * What a key may do. A key never holds a scope its owner lacks, and a minted key never exceeds its minter.
- */
-export const SCOPES = [
-  'experiments:read',
-  'experiments:write',
-  'runs:read',
-  'runs:write',
-  'assets:read',
-  'assets:write',
-  'search:read',
-  'api_keys:write',
-  'organizations:write',
-  'admin',
-  'orchestrate',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES } from './enums.ts';
 
 /** A user's own key, an agent's (a program acting for the user), or a worker's (bound to one run). */
 export const API_KEY_KINDS = ['user', 'agent', 'worker'] as const;

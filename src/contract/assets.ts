@@ -12,18 +12,9 @@ import {
   Uuid,
 } from './common.ts';
 import { RunAddress } from './runs.ts';
+import { ASSET_KINDS, ASSET_STATES } from './enums.ts';
 
-/** A pending asset takes uploads; a ready one is immutable. */
-export const ASSET_STATES = ['pending', 'ready'] as const;
-export type AssetState = (typeof ASSET_STATES)[number];
 export const AssetStateSchema = OneOf(ASSET_STATES);
-
-/**
- * Kinds with a meaning to the service (documents and papers are indexed for search); others are free-form.
- */
-export const ASSET_KINDS = ['report', 'environment', 'paper', 'document', 'output', 'checkpoint'] as const;
-/** The kinds whose text the service extracts and indexes for full-text search. */
-export const SEARCHABLE_ASSET_KINDS = ['report', 'document', 'paper'] as const;
 
 export const MAX_OBJECT_BYTES = 5 * 1024 ** 4; // S3's limit for one object: 5 TiB
 

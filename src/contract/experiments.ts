@@ -13,31 +13,7 @@ import {
 } from './common.ts';
 import { OwnerScope } from './organizations.ts';
 import { Tags } from './tags.ts';
-
-export const EXPERIMENT_STATES = ['draft', 'committed', 'concluded', 'retracted'] as const;
-export type ExperimentState = (typeof EXPERIMENT_STATES)[number];
-export type ExperimentMove = 'commit' | 'conclude' | 'retract';
-
-/** The experiment state machine as data: which move leads from which states to which, and what it stamps. */
-export const EXPERIMENT_MOVES: Readonly<
-  Record<
-    ExperimentMove,
-    {
-      from: readonly ExperimentState[];
-      to: ExperimentState;
-      stamp: 'committed_at' | 'concluded_at' | 'retracted_at';
-    }
-  >
-> = {
-  commit: { from: ['draft'], to: 'committed', stamp: 'committed_at' },
-  conclude: { from: ['committed'], to: 'concluded', stamp: 'concluded_at' },
-  retract: { from: ['committed', 'concluded'], to: 'retracted', stamp: 'retracted_at' },
-};
-
-/** Whether the move applies to an experiment in this state (a UI enables its buttons by it). */
-export function canMoveExperiment(state: ExperimentState, move: ExperimentMove): boolean {
-  return EXPERIMENT_MOVES[move].from.includes(state);
-}
+import { EXPERIMENT_STATES } from './enums.ts';
 
 export const ExperimentStateSchema = OneOf(EXPERIMENT_STATES);
 

@@ -2,6 +2,7 @@
 // and response schema (TypeBox, so the service validates with it and /openapi.json is generated from it), the
 // enums and the state-move tables. It imports nothing but typebox, so it runs in a browser and in a workflow.
 export * from './common.ts';
+export * from './enums.ts';
 export * from './errors.ts';
 export * from './launch.ts';
 export * from './experiments.ts';

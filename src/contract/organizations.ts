@@ -1,9 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { ItemList, Nullable, OneOf, OrganizationRef, ShortText, Timestamp, Uuid } from './common.ts';
 import { CreatedApiKey } from './api-keys.ts';
+import { ORGANIZATION_ROLES } from './enums.ts';
 
-export const ORGANIZATION_ROLES = ['owner', 'member'] as const;
-export type OrganizationRole = (typeof ORGANIZATION_ROLES)[number];
 const Role = OneOf(ORGANIZATION_ROLES);
 
 export const Organization = Type.Object(

@@ -14,14 +14,7 @@ import {
 import { LaunchConfig } from './launch.ts';
 import { Tags } from './tags.ts';
 import { VariationNumber } from './variations.ts';
-
-export const RUN_STATES = ['pending', 'running', 'succeeded', 'failed'] as const;
-export type RunState = (typeof RUN_STATES)[number];
-
-/** States a run never leaves. */
-export const TERMINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed'];
-export const isTerminalRunState = (state: string): boolean =>
-  (TERMINAL_RUN_STATES as readonly string[]).includes(state);
+import { RUN_STATES, type RunState } from './enums.ts';
 
 /** Reasons a runner may give when it fails its own run. */
 export const RUNNER_FAILURE_REASONS = ['abandoned', 'crash'] as const;

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { JsonObject, Nullable, OneOf, PageQuery, Timestamp, Uuid } from './common.ts';
 import { FAILURE_REASONS, RunPriority, RunStateSchema } from './runs.ts';
+import { GOALS, SEARCH_STRATEGIES, type EarlyStoppingKind, type SearchStrategy } from './enums.ts';
 
 /** What every sweep request carries, whatever its strategy. */
 const SWEEP_COMMON = {
@@ -64,9 +65,6 @@ export const Distribution = Type.Unsafe<Distribution>({
 export const SearchSpace = Type.Record(Type.String(), Distribution, { maxProperties: 100 });
 export type SearchSpace = Record<string, Distribution>;
 
-export const GOALS = ['minimize', 'maximize'] as const;
-export type Goal = (typeof GOALS)[number];
-
 /** The metric the sweep optimises: the last value a run logged under that key is its trial's result. */
 export const Objective = Type.Object(
   {
@@ -122,8 +120,7 @@ export const EARLY_STOPPING_KINDS = {
   asha: AshaStopping,
   hyperband: HyperbandStopping,
   median: MedianStopping,
-} as const;
-export type EarlyStoppingKind = keyof typeof EARLY_STOPPING_KINDS;
+} as const satisfies Record<EarlyStoppingKind, unknown>;
 export type EarlyStopping =
   Static<typeof AshaStopping> | Static<typeof HyperbandStopping> | Static<typeof MedianStopping>;
 // Untagged for the schema (each member's `kind` is a constant, so exactly one matches): the union is part of
@@ -145,8 +142,6 @@ export const withStoppingDefaults = (stopping: EarlyStopping): EarlyStopping =>
   ({ ...EARLY_STOPPING_DEFAULTS[stopping.kind], ...stopping }) as EarlyStopping;
 
 export const MAX_SWEEP_TRIALS = 1000;
-export const SEARCH_STRATEGIES = ['random', 'sobol', 'tpe'] as const;
-export type SearchStrategy = (typeof SEARCH_STRATEGIES)[number];
 
 /** What every sweep may add to its strategy: an objective, early stopping by it, retries of failed trials. */
 const SWEEP_TUNING = {

@@ -143,6 +143,18 @@ describe('import rules', () => {
     assert.equal((await violations(client, 'workflows/x.ts', RESTRICTED)).length, 1);
   });
 
+  it("keeps TypeBox out of the web UI: the contract's index for types only, values from its plain entries", async () => {
+    const rule = '@typescript-eslint/no-restricted-imports';
+    const asType = "import type { RunState } from '@assay/contract';\nexport type S = RunState;\n";
+    const fromIndex = "import { RUN_STATES } from '@assay/contract';\nexport { RUN_STATES };\n";
+    const fromEnums = "import { RUN_STATES } from '@assay/contract/enums';\nexport { RUN_STATES };\n";
+    assert.deepEqual(await violations(asType, 'src/web/ui/x.ts', rule), []);
+    assert.deepEqual(await violations(fromEnums, 'src/web/ui/x.ts', rule), []);
+    const found = await violations(fromIndex, 'src/web/ui/x.ts', rule);
+    assert.equal(found.length, 1);
+    assert.match(found[0]!, /loads TypeBox/);
+  });
+
   it('refuses an import cycle, a lazy import() included', async () => {
     const results = await eslint.lintFiles([
       'test/fixtures/lint/cycle/left.ts',

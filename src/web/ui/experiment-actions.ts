@@ -1,4 +1,4 @@
-import { canMoveExperiment, type ExperimentMove, type ExperimentState } from '@assay/contract';
+import { canMoveExperiment, type ExperimentMove, type ExperimentState } from '@assay/contract/enums';
 
 export type { ExperimentMove };
 

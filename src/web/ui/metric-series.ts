@@ -1,4 +1,5 @@
-import { decodeMetricValue, MAX_MAX_POINTS, type CurvePoint, type MetricValue } from '@assay/contract';
+import type { CurvePoint } from '@assay/contract';
+import { decodeMetricValue, MAX_MAX_POINTS, type MetricValue } from '@assay/contract/metric-values';
 
 // Metric points as the charts draw them: decoded, smoothed, and joined on one step axis.
 

@@ -22,6 +22,8 @@ export const queryKeys = {
   experiment: (id: string) => ['experiment', id] as const,
   variations: (id: string) => ['experiment', id, 'variations'] as const,
   runs: (id: string, n: number) => ['experiment', id, 'runs', n] as const,
+  /** Every variation's runs of the experiment (the compare page's one read of them). */
+  experimentRuns: (id: string) => ['experiment', id, 'runs', 'all'] as const,
   /** A variation's runs as a runs table filters them (by state, tags, archived or not). */
   runList: (id: string, n: number, filters: object) => ['experiment', id, 'runs', n, filters] as const,
   variation: (id: string, n: number) => ['experiment', id, 'variations', n] as const,

@@ -1,5 +1,5 @@
 import type { ApiClient, RunData } from '@assay/client/browser';
-import { isTerminalRunState } from '@assay/contract';
+import { isTerminalRunState } from '@assay/contract/enums';
 import { keepPreviousData } from '@tanstack/react-query';
 import type { StepRange } from './metric-series.ts';
 import { queryKeys } from './query-keys.ts';

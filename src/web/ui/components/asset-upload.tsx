@@ -1,4 +1,4 @@
-import { ASSET_KINDS } from '@assay/contract';
+import { ASSET_KINDS } from '@assay/contract/enums';
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type DragEvent } from 'react';
 import { uploadFile } from '../browser-upload.ts';

@@ -1,5 +1,6 @@
 import type { ApiClient, RunData } from '@assay/client/browser';
-import { decodeMetricValue, type RunMetricFigures } from '@assay/contract';
+import type { RunMetricFigures } from '@assay/contract';
+import { decodeMetricValue } from '@assay/contract/metric-values';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import type { Cell } from '../compare-rows.ts';
@@ -100,6 +101,8 @@ export function CompareOverlay({
       lines: items.map((item, i) => ({
         label: legend?.get(item.run_id) ?? `run ${item.n}.${item.r}`,
         color: lineColor(i),
+        // One-pixel lines: a canvas without a GPU strokes 100 wider noisy curves in ~280 ms, these in ~10.
+        width: 1,
       })),
     };
   }, [series.data, runs, settings, labels]);

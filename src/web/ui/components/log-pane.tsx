@@ -1,5 +1,6 @@
 import { AuthenticationError, formatBytes, NotFoundError, type RunData } from '@assay/client/browser';
-import { isTerminalRunState, MAX_LOG_PAGE } from '@assay/contract';
+import { isTerminalRunState } from '@assay/contract/enums';
+import { MAX_LOG_PAGE } from '@assay/contract/log-limits';
 import { useQueryClient } from '@tanstack/react-query';
 import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type MouseEvent } from 'react';
 import { cssColor } from '../ansi.ts';

@@ -1,4 +1,4 @@
-import { SCOPES } from '@assay/contract';
+import { SCOPES } from '@assay/contract/enums';
 import type { CreatedApiKey, Scope } from '@assay/client/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';

@@ -20,12 +20,31 @@ export type CursorPages = ReturnType<typeof useCursorPages>;
 /** Previous / Next under a list; Next is off when the answer had no next cursor. */
 export function Pager({ pages, nextCursor }: { pages: CursorPages; nextCursor: string | null | undefined }) {
   return (
+    <PageNav
+      label={`Page ${pages.page}`}
+      onPrevious={pages.page < 2 ? undefined : pages.back}
+      onNext={nextCursor ? () => pages.forward(nextCursor) : undefined}
+    />
+  );
+}
+
+/** Previous / Next around what the page shows; a button without its handler is off. */
+export function PageNav({
+  label,
+  onPrevious,
+  onNext,
+}: {
+  label: string;
+  onPrevious: (() => void) | undefined;
+  onNext: (() => void) | undefined;
+}) {
+  return (
     <nav className="pager" aria-label="Pages">
-      <button type="button" disabled={pages.page < 2} onClick={pages.back}>
+      <button type="button" disabled={!onPrevious} onClick={onPrevious}>
         Previous page
       </button>
-      <span>Page {pages.page}</span>
-      <button type="button" disabled={!nextCursor} onClick={() => nextCursor && pages.forward(nextCursor)}>
+      <span>{label}</span>
+      <button type="button" disabled={!onNext} onClick={onNext}>
         Next page
       </button>
     </nav>

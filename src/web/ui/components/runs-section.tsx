@@ -1,16 +1,23 @@
 import type { ExperimentDetail, RunData, VariationData } from '@assay/client/browser';
 import { keepPreviousData, useQueries } from '@tanstack/react-query';
-import { RUN_STATES, type RunState } from '@assay/contract';
+import { RUN_STATES, type RunState } from '@assay/contract/enums';
 import { useState } from 'react';
 import { queryKeys } from '../query-keys.ts';
 import { runsRefetchInterval } from '../run-polling.ts';
 import { useClient } from '../session.tsx';
+import { PageNav } from './pager.tsx';
 import { RunsTable } from './runs-table.tsx';
 import { QueryView } from './query-view.tsx';
 import { Empty } from './status.tsx';
 import { parseTags } from '../tags.ts';
 
-/** The experiment's runs, all variations or one, kept live by polling. */
+/**
+ * Rows the run table shows at a time: a thousand rows (each with its buttons and links) took the browser
+ * ~0.6 s to render and lay out on a first look; a page of them takes a tenth of that.
+ */
+export const RUN_TABLE_PAGE = 100;
+
+/** The experiment's runs, all variations or one, kept live by polling, a page of rows at a time. */
 export function RunsSection({
   experiment,
   variations,
@@ -23,6 +30,7 @@ export function RunsSection({
   const [state, setState] = useState<RunState | ''>('');
   const [tagText, setTagText] = useState('');
   const [archived, setArchived] = useState(false);
+  const [page, setPage] = useState(0);
   const tags = parseTags(tagText);
   const filters = {
     state: state || undefined,
@@ -61,7 +69,10 @@ export function RunsSection({
           <span>Variation</span>
           <select
             value={String(only)}
-            onChange={(e) => setOnly(e.target.value === 'all' ? 'all' : Number(e.target.value))}
+            onChange={(e) => {
+              setOnly(e.target.value === 'all' ? 'all' : Number(e.target.value));
+              setPage(0);
+            }}
           >
             <option value="all">All variations</option>
             {variations.map((v) => (
@@ -80,7 +91,13 @@ export function RunsSection({
       >
         <label>
           <span>State</span>
-          <select value={state} onChange={(e) => setState(e.target.value as RunState | '')}>
+          <select
+            value={state}
+            onChange={(e) => {
+              setState(e.target.value as RunState | '');
+              setPage(0);
+            }}
+          >
             <option value="">Any state</option>
             {RUN_STATES.map((s) => (
               <option key={s} value={s}>
@@ -94,12 +111,22 @@ export function RunsSection({
           <input
             type="search"
             value={tagText}
-            onChange={(e) => setTagText(e.target.value)}
+            onChange={(e) => {
+              setTagText(e.target.value);
+              setPage(0);
+            }}
             placeholder="e.g. baseline"
           />
         </label>
         <label className="inline">
-          <input type="checkbox" checked={archived} onChange={(e) => setArchived(e.target.checked)} />
+          <input
+            type="checkbox"
+            checked={archived}
+            onChange={(e) => {
+              setArchived(e.target.checked);
+              setPage(0);
+            }}
+          />
           <span>Archived runs too</span>
         </label>
       </form>
@@ -120,8 +147,37 @@ export function RunsSection({
           </Empty>
         }
       >
-        {(data) => <RunsTable runs={data} />}
+        {(data) => <RunsPage runs={data} page={page} setPage={setPage} />}
       </QueryView>
     </section>
+  );
+}
+
+/** One page of the runs, with Previous / Next and which rows these are when there is more than one page. */
+function RunsPage({
+  runs,
+  page,
+  setPage,
+}: {
+  runs: RunData[];
+  page: number;
+  setPage: (page: number) => void;
+}) {
+  const pages = Math.ceil(runs.length / RUN_TABLE_PAGE);
+  // A list that shrank (a filter, a poll) may leave fewer pages than the one shown.
+  const shown = Math.min(page, pages - 1);
+  const from = shown * RUN_TABLE_PAGE;
+  const rows = runs.slice(from, from + RUN_TABLE_PAGE);
+  return (
+    <>
+      <RunsTable runs={rows} all={runs} />
+      {pages > 1 && (
+        <PageNav
+          label={`Runs ${(from + 1).toLocaleString()}–${(from + rows.length).toLocaleString()} of ${runs.length.toLocaleString()}`}
+          onPrevious={shown > 0 ? () => setPage(shown - 1) : undefined}
+          onNext={shown < pages - 1 ? () => setPage(shown + 1) : undefined}
+        />
+      )}
+    </>
   );
 }

@@ -12,9 +12,12 @@ export function runPath(run: { experiment_id: string; n: number; r: number }): s
   return `/experiments/${encodeURIComponent(run.experiment_id)}/variations/${run.n}/runs/${run.r}`;
 }
 
-/** Runs with their state, failure, managed badge, workflow link, recovery chain, and provision and cancel. */
-export function RunsTable({ runs }: { runs: RunData[] }) {
-  const byId = new Map(runs.map((r) => [r.id, r]));
+/**
+ * Runs with their state, failure, managed badge, workflow link, recovery chain, and provision and cancel;
+ * `all`: every run of the list `runs` is a page of, where a recovered run is looked up.
+ */
+export function RunsTable({ runs, all = runs }: { runs: RunData[]; all?: RunData[] }) {
+  const byId = new Map(all.map((r) => [r.id, r]));
   return (
     <TableScroll>
       <table className="runs">

@@ -1,4 +1,4 @@
-import { SEARCH_STRATEGIES, type SearchStrategy } from '@assay/contract';
+import { SEARCH_STRATEGIES, type SearchStrategy } from '@assay/contract/enums';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';

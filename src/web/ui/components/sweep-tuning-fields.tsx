@@ -1,4 +1,4 @@
-import { EARLY_STOPPING_KINDS, GOALS, type Goal } from '@assay/contract';
+import { EARLY_STOPPING_KIND_NAMES, GOALS, type Goal } from '@assay/contract/enums';
 import type { TuningState } from '../sweep-request.ts';
 
 const SPACE_EXAMPLE = [
@@ -91,7 +91,7 @@ export function TuningFields({ state, onChange, needsObjective }: Props & { need
             onChange={(e) => set({ stopping: e.target.value as TuningState['stopping'] })}
           >
             <option value="">none</option>
-            {Object.keys(EARLY_STOPPING_KINDS).map((kind) => (
+            {EARLY_STOPPING_KIND_NAMES.map((kind) => (
               <option key={kind}>{kind}</option>
             ))}
           </select>

@@ -1,4 +1,4 @@
-import { ASSET_KINDS, ASSET_STATES } from '@assay/contract';
+import { ASSET_KINDS, ASSET_STATES } from '@assay/contract/enums';
 import { formatBytes, type AssetData, type AssetState } from '@assay/client/browser';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';

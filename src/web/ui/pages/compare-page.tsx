@@ -1,11 +1,8 @@
 import type { RunData, VariationData } from '@assay/client/browser';
-import {
-  decodeMetricValue,
-  isTerminalRunState,
-  MAX_METRIC_KEYS_PER_QUERY,
-  type RunMetricFigures,
-} from '@assay/contract';
-import { keepPreviousData, useQueries, useQuery, type UseQueryResult } from '@tanstack/react-query';
+import type { RunMetricFigures } from '@assay/contract';
+import { isTerminalRunState } from '@assay/contract/enums';
+import { decodeMetricValue, MAX_METRIC_KEYS_PER_QUERY } from '@assay/contract/metric-values';
+import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
 import { memo, useCallback, useEffect, useMemo, useState } from 'react';
 import { Link, useParams, useSearch } from 'wouter';
 import { ChartControls, preloadChart, type ChartSettings } from '../components/chart-frame.tsx';
@@ -69,17 +66,11 @@ function figureCell(figures: RunMetricFigures | undefined, figure: (typeof FIGUR
 const durationMs = (run: RunData): number | null =>
   run.started_at ? (run.ended_at ? Date.parse(run.ended_at) : Date.now()) - Date.parse(run.started_at) : null;
 
-/**
- * The variations' run lists as one: defined outside the component, so TanStack Query keeps its answer (and
- * the `runs` array in it) the same object while no list changes.
- */
-function combineRunLists(results: Array<UseQueryResult<RunData[]>>) {
-  return {
-    runs: results.flatMap((r) => r.data ?? []),
-    pending: results.some((r) => r.isPending),
-    failed: results.find((r) => r.isError),
-  };
-}
+/** Pages of the experiment's runs list a comparison reads at once (the API's largest page). */
+const RUN_PAGE = 200;
+
+/** The runs in the order the table and the legend list them: by variation, then run number. */
+const byVariationAndNumber = (a: RunData, b: RunData) => a.n - b.n || a.r - b.r;
 
 /**
  * An experiment's runs side by side (a sweep's with `?sweep=`): differing config, state, duration, metrics.
@@ -106,22 +97,25 @@ export function ComparePage() {
   const objective = sweepId
     ? sweep.data?.declaration.objective?.metric
     : sharedObjective(sweeps.data?.items.map((s) => s.declaration.objective?.metric));
-  const runResults = useQueries({
-    queries: (variations.data ?? []).map((v) => ({
-      queryKey: queryKeys.runs(id, v.n),
-      queryFn: () => client.runs.list(id, v.n),
-      refetchInterval: (query: { state: { data?: RunData[] } }) => runsRefetchInterval(query.state.data),
-    })),
-    combine: combineRunLists,
+  // Every variation's runs in one read (a page per 200 runs), sent with the page's first reads: a list per
+  // variation was ten requests for ten variations, queued behind the browser's six connections to the
+  // service ahead of the curves.
+  const runList = useQuery({
+    queryKey: queryKeys.experimentRuns(id),
+    queryFn: async () =>
+      (await allPages((cursor) => client.runs.listForExperiment(id, { limit: RUN_PAGE, cursor }))).sort(
+        byVariationAndNumber,
+      ),
+    refetchInterval: (query) => runsRefetchInterval(query.state.data),
   });
-  const loading = variations.isPending || (sweepId !== null && sweep.isPending) || runResults.pending;
+  const loading = variations.isPending || (sweepId !== null && sweep.isPending) || runList.isPending;
   // The same array until a list changes: the table, the overlay and the scatters are computed from it, and a
   // new one on every render (each of the page's reads renders it) redrew 100 curves and 2,000 cells
   // each time.
   const runs = useMemo(() => {
     const inSweep = sweep.data ? new Set(sweep.data.runs.map((r) => `${r.n}.${r.r}`)) : undefined;
-    return runResults.runs.filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
-  }, [runResults.runs, sweep.data]);
+    return (runList.data ?? []).filter((run) => !inSweep || inSweep.has(`${run.n}.${run.r}`));
+  }, [runList.data, sweep.data]);
   // A run's outputs are complete once it has ended: the listing is read again whenever one more run has
   // ended. A ready output never changes, so each is read once.
   const ended = runs.filter((run) => isTerminalRunState(run.state)).length;
@@ -156,7 +150,6 @@ export function ComparePage() {
   // Logged metrics: every key any run of the experiment logged (one read for all runs), the keys the table
   // shows (the first four until the reader picks), and the key the charts draw. None of these reads waits for
   // the runs: the figures and the curves are asked for while the runs' lists load.
-  useEffect(preloadChart, []);
   const running = runs.some((r) => r.state === 'running');
   const keyList = useQuery({
     queryKey: queryKeys.metricKeys(id),
@@ -196,6 +189,8 @@ export function ComparePage() {
     enabled: !!chartKey,
     notifyOnChangeProps: [],
   });
+  // The chart code after the reads above, so that its two files do not take connections ahead of them.
+  useEffect(preloadChart, []);
 
   // The table's rows, columns and order, computed again only when one of their inputs changed (each read the
   // page makes renders it once more; 100 rows × 20 columns each time kept the main thread busy).
@@ -251,7 +246,7 @@ export function ComparePage() {
       </Link>
     </p>
   );
-  const failed = [variations, sweep].find((q) => q.isError) ?? runResults.failed;
+  const failed = [variations, sweep, runList].find((q) => q.isError);
   let body;
   if (failed) body = <ErrorState error={failed.error} title="Could not load the runs" />;
   else if (loading) body = <Loading what="the runs" />;

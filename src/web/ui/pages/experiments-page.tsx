@@ -1,4 +1,4 @@
-import { EXPERIMENT_STATES } from '@assay/contract';
+import { EXPERIMENT_STATES } from '@assay/contract/enums';
 import type { ExperimentState, ExperimentSummary } from '@assay/client/browser';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';

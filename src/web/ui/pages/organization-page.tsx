@@ -1,4 +1,4 @@
-import { ORGANIZATION_ROLES, type OrganizationRole } from '@assay/contract';
+import { ORGANIZATION_ROLES, type OrganizationRole } from '@assay/contract/enums';
 import type { Member, Organization } from '@assay/client/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';

@@ -1,5 +1,5 @@
 import type { RunData, VariationData } from '@assay/client/browser';
-import { isTerminalRunState } from '@assay/contract';
+import { isTerminalRunState } from '@assay/contract/enums';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'wouter';
 import { LogPane } from '../components/log-pane.tsx';

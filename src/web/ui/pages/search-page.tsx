@@ -1,4 +1,4 @@
-import { SEARCHABLE_ASSET_KINDS } from '@assay/contract';
+import { SEARCHABLE_ASSET_KINDS } from '@assay/contract/enums';
 import type { ScopeHits, SearchHit } from '@assay/client/browser';
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
