@@ -4,6 +4,7 @@
 import type { LaunchConfig } from '@assay/contract';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { chown, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -141,8 +142,10 @@ export class LocalProvider implements ComputeProvider {
     const record = await this.#state.get(idempotencyKey);
     if (!record) return;
     const graceMs = this.#options.graceMs ?? 10_000;
-    // A slot of ours stops the run and lives on; another process's slot only finishes the run in hand.
+    // A slot of ours stops the run and lives on. Another worker's slot (replicas sharing the state dir) is
+    // killed only while it still carries this run: once the run is over it serves someone else's.
     if (record.slot && (await this.#slots?.stop(idempotencyKey, record.pid, graceMs))) return;
+    if (record.slot && !carries(record)) return;
     await killGroup(record.pid, record.startTime, graceMs);
     removeInstanceCgroups(record.cgroups);
   }
@@ -150,6 +153,8 @@ export class LocalProvider implements ComputeProvider {
   #info(key: string, record: LocalInstanceRecord): InstanceInfo {
     const slotState = record.slot ? this.#slots?.state(key, record.pid) : undefined;
     if (slotState) return { provider: 'local', instanceId: `pid-${record.pid}`, state: slotState };
+    if (record.slot && !carries(record))
+      return { provider: 'local', instanceId: `pid-${record.pid}`, state: 'terminated' };
     return info(record);
   }
 
@@ -265,6 +270,14 @@ export function instanceEnv(base: NodeJS.ProcessEnv, req: ProvisionRequest): Rec
   const gpus: Record<string, string> =
     req.gpuIds === undefined ? {} : { CUDA_VISIBLE_DEVICES: req.gpuIds.join(',') };
   return { ...Object.fromEntries(inherited), ...launchEnv(req), ...gpus };
+}
+
+/**
+ * Whether another process's slot still carries the record's run: the slot outlives the run, but the run's
+ * directory leaves the slot when the run is over (local-slots.ts).
+ */
+function carries(record: LocalInstanceRecord): boolean {
+  return record.runDir === undefined || existsSync(record.runDir);
 }
 
 function info(record: LocalInstanceRecord): InstanceInfo {

@@ -63,7 +63,7 @@ export class LocalSlots {
     tenant: string | undefined,
     env: Record<string, string>,
     command: string[],
-  ): Promise<{ pid: number; startTime: string | undefined }> {
+  ): Promise<{ pid: number; startTime: string | undefined; runDir: string }> {
     const free = [...this.#slots].filter((s) => s.free);
     const owner = tenant ?? `once:${key}`;
     let slot =
@@ -98,7 +98,7 @@ export class LocalSlots {
     slot.child.stdin!.write(
       `${JSON.stringify({ kind: 'run', id: key, cwd, env, options: this.#options.runOptions, command })}\n`,
     );
-    return { pid: slot.pid, startTime: slot.startTime };
+    return { pid: slot.pid, startTime: slot.startTime, runDir: cwd };
   }
 
   /** The run's state when `pid` is a slot of ours, else undefined (another process's, or a spawned instance). */

@@ -15,6 +15,8 @@ export type LocalInstanceRecord = {
   cgroups?: string[];
   /** Carried by a slot runner (local-slots.ts): `pid` is the slot's, which outlives the run. */
   slot?: true;
+  /** A slot's run: its directory inside the slot, there until the run is over (then moved out). */
+  runDir?: string;
 };
 
 type State = Record<string, LocalInstanceRecord>;

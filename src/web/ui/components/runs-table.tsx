@@ -65,9 +65,11 @@ function RunRow({ run, recovers }: { run: RunData; recovers: RunData | undefined
   return (
     <tr data-run={`${run.n}.${run.r}`}>
       <td>
-        <Link href={runPath(run)}>
-          {run.n}.{run.r}
-        </Link>
+        <span className="run-id">
+          <Link href={runPath(run)}>
+            {run.n}.{run.r}
+          </Link>
+        </span>
         {run.managed && <span className="badge managed">managed</span>}
         {run.recovers_run_id && (
           <div className="muted">
