@@ -112,6 +112,13 @@ describe('assay server --workers 2', () => {
       },
       ['--workers', '2'],
     );
+    // Ready means a worker answers; the primary's one line comes once every worker listens and its own
+    // background work started.
+    await eventually(
+      async () => server.process.output().includes('Assay listening on'),
+      30_000,
+      'the primary says it is listening',
+    );
     admin = server.bootstrapKey!;
     assert.ok(admin, 'the primary bootstraps the admin once');
     url = server.url;
