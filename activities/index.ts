@@ -72,6 +72,20 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
     return snapshot((await orchestrated(() => api.getRun(runId))).run);
   }
 
+  /**
+   * The instance's state once it is terminated, so the run no longer shows the state provisioning recorded
+   * ("running") ever after: `preempted` when the provider says it was taken back, else `terminated`.
+   */
+  async function recordEndedInstance(runId: string, workflowId: string, recorded: RunData['instance']) {
+    const { provider: kind, instance_id: instanceId } = recorded ?? {};
+    if (typeof kind !== 'string' || typeof instanceId !== 'string') return;
+    // A failed status check says nothing here either: the terminate above succeeded.
+    const after = await provider.describe(workflowId).catch(() => undefined);
+    const state = after?.state === 'preempted' ? 'preempted' : 'terminated';
+    if (recorded?.state === state) return;
+    await orchestrated(() => api.recordInstance(runId, { provider: kind, instance_id: instanceId, state }));
+  }
+
   async function outputsOf(input: { runId: string; timeoutMs: number; pollMs: number }) {
     const context = Context.current();
     const deadline = Date.now() + input.timeoutMs;
@@ -284,12 +298,14 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
         await provider.terminate(input.workflowId);
         // The revocation and the read need no order: a run that a late runner ended between them stays as it
         // ended, since failRun answers a terminal run's own state.
-        let [, run] = await Promise.all([
+        const [, current] = await Promise.all([
           orchestrated(() => api.revokeWorkerKeys(input.runId)),
-          readRun(input.runId),
+          orchestrated(() => api.getRun(input.runId)),
           // After the instance is gone, so its GPUs are free when the next run gets them.
           input.releaseSlot ? orchestrated(() => api.releaseSlot(input.runId)) : undefined,
         ]);
+        await recordEndedInstance(input.runId, input.workflowId, current.run.instance);
+        let run = snapshot(current.run);
         if (!isTerminalRunState(run.state))
           run = snapshot(
             await orchestrated(() =>

@@ -183,6 +183,12 @@ export async function list(values: ListOptions): Promise<number> {
     printJson(page.items);
     return 0;
   }
+  // Unlike experiments and search, the assets list is not narrowed by the scope: it says so.
+  process.stderr.write(
+    experimentId
+      ? `assets of experiment ${experimentId}\n`
+      : 'assets in every scope you can see (the configured organization does not narrow this list; --experiment does)\n',
+  );
   printTable(page.items, [
     ['ID', (a) => a.id],
     ['KIND', (a) => a.kind],

@@ -1,6 +1,6 @@
 // `assay runs compare EXP [--sweep S] [--keys k1,k2]`: an experiment's runs side by side, each with the
 // config values that differ between them and its metrics' last values, from the experiment-wide endpoints
-// (the variations, each variation's runs, GET /experiments/{id}/metrics, a sweep's runs and objective).
+// (the variations, GET /experiments/{id}/runs, GET /experiments/{id}/metrics, a sweep's runs and objective).
 import type { RunMetricFigures, VariationData } from '../client/index.ts';
 import { MAX_METRIC_KEYS_PER_QUERY } from '@assay/contract/metric-values';
 import { openClient } from './cli-client.ts';
@@ -20,8 +20,8 @@ export const DEFAULT_DIGITS = 5;
 const DEFAULT_KEY_COUNT = 4;
 /** Config columns at most; the JSON form has every differing value. */
 const MAX_CONFIG_COLUMNS = 8;
-/** Runs lists read at once (one request per variation). */
-const CONCURRENCY = 8;
+/** Runs read a page at a time (the endpoint's most). */
+const PAGE_LIMIT = 200;
 
 /** One run of the comparison: the `--json` form's items. */
 export interface ComparedRun {
@@ -82,13 +82,16 @@ export async function buildComparison(experimentId: string, values: CompareOptio
     values.sweep === undefined ? undefined : client.sweeps.get(experimentId, values.sweep),
   ]);
   const objective = sweep?.declaration.objective ?? null;
-  let runs: Array<{ n: number; r: number; id: string; state: string }>;
-  if (sweep) {
-    runs = sweep.runs.map((run) => ({ n: run.n, r: run.r, id: run.id, state: run.state }));
-  } else {
-    const lists = await mapLimit(variations, CONCURRENCY, (v) => client.runs.list(experimentId, v.n));
-    runs = lists.flat().map((run) => ({ n: run.n, r: run.r, id: run.id, state: run.state }));
-  }
+  // One experiment-wide list, archived runs left out (as the compare page does); a sweep keeps its own.
+  const listed: Array<{ n: number; r: number; id: string; state: string }> = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.runs.listForExperiment(experimentId, { limit: PAGE_LIMIT, cursor });
+    listed.push(...page.items.map((run) => ({ n: run.n, r: run.r, id: run.id, state: run.state })));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  const inSweep = sweep && new Set(sweep.runs.map((run) => run.id));
+  const runs = inSweep ? listed.filter((run) => inSweep.has(run.id)) : listed;
   runs.sort((a, b) => a.n - b.n || a.r - b.r);
 
   let keys = asked ?? (await defaultKeys(client, experimentId));
@@ -179,17 +182,4 @@ export function differingPaths(configs: ReadonlyArray<Record<string, unknown>>):
   return [...paths]
     .filter((path) => new Set(configs.map((c) => JSON.stringify(c[path] ?? null))).size > 1)
     .sort();
-}
-
-async function mapLimit<T, U>(items: readonly T[], limit: number, f: (item: T) => Promise<U>): Promise<U[]> {
-  const results: U[] = new Array<U>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await f(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

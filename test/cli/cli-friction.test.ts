@@ -286,6 +286,22 @@ describe('CLI: runs compare', () => {
       count: 2,
     });
 
+    // An archived run leaves the comparison (kept: --archived lists it).
+    assert.equal((await cli(['runs', 'update', id, '2', '2', '--archive'])).code, 0);
+    const archived = await cli(['runs', 'compare', id]);
+    assert.equal(archived.code, 0, archived.stderr);
+    assert.deepEqual(
+      archived.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(/\s+/).slice(0, 4)),
+      [
+        ['1', 'base', '1', 'running'],
+        ['2', 'small-lr', '1', 'running'],
+      ],
+    );
+
     const bad = await cli(['runs', 'compare', id, '--digits', '0']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /whole number from 1 to 17/);
@@ -332,6 +348,13 @@ describe('CLI: runs compare', () => {
     assert.deepEqual(
       [json.sweep_id, json.objective, json.keys[0]],
       [sweepId, { metric: 'val_loss', goal: 'minimize' }, 'val_loss'],
+    );
+    // Archiving a sweep's run takes it out of the sweep's comparison too.
+    assert.equal((await cli(['runs', 'update', id, '2', '1', '--archive'])).code, 0);
+    const rest = await cliJson(['runs', 'compare', id, '--sweep', sweepId], { home, env });
+    assert.deepEqual(
+      rest.runs.map((r: any) => [r.n, r.r]),
+      [[1, 1]],
     );
   });
 });
@@ -441,6 +464,15 @@ describe('CLI: organizations, and the scope of lists and searches', () => {
       JSON.parse(lab.stdout).map((e: any) => e.name),
       ['lab-exp'],
     );
+
+    // The assets list is not narrowed by the scope: it says what it lists instead of leaving it to guess.
+    const assets = await runCli(['assets', 'list'], { home, env });
+    assert.equal(assets.code, 0, assets.stderr);
+    assert.equal(
+      assets.stderr,
+      'assets in every scope you can see (the configured organization does not narrow this list; --experiment does)\n',
+    );
+    assert.match(assets.stdout, /warmup notes/);
 
     const empty = await runCli(['search', 'warmup'], { home, env });
     assert.equal(empty.code, 0, empty.stderr);

@@ -108,5 +108,27 @@ describe('assay run: labels and the program’s repository', () => {
     assert.equal(env.git_branch, 'exp/warmup');
     assert.equal(env.git_remote, 'https://git.example.com/lab/training-code.git');
     assert.doesNotMatch(JSON.stringify(env), /ghp_secret|alice/);
+
+    // A tracked file changed since the commit: dirty.
+    await writeFile(path.join(repo, 'scripts/train.sh'), 'echo training harder\n');
+    const dirty = await assay(['--', 'bash', path.join(repo, 'scripts/train.sh')]);
+    assert.equal(dirty.code, 0, dirty.stderr);
+    const dirtyEnv = (await client.runs.get(experimentId, 1, runNumber(dirty.stderr))).environment as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual([dirtyEnv.git_commit, dirtyEnv.git_dirty], [git('rev-parse', 'HEAD'), true]);
+
+    // A program in no repository (a command on PATH, run from a directory outside any): no git fields at
+    // all, never Assay's own repository's.
+    const outside = await assay(['--', 'true']);
+    assert.equal(outside.code, 0, outside.stderr);
+    const outsideEnv = (await client.runs.get(experimentId, 1, runNumber(outside.stderr)))
+      .environment as Record<string, unknown>;
+    assert.deepEqual(
+      Object.keys(outsideEnv).filter((k) => k.startsWith('git_')),
+      [],
+    );
+    assert.equal(outsideEnv.cwd, await realpath(home));
   });
 });

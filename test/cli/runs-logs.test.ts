@@ -99,6 +99,28 @@ describe('assay runs logs', () => {
     );
   });
 
+  it('--follow --stream stderr follows only the stderr lines, past stdout-only chunks, until the run ends', async () => {
+    const run = await runningRun(t, key, experimentId);
+    await append(run.path, 1, 3); // line 3 on stderr
+    const { child, result } = spawnCli(
+      ['runs', 'logs', experimentId, '1', run.path.split('/').pop()!, '--follow', '--stream', 'stderr'],
+      { home, env: env() },
+    );
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d));
+    await waitFor('the first stderr line', () => (err === 'line 3\n' ? true : undefined), 30_000);
+    await append(run.path, 4, 2); // stdout only: nothing to print, the follow goes on
+    await append(run.path, 6, 4); // line 6 and line 9 on stderr
+    await waitFor(
+      'the next stderr lines',
+      () => (err === 'line 3\nline 6\nline 9\n' ? true : undefined),
+      30_000,
+    );
+    assert.equal((await t.as(key).post(`${run.path}/succeed`)).status, 200);
+    const done = await result;
+    assert.deepEqual([done.code, done.stdout, done.stderr], [0, '', 'line 3\nline 6\nline 9\n']);
+  });
+
   it('says where the cap dropped lines', async () => {
     const run = await runningRun(t, key, experimentId);
     // 20 chunks of 10 lines of 10,000 bytes: the first 5 and the last 5 are kept, 100 lines dropped.

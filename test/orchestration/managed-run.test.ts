@@ -45,6 +45,8 @@ describe('managed runs', () => {
     assert.equal(detail.managed, true);
     assert.equal(detail.workflow_id, provisioned.body.workflow_id);
     assert.equal(detail.instance.provider, 'local');
+    // The conclusion records the instance's final state: the run page never shows it "running" again.
+    assert.equal(detail.instance.state, 'terminated');
     assert.equal(detail.environment === null, false, 'the runner reported its environment');
     const assets = await m
       .svc()

@@ -128,7 +128,7 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
       assert.equal((await t.as(key).patch(run.path, { name: '' })).body.name, null, '"" clears the name');
     });
 
-    it('PATCH: a worker key is refused 403 worker_key_restricted, another user gets 404, an unknown run 404', async () => {
+    it('PATCH: a worker key is refused 403 worker_key_restricted, a key without runs:write 403, another user gets 404, an unknown run 404', async () => {
       const e = await committedExperiment(t, key);
       const run = await createRun(t, key, e.id);
       const minted = await t.as(key).post('/api-keys', {
@@ -142,10 +142,22 @@ for (const backend of ['PGlite', 'PostgreSQL'] as const) {
       assert.deepEqual([byWorker.status, byWorker.body.error.code], [403, 'worker_key_restricted']);
       const created = await t.as(minted.body.key).post(runsOf(e.id), { name: 'x' });
       assert.deepEqual([created.status, created.body.error.code], [403, 'worker_key_restricted']);
+      // A person's key without runs:write may read the run, not relabel or archive it.
+      const reader = await t.as(key).post('/api-keys', {
+        description: 'read only',
+        scopes: ['experiments:read', 'runs:read'],
+      });
+      assert.equal(reader.status, 201, JSON.stringify(reader.body));
+      assert.equal((await t.as(reader.body.key).get(run.path)).status, 200);
+      for (const change of [{ name: 'read-only' }, { archived: true }]) {
+        const byReader = await t.as(reader.body.key).patch(run.path, change);
+        assert.deepEqual([byReader.status, byReader.body.error.code], [403, 'insufficient_scope']);
+      }
       const byOther = await t.as(other).patch(run.path, { name: 'theirs' });
       assert.deepEqual([byOther.status, byOther.body.error.code], [404, 'not_found']);
       assert.equal((await t.as(key).patch(`${runsOf(e.id)}/99`, { name: 'x' })).status, 404);
-      assert.equal((await t.as(key).get(run.path)).body.name, null, 'no refused change was stored');
+      const after = (await t.as(key).get(run.path)).body;
+      assert.deepEqual([after.name, after.archived_at], [null, null], 'no refused change was stored');
     });
 
     it("filters a variation's runs by state and by tag (every tag), and leaves archived runs out unless asked", async () => {

@@ -73,7 +73,16 @@ describe('web UI in Chromium: the scope of lists and searches', () => {
         assert.equal(await scopeNote(page).innerText(), 'Experiments in organization ML Lab (ml-lab)');
         await page.locator('table.experiments').getByText('lab experiment').waitFor();
         await screenshot(page, `scope-experiments-lab-${suffix}`);
+        // The assets list is not narrowed by the scope, and says so; its experiment filter is.
+        await page.getByRole('link', { name: 'Assets', exact: true }).click();
+        await page.locator('main .scope-note', { hasText: 'ML Lab' }).waitFor();
+        assert.equal(
+          await scopeNote(page).innerText(),
+          'Assets in every scope you can see; the experiment filter offers the experiments of organization ML Lab (ml-lab)',
+        );
         await page.getByLabel('Scope').selectOption('personal');
+        await page.locator('main .scope-note', { hasText: 'your personal scope' }).waitFor();
+        await page.getByRole('link', { name: 'Experiments', exact: true }).click();
         await page.locator('main .scope-note[data-scope="personal"]').waitFor();
 
         await page.getByRole('link', { name: 'Search', exact: true }).click();

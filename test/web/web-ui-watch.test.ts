@@ -567,7 +567,7 @@ describe('web UI in Chromium: watching a run', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('shows a managed run’s instance as ended once the run has, not as its last recorded “running”', async () => {
+  it('shows a managed run’s instance as ended once the run has, not as its last recorded “running”, then its final state', async () => {
     const { page } = session;
     const run = await must('post', `/experiments/${experimentId}/variations/1/runs`);
     const provisioned = await api().post(`${runUrl(1, run.r)}/provision`);
@@ -591,6 +591,16 @@ describe('web UI in Chromium: watching a run', () => {
     await state.locator('.badge', { hasText: 'ended' }).waitFor();
     assert.match(await state.innerText(), /ended with the run at .*\(last recorded: running\)/);
     assert.match(await page.locator('.instance-facts').innerText(), /local-1234/);
+    // The saga's conclusion records the final state (test/orchestration/managed-run.test.ts): shown as it is.
+    const ended = await t.as(orchestratorKey).put(`/orchestrator/runs/${run.id}/instance`, {
+      provider: 'local',
+      instance_id: 'local-1234',
+      state: 'terminated',
+    });
+    assert.equal(ended.status, 200, JSON.stringify(ended.body));
+    await page.reload();
+    await state.locator('.badge', { hasText: 'terminated' }).waitFor();
+    assert.doesNotMatch(await state.innerText(), /running/);
 
     const phone = await newSession(browser, dialogs, PHONE);
     await signIn(phone.page, t as never, user.key);

@@ -4,6 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useComponentDownload } from '../asset-download.ts';
 import { AssetUpload } from '../components/asset-upload.tsx';
+import { scopeLabel } from '../components/scope-note.tsx';
 import { useCursorPages } from '../components/pager.tsx';
 import { QueryView, TableScroll } from '../components/query-view.tsx';
 import { Empty, ErrorState, StateBadge } from '../components/status.tsx';
@@ -83,6 +84,13 @@ export function AssetsPage() {
           </select>
         </label>
       </form>
+      {/* The header's scope narrows the experiment filter's choices, not the list: said, not left to guess. */}
+      <p className="hint scope-note" data-scope="all">
+        Assets in <strong>every scope you can see</strong>
+        {experiments.data && (
+          <>; the experiment filter offers the experiments of {scopeLabel(experiments.data.scope)}</>
+        )}
+      </p>
       <QueryView
         query={list}
         what="assets"
