@@ -6,10 +6,13 @@
 //   (b) Optuna's loop starting the training script as a process per trial, reading its metrics lines and
 //       stopping pruned trials with SIGTERM (the shape of a W&B agent or a Katib trial);
 //   (c) Assay: `assay server` (embedded default, or PostgreSQL with --postgres), the `local` provider, the
-//       sweep created through the API and polled until done, at concurrency 1 and 2.
+//       sweep created through the API and polled until done, at concurrency 1 and 2;
+//   (d) the same with examples/train_digits_sdk.py, the task written with the Python SDK (--task file,sdk,
+//       the default; the two take turns sweep by sweep).
 // Each with random search, random + early stopping and TPE + early stopping, over --seeds (medians).
 // Run: node bench/sweeps.ts [--trials 32] [--epochs 20] [--seeds 7,8,9] [--quick]
-//        [--strategies random,tpe] [--skip-assay] [--skip-baselines] [--postgres] [--python PATH] [--task file|sdk]
+//        [--strategies random,tpe] [--skip-assay] [--skip-baselines] [--postgres] [--python PATH]
+//        [--task file,sdk] [--sdk-python PATH]
 // (--quick: 8 trials of 5 epochs, one seed, concurrency 1, about a minute, printed and not written;
 // --strategies list: Assay runs bench-drawn points as a list sweep, for a tree without searching sweeps.)
 import { execFileSync } from 'node:child_process';
@@ -44,9 +47,10 @@ const { values } = parseArgs({
     'skip-baselines': { type: 'boolean', default: false },
     postgres: { type: 'boolean', default: false },
     python: { type: 'string', default: path.resolve(import.meta.dirname, '../.venv/bench/bin/python') },
-    // sdk: Assay's trials run examples/train_digits_sdk.py (the Python SDK's version of the task); give a
-    // --python with the SDK installed (scripts/setup-python-sdk.sh makes .venv-sdk).
-    task: { type: 'string', default: 'file' },
+    // sdk: Assay's trials run examples/train_digits_sdk.py (the Python SDK's version of the task) with
+    // --sdk-python, which has the SDK and scikit-learn (scripts/setup-python-sdk.sh makes .venv-sdk).
+    task: { type: 'string', default: 'file,sdk' },
+    'sdk-python': { type: 'string', default: path.resolve(import.meta.dirname, '../.venv-sdk/bin/python') },
   },
 });
 const quick = values.quick;
@@ -55,9 +59,10 @@ const epochs = quick ? 5 : Number(values.epochs);
 const seeds = (quick ? '7' : values.seeds).split(',').map(Number);
 const strategies = values.strategies.split(',') as SweepCase['strategy'][];
 const python = values.python;
-if (values.task !== 'file' && values.task !== 'sdk')
-  throw new Error(`--task is file or sdk, not ${values.task}`);
-const task: Task = values.task;
+const tasks = values.task.split(',') as Task[];
+for (const task of tasks)
+  if (task !== 'file' && task !== 'sdk') throw new Error(`--task lists file and/or sdk, not ${task}`);
+const pythonFor = (task: Task) => (task === 'sdk' ? values['sdk-python'] : python);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /**
@@ -132,42 +137,47 @@ async function assaySweeps(): Promise<{ rows: Row[]; phases: string[] }> {
       for (const seed of concurrency === 1 ? seeds : seeds.slice(0, 1))
         cases.push({ strategy, earlyStopping: true, concurrency, seed, trials, epochs });
   const svc = await startService();
-  const outcomes: { c: SweepCase; outcome: SweepOutcome | Error }[] = [];
+  const outcomes: { c: SweepCase; task: Task; outcome: SweepOutcome | Error }[] = [];
   try {
-    for (const c of cases) {
-      const label = `${c.strategy}${c.earlyStopping ? ' + asha' : ''} c${c.concurrency} seed ${c.seed}`;
-      // Generous: 20 s a trial besides its epochs; a sweep that never ends is reported, not waited on.
-      const timeoutMs = c.trials * (20_000 + c.epochs * 2_000);
-      const outcome = await runSweep(
-        svc,
-        c,
-        python,
-        (s) => log(`${label}: ${JSON.stringify(s.progress)}`),
-        timeoutMs,
-        task,
-      ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-      log(
-        `${label}: ${outcome instanceof Error ? outcome.message : `${(outcome.wallMs / 1000).toFixed(1)} s`}`,
-      );
-      outcomes.push({ c, outcome });
-    }
+    for (const c of cases)
+      for (const task of tasks) {
+        const label = `${task} ${c.strategy}${c.earlyStopping ? ' + asha' : ''} c${c.concurrency} seed ${c.seed}`;
+        // Generous: 20 s a trial besides its epochs; a sweep that never ends is reported, not waited on.
+        const timeoutMs = c.trials * (20_000 + c.epochs * 2_000);
+        const outcome = await runSweep(
+          svc,
+          c,
+          pythonFor(task),
+          (s) => log(`${label}: ${JSON.stringify(s.progress)}`),
+          timeoutMs,
+          task,
+        ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+        log(
+          `${label}: ${outcome instanceof Error ? outcome.message : `${(outcome.wallMs / 1000).toFixed(1)} s`}`,
+        );
+        outcomes.push({ c, task, outcome });
+      }
   } finally {
     await svc.stop();
   }
   return assayRows(outcomes);
 }
 
-function assayRows(outcomes: { c: SweepCase; outcome: SweepOutcome | Error }[]) {
+function assayRows(outcomes: { c: SweepCase; task: Task; outcome: SweepOutcome | Error }[]) {
   const rows: Row[] = [];
   const phases: string[] = [];
-  const keyOf = (c: SweepCase) => `${c.strategy}/${c.earlyStopping}/${c.concurrency}`;
-  for (const key of [...new Set(outcomes.map((o) => keyOf(o.c)))]) {
-    const group = outcomes.filter((o) => keyOf(o.c) === key);
-    const { c } = group[0]!;
+  const keyOf = (o: { c: SweepCase; task: Task }) =>
+    `${o.task}/${o.c.strategy}/${o.c.earlyStopping}/${o.c.concurrency}`;
+  for (const key of [...new Set(outcomes.map(keyOf))]) {
+    const group = outcomes.filter((o) => keyOf(o) === key);
+    const { c, task } = group[0]!;
     const done = group.flatMap((o) => (o.outcome instanceof Error ? [] : [o.outcome]));
     const errors = group.flatMap((o) => (o.outcome instanceof Error ? [o.outcome.message] : []));
     rows.push({
-      setup: `(c) Assay, concurrency ${c.concurrency}`,
+      setup:
+        task === 'sdk'
+          ? `(d) Assay, SDK script, concurrency ${c.concurrency}`
+          : `(c) Assay, concurrency ${c.concurrency}`,
       sampler: c.strategy,
       stopping: c.earlyStopping,
       concurrency: c.concurrency,
@@ -182,7 +192,7 @@ function assayRows(outcomes: { c: SweepCase; outcome: SweepOutcome | Error }[]) 
     if (done[0])
       phases.push(
         phaseTable(
-          `Assay ${c.strategy}${c.earlyStopping ? ' + ASHA' : ''}, concurrency ${c.concurrency}, seed ${c.seed}`,
+          `Assay${task === 'sdk' ? ' (SDK script)' : ''} ${c.strategy}${c.earlyStopping ? ' + ASHA' : ''}, concurrency ${c.concurrency}, seed ${c.seed}`,
           done[0],
           c.concurrency,
         ),

@@ -14,6 +14,7 @@ const order = [
   'python-sdk',
   'managed-runs',
   'sweeps',
+  'sweeps-sdk',
   'cancel-latency',
   'search',
   'uploads',

@@ -88,8 +88,13 @@ export function ratioLines(rows: Row[]): string[] {
         lines.push(
           `- ${name}: Assay at concurrency 2 / 1 wall time ${ratio(median(c2.wallS), median(c1.wallS))}.`,
         );
+      const d1 = find(rows, '(d)', sampler, stopping, 1);
+      if (c1 && d1)
+        lines.push(
+          `- ${name}: Assay at concurrency 1, the SDK's script / the metrics file's: wall time ${ratio(median(d1.wallS), median(c1.wallS))}, trial-epochs ${median(d1.trialEpochs)} vs ${median(c1.trialEpochs)}, best ${median(d1.best).toFixed(4)} vs ${median(c1.best).toFixed(4)}.`,
+        );
     }
-  for (const setup of ['(a)', '(b)', '(c)']) {
+  for (const setup of ['(a)', '(b)', '(c)', '(d)']) {
     const full = find(rows, setup, 'random', false) ?? find(rows, setup, 'list', false);
     const asha = find(rows, setup, 'random', true);
     const tpe = find(rows, setup, 'tpe', true);
