@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -14,7 +15,6 @@ from double import CannedServer
 
 import assay
 from assay._config import describe_source, resolve_settings, resolve_settings_from_file
-from assay._retry import retry_transient
 
 KEY = "sk_user_conformance"
 
@@ -196,30 +196,47 @@ def test_requests(case: dict[str, Any], home: Path) -> None:
 
 
 @pytest.mark.parametrize("case", load("metric-delivery.json"), ids=ids(load("metric-delivery.json")))
-def test_metric_delivery(case: dict[str, Any], home: Path) -> None:
-    expect = case["expect"]
-    points = [{"key": "loss", "step": 0, "value": 0.5}]
-    with CannedServer(case["responses"]) as server, canned_client(server.url) as client:
-
-        def deliver() -> None:
-            # As the run's metric sender delivers a batch: retried while transient, else dropped.
-            try:
-                retry_transient(lambda: client.runs.log_metrics("e1", 1, 1, points), case["retry_for"])
-            except assay.ServiceError as error:
-                raise assay.MetricsError(len(points), error) from error
-
-        if expect.get("stored"):
-            deliver()
-        else:
-            with pytest.raises(assay.ServiceError) as raised:
-                deliver()
-            assert type(raised.value).__name__ == expect["error"]
-            assert isinstance(raised.value, assay.MetricsError) and raised.value.dropped == expect["dropped"]
-            assert type(raised.value.__cause__).__name__ == expect["cause"]
-        assert len(server.requests) == expect["attempts"]
-        assert {(r.method, r.path) for r in server.requests} == {
-            ("POST", "/experiments/e1/variations/1/runs/1/metrics")
+def test_metric_delivery(
+    case: dict[str, Any], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The case's expectation, unless it says this client differs on purpose.
+    expect = (case.get("expect_by_client") or {}).get("python") or case["expect"]
+    with CannedServer(case["responses"]) as server:
+        # A run handle as a script under `assay run` gets it (attached: no request before the first batch),
+        # delivering through the same sender as any run.log.
+        env = {
+            "ASSAY_EXPERIMENT_ID": "e1",
+            "ASSAY_VARIATION": "1",
+            "ASSAY_RUN": "1",
+            "SERVICE_SERVER_URL": server.url,
+            "SERVICE_API_KEY": KEY,
+            "ASSAY_SPOOL_DIR": str(tmp_path / "spool"),
         }
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        for name in ("ASSAY_CONFIG_FILE", "ASSAY_MODE", "ASSAY_MAX_BUFFERED_POINTS"):
+            monkeypatch.delenv(name, raising=False)
+        sigterm = signal.getsignal(signal.SIGTERM)
+        run = assay.init()
+        try:
+            run.log({"loss": 0.5}, step=0)
+            if expect.get("stored"):
+                assert run.flush(timeout=60) is True
+            else:
+                with pytest.raises(assay.ServiceError) as raised:
+                    run.flush(timeout=60)
+                assert type(raised.value).__name__ == expect["error"]
+                assert isinstance(raised.value, assay.MetricsError)
+                assert raised.value.dropped == expect["dropped"]
+                assert type(raised.value.__cause__).__name__ == expect["cause"]
+        finally:
+            run.finish()
+            signal.signal(signal.SIGTERM, sigterm)
+        assert len(server.requests) == expect["attempts"]
+        for request in server.requests:
+            assert (request.method, request.path) == ("POST", "/experiments/e1/variations/1/runs/1/metrics")
+            assert [(p["key"], p["step"], p["value"]) for p in request.body["metrics"]] == [("loss", 0, 0.5)]
+        assert list((tmp_path / "spool").glob("*.db")) == []
 
 
 # --- against the real service ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import {
   METRIC_KEY_PATTERN,
 } from '@assay/contract/metric-values';
 import type { MetricPointInput } from '@assay/contract';
-import { APIConnectionError, MetricsError, ServerError } from '../core/errors.ts';
+import { APIConnectionError, APIError, MetricsError, ServerError } from '../core/errors.ts';
 
 /** How a run handle batches and retries its metric points; every field has a default. */
 export interface MetricsOptions {
@@ -16,8 +16,8 @@ export interface MetricsOptions {
   /** Seconds a point may wait for a batch to fill before it is sent anyway; default 1. */
   flushInterval?: number;
   /**
-   * Seconds one batch keeps being retried while the service is unreachable or answers 5xx (with backoff from
-   * 0.5 s up to 10 s) before it and the points behind it are dropped; default 300.
+   * Seconds one batch keeps being retried while the service is unreachable or answers 5xx, 408 or 429 (with
+   * backoff from 0.5 s up to 10 s) before it and the points behind it are dropped; default 300.
    */
   retryFor?: number;
 }
@@ -27,6 +27,8 @@ const DEFAULT_RETRY_FOR_S = 300;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 10_000;
 const KEY = new RegExp(METRIC_KEY_PATTERN);
+/** Answers that say "not now" rather than "never": a request timeout and rate limiting. */
+const TRANSIENT_STATUSES = new Set([408, 429]);
 
 /** A point's own time: a Date, an ISO 8601 string, or milliseconds since the epoch. */
 export type MetricTime = Date | string | number;
@@ -57,7 +59,7 @@ function isoTime(time: MetricTime): string {
 /**
  * Points wait until a batch is full or `flushInterval` has passed since the oldest, then go in one request;
  * while a request is in flight the next points wait for it, so requests never overlap. A batch that meets a
- * connection error or a 5xx is sent again after a backoff (the service keeps one point per key and step, so a
+ * connection error, a 5xx, a 408 or a 429 is sent again after a backoff (the service keeps one point per key and step, so a
  * repeat makes no duplicates); any other answer drops it. A dropped batch becomes a MetricsError that the
  * next call throws.
  */
@@ -173,7 +175,10 @@ export class MetricBuffer {
         await this.#send(batch);
         return;
       } catch (error) {
-        const transient = error instanceof APIConnectionError || error instanceof ServerError;
+        const transient =
+          error instanceof APIConnectionError ||
+          error instanceof ServerError ||
+          (error instanceof APIError && TRANSIENT_STATUSES.has(error.statusCode));
         if (!transient || Date.now() + delay > deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }

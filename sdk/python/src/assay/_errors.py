@@ -110,8 +110,10 @@ class APITimeoutError(APIConnectionError):
 
 
 class MetricsError(ServiceError):
-    """Metric points a run could not deliver: the service refused a batch (a 4xx), or kept failing
-    (unreachable, 5xx) longer than the sender retries. ``dropped`` points were discarded with it."""
+    """Metric points the service refused (a 4xx other than 408 and 429, e.g. 409 ``run_ended``), raised by
+    ``Run.flush()``; ``dropped`` counts them and ``__cause__`` is the service's answer. Points the service
+    could not be reached with are never dropped: they wait in the spool (the TypeScript client instead gives
+    up on them after ``retryFor``, raising this too)."""
 
     def __init__(self, dropped: int, cause: BaseException) -> None:
         code = f" ({cause.code})" if isinstance(cause, APIError) else ""

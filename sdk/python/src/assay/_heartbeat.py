@@ -38,10 +38,11 @@ class Liveness:
         for t in self._threads:
             t.start()
 
-    def stop(self) -> None:
-        """No further beats; the poll in flight is abandoned (its thread is a daemon)."""
+    def stop(self, timeout: float = 10.0) -> None:
+        """No further beats; the poll in flight is abandoned (its thread is a daemon), and so is a beat still
+        in flight after ``timeout`` (an answer after this changes nothing: ``_fire`` checks ``_stopped``)."""
         self._stopped.set()
-        self._threads[0].join(timeout=10)
+        self._threads[0].join(timeout=timeout)
 
     def _fire(self, reason: Optional[str]) -> None:
         with self._fired:

@@ -3,8 +3,8 @@ auth, JSON in and out, the per-request timeout, and every non-2xx mapped to its 
 
 No retries and no backoff here, as SPEC section 8 and the TypeScript client have it: a call is one request,
 so a caller never repeats a non-idempotent write by surprise. What may be repeated is decided where it is
-safe: the run's metric sender retries transient failures (assay._retry), since the service keeps one point
-per (run, key, step)."""
+safe: the run's metric sender retries transient failures (assay._metric_logger, from its spool), since the
+service keeps one point per (run, key, step)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ from . import _checkpoint
 from ._config import Settings, inspect_settings, resolve_settings
 from ._environment import snapshot
 from ._errors import ConfigError, ConflictError
-from ._metric_logger import MetricSender, MetricsPoster
+from ._metric_logger import MetricSender, MetricsPoster, max_buffered_points
 from ._paths import path as url_path
 from ._spool import Spool, spool_dir
 from ._transport import Transport
@@ -55,7 +55,6 @@ DEFAULT_HEARTBEAT_S = 30.0
 _KEY = re.compile(r"^[A-Za-z0-9_./:-]([A-Za-z0-9_./: -]*[A-Za-z0-9_./:-])?$")
 _MAX_KEY_LENGTH = 250
 _MAX_STEP = 2**53 - 1
-_WAKE_AT_ENTRIES = 10_000
 _SEND_TIMEOUT_S = 15.0
 
 
@@ -99,6 +98,7 @@ class Run:
         heartbeat_s: float,
         flush_timeout_s: float,
         run_config: Optional[dict[str, Any]] = None,
+        max_points: Optional[int] = None,
     ) -> None:
         self.mode = mode
         self.experiment_id = experiment_id
@@ -124,7 +124,9 @@ class Run:
             if transport is not None
             else None
         )
-        self._sender = MetricSender(self._poster, self._open_spool)
+        self._sender = MetricSender(
+            self._poster, self._open_spool, max_points=max_points or max_buffered_points()
+        )
         self._buffer = self._sender.buffer
         self._http: Optional[httpx.Client] = None
         self._liveness: Optional[Any] = None
@@ -144,7 +146,16 @@ class Run:
         at once (a background thread sends them). Values are numbers (anything ``float()`` takes: numpy and
         0-d tensors too), NaN and ±Infinity included; one that is not is dropped with a warning. Without
         ``step`` a call takes the step after the previous call's (0 for the first). A key and step logged
-        again replaces the earlier value. Raises ValueError for a bad key or step (nothing is kept then)."""
+        again replaces the earlier value. Raises ValueError for a bad key or step (nothing is kept then), and
+        RuntimeError once the run has ended (``finish()``, ``fail()``): the points could not be stored.
+
+        At most ASSAY_MAX_BUFFERED_POINTS points wait in memory: past half of it the sender thread moves them
+        to the spool, and a loop that outruns it writes them there itself, in this call, at the bound."""
+        if self._finished:
+            raise RuntimeError(
+                f"run.log() after the run ended (finish() or fail() was called): run {self.r} takes no more"
+                " points; log before ending it"
+            )
         if step is None:
             step = self._next_step
         elif step.__class__ is not int or step < 0 or step > _MAX_STEP:
@@ -152,9 +163,18 @@ class Run:
         if not self._known_keys.issuperset(values):
             self._check_keys(values)
         self._next_step = step + 1
+        sender = self._sender
         self._buffer.append((step, time.time(), dict(values)))
-        if len(self._buffer) > _WAKE_AT_ENTRIES:
-            self._sender.wake()
+        sender.appended += len(values)
+        if sender.appended - sender._out > sender.wake_at:
+            sender.pressure()
+
+    @property
+    def buffered_points(self) -> int:
+        """Metric points held in memory: logged, not yet sent nor written to the spool. At most
+        ASSAY_MAX_BUFFERED_POINTS (plus one call's values); the batches in flight (up to two of 1,000)
+        are apart."""
+        return max(self._sender.waiting, 0)
 
     def on_cancel(self, callback: Callable[[str], None]) -> None:
         """Calls ``callback(reason)`` when the run is asked to stop, instead of raising RunCancelled: the
@@ -163,9 +183,15 @@ class Run:
         self._cancel_callbacks.append(callback)
 
     def flush(self, timeout: Optional[float] = None) -> bool:
-        """Waits until every point logged so far is stored; False when the deadline passed first (the rest
-        stays in the spool and is sent later)."""
-        return self._sender.flush(self._flush_timeout_s if timeout is None else timeout)
+        """Waits until every point logged so far is stored; False when the deadline passed first (then every
+        point not yet stored is in the spool, and is sent later). Raises ``assay.MetricsError`` for points the
+        service refused since the previous flush (a 4xx such as 409 ``run_ended``: they were dropped); points
+        it could not reach it with are never dropped."""
+        done = self._sender.flush(self._flush_timeout_s if timeout is None else timeout)
+        refused = self._sender.take_refused()
+        if refused is not None:
+            raise refused
+        return done
 
     def save_checkpoint(
         self, path: Union[str, os.PathLike[str]], name: Optional[str] = None
@@ -205,9 +231,11 @@ class Run:
         )
 
     def finish(self) -> None:
-        """Sends the last points (up to ASSAY_FLUSH_TIMEOUT_S, default 60 s) and, standalone, ends the run:
-        succeeded, or failed "abandoned" when it was asked to stop. Attached, the runner ends it when the
-        script exits. Calling it again does nothing."""
+        """Sends the last points and, standalone, ends the run: succeeded, or failed when it was asked to stop
+        ("abandoned"; the service records "stopped_early" for a sweep's early stop). The whole of it takes at
+        most ASSAY_FLUSH_TIMEOUT_S (default 60 s): what is not delivered by then (points, the end) is in the
+        spool for ``assay-sync``. Attached, the runner ends the run when the script exits. Calling it again
+        does nothing; so does calling ``log`` after it (RuntimeError)."""
         self._end(None)
 
     def fail(self, message: Optional[str] = None, reason: str = "crash") -> None:
@@ -312,8 +340,10 @@ class Run:
                 return
             self._finished = True
         _live_runs.discard(self)
+        # One deadline for the whole end: the flush, the end move, closing the sender.
+        deadline = time.monotonic() + self._flush_timeout_s
         if self._liveness is not None:
-            self._liveness.stop()
+            self._liveness.stop(timeout=min(1.0, self._flush_timeout_s))
         if self.mode == "standalone":
             if move is None:
                 move = (
@@ -324,10 +354,10 @@ class Run:
         elif self.mode == "offline":
             move = move or {"move": "succeed"}
             self._sender.spool().set_meta(end=move)
-        delivered = self._sender.flush(self._flush_timeout_s)
+        delivered = self._sender.flush(max(deadline - time.monotonic(), 0.0))
         if self.mode == "standalone" and move is not None:
             if delivered:
-                delivered = self._move(move)
+                delivered = self._move(move, deadline)
             if not delivered:
                 self._sender.spool().set_meta(end=move, keep=True)
                 log.warning(
@@ -340,7 +370,7 @@ class Run:
                 "assay: metric points not yet stored are kept in %s; `assay-sync` sends them",
                 self._spool_path,
             )
-        self._sender.close(0 if not delivered else 5)
+        self._sender.close(max(deadline - time.monotonic(), 0.0) if delivered else 0.0)
         if self._poster is not None:
             self._poster.close()
         if self._http is not None:
@@ -348,18 +378,22 @@ class Run:
         if self.mode == "offline":
             log.info("assay: offline run kept in %s; send it with `assay-sync`", self._spool_path)
 
-    def _move(self, move: dict[str, Any]) -> bool:
+    def _move(self, move: dict[str, Any], deadline: float) -> bool:
         assert self._transport is not None
         body = None
         if move["move"] == "fail":
             body = {"reason": move["reason"]}
             if move.get("message"):
                 body["message"] = str(move["message"])[:10_000]
-        deadline = time.monotonic() + min(self._flush_timeout_s, 30.0)
         delay = 0.5
         while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.warning("assay: no time left to %s the run", move["move"])
+                return False
             try:
-                self._transport.request("POST", f"{self._path}/{move['move']}", json=body)
+                # The request's own timeout is what is left of the deadline, not the client's 30 s.
+                self._transport.request("POST", f"{self._path}/{move['move']}", json=body, timeout=left)
                 return True
             except ConflictError:  # ended already (by the watchdog, a cancel of a pending run…)
                 return True
@@ -463,6 +497,7 @@ def init(
         if flush_timeout is not None
         else env.get(FLUSH_TIMEOUT_VARIABLE) or DEFAULT_FLUSH_TIMEOUT_S
     )
+    max_buffered_points()  # an invalid ASSAY_MAX_BUFFERED_POINTS fails here, before a run is created
     attached_ids = _attached_ids(env)
     if chosen == "offline":
         return _offline(experiment, variation, name, tags, config, server_url, flush_s, attached_ids)

@@ -1,7 +1,8 @@
 """``assay-sync``: sends what the spool holds — offline runs (created, started, their points, their
 checkpoints, their end) and the points an online run could not deliver before its process exited. A file is
-deleted once everything in it is stored, so a second ``assay-sync`` finds nothing to do; a file a live
-process still holds is skipped.
+deleted once everything in it is stored, so a second ``assay-sync`` finds nothing to do; a sync stopped
+midway (a crash, a lost answer) is taken up by the next one without creating the run twice or storing a
+point twice. A file a live process still holds is skipped.
 
 Usage: ``assay-sync [--dir DIR]`` (default DIR: ``$ASSAY_SPOOL_DIR``, else ``~/.assay/spool``).
 Exit code 0 when every file was sent (or was in use), 1 when one could not be."""
@@ -23,6 +24,9 @@ from ._metric_logger import MAX_POINTS_PER_REQUEST
 from ._paths import path as url_path
 from ._spool import Spool, spool_dir, spool_files
 from ._transport import Transport
+
+MAX_TAGS = 32
+"""A run's most tags (MAX_TAGS in src/contract/tags.ts)."""
 
 
 def sync_file(file: Path, *, out: Any = sys.stdout) -> Optional[int]:
@@ -51,12 +55,7 @@ def _sync(spool: Spool, meta: dict[str, Any], transport: Transport, file: Path, 
     variation_path = url_path("/experiments/{}/variations/{}", experiment, n)
     r = meta.get("r")
     if r is None:  # an offline run: create it first, and remember its number before anything else
-        body: dict[str, Any] = {}
-        if meta.get("name"):
-            body["name"] = meta["name"]
-        if meta.get("tags"):
-            body["tags"] = meta["tags"]
-        r = int(transport.request("POST", f"{variation_path}/runs", json=body or None)["r"])
+        r = _create_run(spool, meta, transport, variation_path)
         spool.set_meta(r=r)
         print(f"{file.name}: created run {r} of variation {n} of experiment {experiment}", file=out)
     run_path = f"{variation_path}/runs/{r}"
@@ -116,6 +115,31 @@ def _sync(spool: Spool, meta: dict[str, Any], transport: Transport, file: Path, 
         _remove_tree(Path(saved["path"]))
     spool.remove()
     return sent
+
+
+def _create_run(spool: Spool, meta: dict[str, Any], transport: Transport, variation_path: str) -> int:
+    """Creates the offline run once, even across a sync that stopped between the POST and recording its
+    number (a crash, a lost answer): the run carries the spool's id as a tag, recorded before the POST, and
+    a later sync looks for a run with that tag before creating one."""
+    marker = meta.get("creating")
+    if marker:
+        found = transport.request(
+            "GET", f"{variation_path}/runs", params={"tag": marker, "archived": "true"}
+        )["items"]
+        if found:
+            return int(found[0]["r"])
+    body: dict[str, Any] = {}
+    if meta.get("name"):
+        body["name"] = meta["name"]
+    tags = list(meta.get("tags") or [])
+    local_id = meta.get("local_id")
+    # A run has at most 32 tags: with 32 of its own, the run is created without the marker.
+    if local_id and local_id not in tags and len(tags) < MAX_TAGS:
+        tags.append(local_id)
+        spool.set_meta(creating=local_id)
+    if tags:
+        body["tags"] = tags
+    return int(transport.request("POST", f"{variation_path}/runs", json=body or None)["r"])
 
 
 def _remove_tree(path: Path) -> None:
