@@ -110,7 +110,7 @@ describe('Python SDK (sdk/python)', { timeout: 1_800_000 }, () => {
     assert.deepEqual(wheels, ['assay_client-0.1.0-py3-none-any.whl']);
     const listing = await run(bin('python'), ['-m', 'zipfile', '-l', path.join(out, wheels[0]!)]);
     assertRan(listing, 'listing the wheel');
-    for (const member of ['assay/__init__.py', 'assay/py.typed', 'assay/_models.py', 'assay/client.py']) {
+    for (const member of ['assay/__init__.py', 'assay/py.typed', 'assay/models.py', 'assay/client.py']) {
       assert.match(listing.output, new RegExp(member.replace('.', '\\.')), member);
     }
   });
