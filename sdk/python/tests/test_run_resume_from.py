@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-
 from conftest import Service, run_path, run_script
 
-# argv: experiment, variation, resume_from as JSON (null: not given), the text to save as a checkpoint ("" none)
+# argv: experiment, variation, resume_from as JSON (null: not given), the text to save as a checkpoint
+# ("": none)
 SCRIPT = """
 import json, sys
 import assay
@@ -30,9 +30,7 @@ with assay.init(experiment=sys.argv[1], variation=int(sys.argv[2]), resume_from=
 def start(
     service: Service, spool: Path, tmp: Path, experiment: str, resume_from: Any, save: str = "", n: int = 1
 ) -> tuple[int, Optional[str]]:
-    done = run_script(
-        SCRIPT, service.sdk_env(spool), tmp, experiment, str(n), json.dumps(resume_from), save
-    )
+    done = run_script(SCRIPT, service.sdk_env(spool), tmp, experiment, str(n), json.dumps(resume_from), save)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     return int(out["r"]), out["loaded"]
 
@@ -43,7 +41,9 @@ def test_a_new_run_starts_from_scratch_unless_told_where_to_resume(
     with service.client() as c:
         experiment = c.post("/experiments", json={"name": "resume-from"}).json()["id"]
         for x in (1, 2):
-            c.post(f"/experiments/{experiment}/variations", json={"config_yaml": f"x: {x}\n"}).raise_for_status()
+            c.post(
+                f"/experiments/{experiment}/variations", json={"config_yaml": f"x: {x}\n"}
+            ).raise_for_status()
         c.post(f"/experiments/{experiment}/commit").raise_for_status()
     first, _ = start(service, spool, tmp_path, experiment, None, save="first")
     second, _ = start(service, spool, tmp_path, experiment, None, save="second")
@@ -66,8 +66,9 @@ def test_a_new_run_starts_from_scratch_unless_told_where_to_resume(
     assert service.get(run_path(experiment, 1, r))["resumes_from_run_id"] == ids[second]
     after, loaded = start(service, spool, tmp_path, experiment, "latest")
     assert loaded == "third"
-    assert service.get(run_path(experiment, 1, after))["resumes_from_run_id"] == (
-        service.get(run_path(experiment, 1, r))["id"]
+    assert (
+        service.get(run_path(experiment, 1, after))["resumes_from_run_id"]
+        == (service.get(run_path(experiment, 1, r))["id"])
     )
 
     # Another variation's run, by N.R from variation 2; and "latest" where no run saved one starts afresh.

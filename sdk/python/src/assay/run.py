@@ -487,6 +487,7 @@ def init(
         else env.get(FLUSH_TIMEOUT_VARIABLE) or DEFAULT_FLUSH_TIMEOUT_S
     )
     attached_ids = _attached_ids(env)
+    part_bytes = _checkpoint.part_bytes_from_env(env)  # a bad value is refused before anything is sent
     attached = attached_ids is not None and (experiment is None or experiment == attached_ids[0])
     if resume_from is not None and (chosen == "offline" or run is not None or attached):
         raise ConfigError(
@@ -503,7 +504,9 @@ def init(
         settings = resolve_settings(options).settings
         transport = Transport(settings.server_url, settings.api_key or "", settings.timeout)
         run_config = _read_config_file(env.get("ASSAY_CONFIG_FILE"))
-        return _online_run("attached", settings, transport, e, n, r, run_config, heartbeat_interval, flush_s)
+        return _online_run(
+            "attached", settings, transport, e, n, r, run_config, heartbeat_interval, flush_s, part_bytes
+        )
     if experiment is None or variation is None:
         raise ConfigError(
             "assay.init(): outside `assay run`, give experiment= and variation= (or set ASSAY_MODE=offline)"
@@ -527,7 +530,16 @@ def init(
     run_config = transport.request("GET", f"{run_path}/config")
     transport.request("POST", f"{run_path}/start", json={"environment": snapshot()})
     return _online_run(
-        "standalone", settings, transport, experiment, variation, run, run_config, heartbeat_interval, flush_s
+        "standalone",
+        settings,
+        transport,
+        experiment,
+        variation,
+        run,
+        run_config,
+        heartbeat_interval,
+        flush_s,
+        part_bytes,
     )
 
 
@@ -541,6 +553,7 @@ def _online_run(
     run_config: dict[str, Any],
     heartbeat_s: float,
     flush_s: float,
+    part_bytes: int,
 ) -> Run:
     """A Run talking to the service (attached or standalone), spooling to a file of its own process."""
     return Run(
@@ -557,7 +570,7 @@ def _online_run(
         heartbeat_s=heartbeat_s,
         flush_timeout_s=flush_s,
         upload_workers=settings.max_upload_workers,
-        part_bytes=_checkpoint.part_bytes_from_env(os.environ),
+        part_bytes=part_bytes,
     )
 
 
