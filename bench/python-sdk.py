@@ -36,13 +36,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "sdk" / "python" / "tests"))
-from conftest import Service  # noqa: E402 - the tests' server fixture, reused
+from python_sdk_service import REPO, Service  # bench/python_sdk_service.py, beside this script
 
 SDK_SRC = REPO / "sdk" / "python" / "src"
 
-# The caller-side loop every library runs: the same 10-key dicts, the same step numbers, each call timed alone.
+# The caller-side loop every library runs: the same 10-key dicts, the same step numbers, each call timed
+# alone.
 MEASURE = textwrap.dedent(
     """
     import gc, json, sys, time
@@ -280,9 +279,8 @@ def main() -> int:
         )
         counts = stored_counts(service, experiment, assay_run["r"])
         results["million"] = {**assay_run, "stored_points": sum(counts.values()), "keys": len(counts)}
-        say(
-            f"assay run.log, {args.calls} calls: {json.dumps(assay_run)}; stored {sum(counts.values())} points"
-        )
+        stored = sum(counts.values())
+        say(f"assay run.log, {args.calls} calls: {json.dumps(assay_run)}; stored {stored} points")
 
         # 1: side by side, the same number of calls each.
         compare: dict[str, Any] = {}
@@ -417,15 +415,15 @@ def write_results(results: dict[str, Any], args: argparse.Namespace) -> None:
         "## Python SDK: the training loop's side",
         "",
         f"`{command}`, {now}; {cpus} cores, Linux {platform.release()}, Python {platform.python_version()}; "
-        f"load average at the end {load} (1/5/15 min). `assay server` on {db}, on this machine, shared with the "
-        "load generator.",
+        f"load average at the end {load} (1/5/15 min). `assay server` on {db}, on this machine, shared with "
+        "the load generator.",
         "",
     ]
     compare = results["compare"]
     out += [
-        f"**Caller-side cost of one call logging 10 keys** ({args.compare_calls:,} calls each, the same dicts and "
-        "steps, each call timed alone, one library at a time in this run). Goal for `run.log`: p50 ≤ 5 µs, "
-        "p99 ≤ 50 µs.",
+        f"**Caller-side cost of one call logging 10 keys** ({args.compare_calls:,} calls each, the same "
+        "dicts and steps, each call timed alone, one library at a time in this run). Goal for `run.log`: "
+        "p50 ≤ 5 µs, p99 ≤ 50 µs.",
         "",
         "| Library | call | p50 µs | p99 µs | mean µs | max µs | end of run (flush) |",
         "| --- | --- | --: | --: | --: | --: | --: |",
@@ -446,7 +444,8 @@ def write_results(results: dict[str, Any], args: argparse.Namespace) -> None:
         end = row.get("end_s", row.get("stored_s", 0) - row.get("log_s", 0))
         out.append(
             f"| {label.format(version=row.get('version', ''))} | {call} | {fmt(row['p50_us'], 2)} | "
-            f"{fmt(row['p99_us'], 2)} | {fmt(row['mean_us'], 2)} | {fmt(row['max_us'], 0)} | {fmt(end, 2)} s |"
+            f"{fmt(row['p99_us'], 2)} | {fmt(row['mean_us'], 2)} | {fmt(row['max_us'], 0)} | "
+            f"{fmt(end, 2)} s |"
         )
     wandb_how = compare.get("wandb", {}).get("how")
     if wandb_how:
@@ -459,11 +458,12 @@ def write_results(results: dict[str, Any], args: argparse.Namespace) -> None:
     mean_growth = (steps["on_mean_ms"] / steps["off_mean_ms"] - 1) * 100
     out += [
         "",
-        f"**{args.calls * 10:,} points from one process** ({args.calls:,} calls of 10 keys, as fast as the loop "
-        f"goes): the calls took {fmt(million['log_s'], 2)} s (p50 {fmt(million['p50_us'], 2)} µs, p99 "
+        f"**{args.calls * 10:,} points from one process** ({args.calls:,} calls of 10 keys, as fast as the "
+        f"loop goes): the calls took {fmt(million['log_s'], 2)} s (p50 {fmt(million['p50_us'], 2)} µs, p99 "
         f"{fmt(million['p99_us'], 2)} µs a call); the service held all {million['stored_points']:,} points "
-        f"{fmt(million['stored_s'], 1)} s after the first call ({million['stored_points'] / million['stored_s']:,.0f} "
-        f"points/s, counted on the service). Goal ≤ 30 s: **{'met' if goal_million else 'not met'}**. "
+        f"{fmt(million['stored_s'], 1)} s after the first call "
+        f"({million['stored_points'] / million['stored_s']:,.0f} points/s, counted on the service). "
+        f"Goal ≤ 30 s: **{'met' if goal_million else 'not met'}**. "
         f"Caller cost goal: **{'met' if goal_cost else 'not met'}**.",
         "",
         f"**Step time of a training loop** (60 numpy products of 160 × 160 matrices a step, one BLAS thread, "
@@ -474,24 +474,27 @@ def write_results(results: dict[str, Any], args: argparse.Namespace) -> None:
         f"{(steps['on_mean_ms'] / steps['off_mean_ms'] - 1) * 100:+.2f} %; the main thread's CPU "
         f"{fmt(steps['off_cpu_ms'], 3)} / {fmt(steps['on_cpu_ms'], 3)} ms, "
         f"{(steps['on_cpu_ms'] / steps['off_cpu_ms'] - 1) * 100:+.2f} %). "
-        f"Goal ≤ 1 %: **{'met' if growth <= 1 and mean_growth <= 1 else 'not met'}** on wall time (median and "
-        "mean), within this machine's noise: on 2 shared cores identical blocks move by more than the goal, "
-        "so a figure this small is not resolved here.",
+        f"Goal ≤ 1 %: **{'met' if growth <= 1 and mean_growth <= 1 else 'not met'}** on wall time (median "
+        "and mean), within this machine's noise: on 2 shared cores identical blocks move by more than the "
+        "goal, so a figure this small is not resolved here.",
     ]
     outage = results.get("outage")
     if outage:
         lost = outage["expected_points"] - outage["stored_points"]
         out += [
             "",
-            f"**The service down mid-run**: stopped {fmt(outage['stopped_s'], 0)} s, then started again on the same "
-            f"port and database (answering {fmt(outage['down_s'], 0)} s after it stopped), while a loop of "
-            f"10 ms steps logged 10 keys a step. Step time p50 {fmt(outage['step_ms_before_p50'], 2)} ms before, "
-            f"{fmt(outage['step_ms_during_p50'], 2)} ms while down (max {fmt(outage['step_ms_during_max'], 1)} ms, "
-            f"before {fmt(outage['step_ms_before_max'], 1)} ms); `run.log` while down p99 "
+            f"**The service down mid-run**: stopped {fmt(outage['stopped_s'], 0)} s, then started again on "
+            f"the same port and database (answering {fmt(outage['down_s'], 0)} s after it stopped), while a "
+            f"loop of 10 ms steps logged 10 keys a step. Step time p50 "
+            f"{fmt(outage['step_ms_before_p50'], 2)} ms before, "
+            f"{fmt(outage['step_ms_during_p50'], 2)} ms while down (max "
+            f"{fmt(outage['step_ms_during_max'], 1)} ms, before "
+            f"{fmt(outage['step_ms_before_max'], 1)} ms); `run.log` while down p99 "
             f"{fmt(outage['log_us_during_p99'], 1)} µs, max {fmt(outage['log_us_during_max'], 0)} µs; "
-            f"{outage['steps_during']:,} steps while down. After it came back: {outage['stored_points']:,} of "
-            f"{outage['expected_points']:,} points stored ({lost} lost), the last sent {fmt(outage['flush_s'], 1)} s "
-            f"after the loop ended, the run {outage['state']}. Goal (no point lost, the loop never stalls): "
+            f"{outage['steps_during']:,} steps while down. After it came back: {outage['stored_points']:,} "
+            f"of {outage['expected_points']:,} points stored ({lost} lost), the last sent "
+            f"{fmt(outage['flush_s'], 1)} s after the loop ended, the run {outage['state']}. "
+            "Goal (no point lost, the loop never stalls): "
             f"**{'met' if lost == 0 and outage['step_ms_during_max'] < 1000 else 'not met'}**.",
         ]
     path = REPO / "bench" / "results" / "python-sdk.md"

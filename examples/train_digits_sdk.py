@@ -12,6 +12,12 @@ or on its own, creating a run of a variation:
 
     python examples/train_digits_sdk.py --experiment $E --variation 1
 
+A new run starts from scratch; to continue from where another run stopped, say which (a run number, N.R, or
+"latest": the run of the variation holding its newest checkpoint):
+
+    assay run --experiment $E --variation 1 --resume-from 3 -- python examples/train_digits_sdk.py
+    python examples/train_digits_sdk.py --experiment $E --variation 1 --resume-from latest
+
 Config keys (the variation's YAML; defaults below): lr, hidden, alpha, batch_size, epochs, seed, and
 checkpoint_every (epochs between checkpoints; 0, the default: only at the end and when stopped). A cancel or
 an early stop arrives as assay.RunCancelled: the script saves a checkpoint of the epochs done, then stops.
@@ -54,7 +60,8 @@ def load_data(subset: Optional[int] = None) -> tuple[Any, Any, Any, Any]:
     if subset is not None:
         x, y = x[:subset], y[:subset]
     stratify = y if subset is None else None
-    return tuple(train_test_split(x, y, test_size=0.2, random_state=0, stratify=stratify))  # type: ignore[return-value]
+    split = train_test_split(x, y, test_size=0.2, random_state=0, stratify=stratify)
+    return split[0], split[1], split[2], split[3]
 
 
 def save(run: assay.Run, model: Any, epoch: int) -> None:
@@ -69,13 +76,19 @@ def main(argv: list[str]) -> int:
     from sklearn.metrics import log_loss
     from sklearn.neural_network import MLPClassifier
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--experiment", help="outside `assay run`: the experiment")
     parser.add_argument("--variation", type=int, help="outside `assay run`: the variation")
+    parser.add_argument(
+        "--resume-from", help="outside `assay run`: resume from run R, N.R, or latest (default: start afresh)"
+    )
     parser.add_argument("--subset", type=int, help="train on the first N samples only (for tests)")
     args = parser.parse_args(argv)
 
-    with assay.init(experiment=args.experiment, variation=args.variation) as run:
+    run = assay.init(experiment=args.experiment, variation=args.variation, resume_from=args.resume_from)
+    with run:
         params = {**DEFAULTS, **{k: v for k, v in run.config.items() if k in DEFAULTS and v is not None}}
         x_train, x_val, y_train, y_val = load_data(args.subset)
         classes = np.arange(10)

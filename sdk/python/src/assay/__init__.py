@@ -7,8 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import _models as models
-from . import types
+from . import models, types
 from ._config import Settings, SettingSource, describe_source, mask_key
 from ._errors import (
     APIConnectionError,

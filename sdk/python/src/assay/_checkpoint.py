@@ -1,6 +1,7 @@
 """Checkpoints as assets of kind "checkpoint": ``save`` uploads a file or a directory (one component per
-file) through presigned URLs, in parts for files over 64 MiB; ``load`` downloads the newest ready checkpoint
-of the run's chain. A save records its asset and the pieces already sent in a small JSON file next to the
+file) through presigned URLs, in parts for files over 64 MiB (``ASSAY_UPLOAD_PART_BYTES``), up to
+``max_upload_workers`` files or parts at once; ``load`` downloads the newest ready checkpoint of the run's
+chain. A save records its asset and the pieces already sent in a small JSON file next to the
 spool, so a save that failed halfway, called again with the same files, re-uses the asset and sends only the
 missing pieces."""
 
@@ -12,21 +13,42 @@ import math
 import mimetypes
 import os
 import re
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import httpx
 
-from ._errors import ConflictError, NotFoundError
+from ._errors import ConfigError, ConflictError, NotFoundError
 
 Request = Callable[..., Any]
 
 PART_BYTES = 64 * 1024 * 1024
 """Files larger than this go in parts (the TypeScript client's DEFAULT_UPLOAD_PART_BYTES)."""
+PART_BYTES_VARIABLE = "ASSAY_UPLOAD_PART_BYTES"
 MAX_PARTS = 10_000
 _MIB = 1024 * 1024
+
+
+def part_bytes_from_env(env: Mapping[str, str]) -> int:
+    """``ASSAY_UPLOAD_PART_BYTES``: the part size (and the size above which a file goes in parts); at least
+    1 MiB, since a part size grows in whole MiB when a file would need more than 10,000 parts. An S3 store
+    refuses parts under 5 MiB but the last."""
+    given = env.get(PART_BYTES_VARIABLE, "").strip()
+    if not given:
+        return PART_BYTES
+    try:
+        value = int(given)
+    except ValueError:
+        value = 0
+    if value < _MIB:
+        raise ConfigError(f"{PART_BYTES_VARIABLE} must be a whole number of bytes ≥ {_MIB}, got {given!r}")
+    return value
+
+
 _COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 _CHUNK = 1024 * 1024
 _PUT_ATTEMPTS = 4
@@ -111,8 +133,10 @@ def save(
     metadata: dict[str, Any],
     state_dir: Path,
     part_bytes: int = PART_BYTES,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Uploads ``source`` as a checkpoint of ``run`` ({experiment_id, n, r}); answers the ready asset."""
+    """Uploads ``source`` as a checkpoint of ``run`` ({experiment_id, n, r}), ``workers`` files or parts at
+    once; answers the ready asset."""
     if not source.exists():
         raise CheckpointError(f"{source}: no such file or directory")
     components, paths = _declare(source, part_bytes)
@@ -148,24 +172,34 @@ def save(
         state_dir.mkdir(parents=True, exist_ok=True)
         state_file.write_text(json.dumps(state))
     done: set[str] = set(state["done"])
+    pieces: list[tuple[str, dict[str, Any], Path, int]] = []
     for component, target in asset.get("uploads", {}).items():
-        path = paths[component]
-        pieces = (
-            [
-                (f"{component}#{p['part_number']}", p, (p["part_number"] - 1) * target["part_size"])
-                for p in target["parts"]
-            ]
-            if target.get("multipart")
-            else [(component, target, 0)]
-        )
-        for key, piece, offset in pieces:
-            if key in done:
-                continue
-            size = piece.get("size", path.stat().st_size)
-            _put(http, piece, path, offset, size)
+        whole = [(component, target, 0)]
+        parts = [
+            (f"{component}#{p['part_number']}", p, (p["part_number"] - 1) * target["part_size"])
+            for p in target.get("parts", [])
+        ]
+        for key, piece, offset in parts if target.get("multipart") else whole:
+            if key not in done:
+                pieces.append((key, piece, paths[component], offset))
+    recorded = threading.Lock()
+
+    def send(key: str, piece: dict[str, Any], path: Path, offset: int) -> None:
+        _put(http, piece, path, offset, piece.get("size", path.stat().st_size))
+        with recorded:  # each piece sent is on disk before the next: a failed save resumes after it
             done.add(key)
             state["done"] = sorted(done)
             state_file.write_text(json.dumps(state))
+
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="assay-upload") as pool:
+        futures = [pool.submit(send, *piece) for piece in pieces]
+        wait(futures, return_when=FIRST_EXCEPTION)
+        for future in futures:
+            future.cancel()  # after a failure, the pieces not started yet wait for the next save
+        for future in futures:
+            failure = None if future.cancelled() or not future.done() else future.exception()
+            if failure is not None:
+                raise failure
     finalized = dict(request("PUT", f"/assets/{asset['id']}/finalize"))
     state_file.unlink(missing_ok=True)
     return finalized

@@ -28,7 +28,7 @@ __all__ = ["Client"]
 
 class Client:
     """The Assay API client: one namespace per endpoint group, each call one request answering the
-    service's JSON as TypedDicts (``assay._models``). Nothing is retried or cached.
+    service's JSON as TypedDicts (``assay.models``). Nothing is retried or cached.
 
     Settings: each from the first source that gives it, explicit arguments, then ``SERVICE_*`` variables,
     then ``~/.assay/credentials.yaml`` over ``~/.assay/config.yaml`` (or the one file ``SERVICE_CONFIG``

@@ -44,7 +44,7 @@ from ._paths import path as url_path
 from ._spool import Spool, spool_dir
 from ._transport import Transport
 
-__all__ = ["Run", "RunCancelled", "init"]
+__all__ = ["LATEST", "ResumeFrom", "Run", "RunCancelled", "init"]
 
 log = logging.getLogger("assay")
 
@@ -56,6 +56,14 @@ _KEY = re.compile(r"^[A-Za-z0-9_./:-]([A-Za-z0-9_./: -]*[A-Za-z0-9_./:-])?$")
 _MAX_KEY_LENGTH = 250
 _MAX_STEP = 2**53 - 1
 _SEND_TIMEOUT_S = 15.0
+_RUN_REFERENCE = re.compile(r"^\s*(?:(\d+)\.)?(\d+)\s*$")
+
+LATEST = "latest"
+"""``init(resume_from=LATEST)``: the run of the variation that holds its newest ready checkpoint."""
+ResumeFrom = Union[int, str, Mapping[str, int]]
+"""What ``init(resume_from=…)`` takes: a run number R of the same variation, ``"N.R"`` (run R of variation N,
+as ``assay run --resume-from`` takes it), ``{"r": R}`` or ``{"n": N, "r": R}`` (the API's body), or
+``"latest"``."""
 
 
 class RunCancelled(BaseException):
@@ -99,6 +107,8 @@ class Run:
         flush_timeout_s: float,
         run_config: Optional[dict[str, Any]] = None,
         max_points: Optional[int] = None,
+        upload_workers: int = 1,
+        part_bytes: int = _checkpoint.PART_BYTES,
     ) -> None:
         self.mode = mode
         self.experiment_id = experiment_id
@@ -108,6 +118,8 @@ class Run:
         self.run_config = run_config or {}
         self._transport = transport
         self._flush_timeout_s = flush_timeout_s
+        self._upload_workers = upload_workers
+        self._part_bytes = part_bytes
         self._spool_path = spool_path
         self._spool_meta = spool_meta
         self._finished = False
@@ -213,13 +225,17 @@ class Run:
             name,
             metadata,
             spool_dir() / "checkpoints",
+            part_bytes=self._part_bytes,
+            workers=self._upload_workers,
         )
 
     def load_checkpoint(self, dest: Union[str, os.PathLike[str], None] = None) -> Optional[Path]:
-        """Downloads the newest ready checkpoint of the run's chain (this run, the run it resumes from, …)
-        and answers its local path: the file for a file checkpoint, else the directory. None when there is
-        none (and always offline). Default ``dest``: ``~/.assay/checkpoints/<asset id>/`` (kept: a second
-        load of the same checkpoint downloads nothing)."""
+        """Downloads the newest ready checkpoint of the run's chain (this run, the run it was created to
+        resume from, the run it recovers or retries, and theirs) and answers its local path: the file for a
+        file checkpoint, else the directory. None when there is none (and always offline). Another run's
+        checkpoint is on the chain only when asked for: ``assay.init(..., resume_from=…)``. Default
+        ``dest``: ``~/.assay/checkpoints/<asset id>/`` (kept: a second load of the same checkpoint downloads
+        nothing)."""
         if self.mode == "offline" or self._transport is None:
             return None
         return _checkpoint.load(
@@ -481,13 +497,20 @@ def init(
     api_key: Optional[str] = None,
     heartbeat_interval: float = DEFAULT_HEARTBEAT_S,
     flush_timeout: Optional[float] = None,
+    resume_from: Optional[ResumeFrom] = None,
 ) -> Run:
     """The run this script is. Under ``assay run`` (``ASSAY_RUN`` set) with no ``experiment`` or the same
     one: attached to that run. Else standalone: a new run of ``variation`` of ``experiment`` (``name`` and
     ``tags`` label it), or the pending run ``run``. ``ASSAY_MODE=offline`` (or ``mode="offline"``): recorded
     in the spool only, for ``assay-sync``; ``config`` is then the run's config (no service to read it from).
     Connection settings resolve as the client's (``server_url``/``api_key`` > ``SERVICE_*`` >
-    ``~/.assay/credentials.yaml`` > ``~/.assay/config.yaml``)."""
+    ``~/.assay/credentials.yaml`` > ``~/.assay/config.yaml``).
+
+    ``resume_from`` (a new standalone run only) makes the new run resume from another run's checkpoints, as
+    ``assay run --resume-from`` does: ``load_checkpoint()`` then finds that run's newest ready checkpoint.
+    Without it a new run starts from scratch, whatever other runs of the variation saved. It takes a run
+    number R of this variation, ``"N.R"``, ``{"n": N, "r": R}``, or ``"latest"``: the run of this variation
+    holding its newest ready checkpoint (none: the run starts from scratch)."""
     env = os.environ
     chosen = (mode or env.get(MODE_VARIABLE, "") or "online").strip().lower()
     if chosen not in ("online", "offline"):
@@ -499,17 +522,26 @@ def init(
     )
     max_buffered_points()  # an invalid ASSAY_MAX_BUFFERED_POINTS fails here, before a run is created
     attached_ids = _attached_ids(env)
+    part_bytes = _checkpoint.part_bytes_from_env(env)  # a bad value is refused before anything is sent
+    attached = attached_ids is not None and (experiment is None or experiment == attached_ids[0])
+    if resume_from is not None and (chosen == "offline" or run is not None or attached):
+        raise ConfigError(
+            "assay.init(resume_from=…) is for a new standalone run: not with run=, offline, or under"
+            " `assay run` (use its --resume-from)"
+        )
     if chosen == "offline":
         return _offline(experiment, variation, name, tags, config, server_url, flush_s, attached_ids)
     options = {"server_url": server_url, "api_key": api_key}
-    if attached_ids is not None and (experiment is None or experiment == attached_ids[0]):
+    if attached and attached_ids is not None:
         e, n, r = attached_ids
         if variation is not None and variation != n:
             raise ConfigError(f"under `assay run` this is variation {n}, not {variation}")
         settings = resolve_settings(options).settings
         transport = Transport(settings.server_url, settings.api_key or "", settings.timeout)
         run_config = _read_config_file(env.get("ASSAY_CONFIG_FILE"))
-        return _online_run("attached", settings, transport, e, n, r, run_config, heartbeat_interval, flush_s)
+        return _online_run(
+            "attached", settings, transport, e, n, r, run_config, heartbeat_interval, flush_s, part_bytes
+        )
     if experiment is None or variation is None:
         raise ConfigError(
             "assay.init(): outside `assay run`, give experiment= and variation= (or set ASSAY_MODE=offline)"
@@ -523,13 +555,26 @@ def init(
             body["name"] = name
         if tags is not None:
             body["tags"] = list(tags)
+        if resume_from is not None:
+            reference = _resume_reference(transport, experiment, variation, resume_from)
+            if reference is not None:
+                body["resume_from"] = reference
         created = transport.request("POST", f"{variation_path}/runs", json=body or None)
         run = int(created["r"])
     run_path = f"{variation_path}/runs/{run}"
     run_config = transport.request("GET", f"{run_path}/config")
     transport.request("POST", f"{run_path}/start", json={"environment": snapshot()})
     return _online_run(
-        "standalone", settings, transport, experiment, variation, run, run_config, heartbeat_interval, flush_s
+        "standalone",
+        settings,
+        transport,
+        experiment,
+        variation,
+        run,
+        run_config,
+        heartbeat_interval,
+        flush_s,
+        part_bytes,
     )
 
 
@@ -543,6 +588,7 @@ def _online_run(
     run_config: dict[str, Any],
     heartbeat_s: float,
     flush_s: float,
+    part_bytes: int,
 ) -> Run:
     """A Run talking to the service (attached or standalone), spooling to a file of its own process."""
     return Run(
@@ -558,7 +604,72 @@ def _online_run(
         spool_meta=_online_meta(settings.server_url, e, n, r),
         heartbeat_s=heartbeat_s,
         flush_timeout_s=flush_s,
+        upload_workers=settings.max_upload_workers,
+        part_bytes=part_bytes,
     )
+
+
+def _resume_reference(
+    transport: Transport, experiment: str, variation: int, given: ResumeFrom
+) -> Optional[dict[str, int]]:
+    """The body's ``resume_from`` for what ``init(resume_from=…)`` was given; None for "latest" when no run
+    of the variation has a ready checkpoint."""
+    if isinstance(given, Mapping):
+        if set(given) - {"n", "r"} or "r" not in given:
+            raise ConfigError(
+                f"resume_from: a mapping is {{'r': R}} or {{'n': N, 'r': R}}, got {dict(given)!r}"
+            )
+        return {k: _run_number(v, f"resume_from[{k!r}]") for k, v in given.items()}
+    if isinstance(given, str) and given.strip().lower() == LATEST:
+        return _latest_checkpointed_run(transport, experiment, variation)
+    if isinstance(given, str):
+        match = _RUN_REFERENCE.match(given)
+        if match is None:
+            raise ConfigError(f"resume_from: a run number R, N.R, or {LATEST!r}; got {given!r}")
+        n, r = match.groups()
+        reference = {"r": _run_number(int(r), "resume_from")}
+        if n is not None:
+            reference["n"] = _run_number(int(n), "resume_from")
+        return reference
+    return {"r": _run_number(given, "resume_from")}
+
+
+def _run_number(value: Any, what: str) -> int:
+    if value.__class__ is not int or value < 1:
+        raise ConfigError(f"{what} must be a run or variation number ≥ 1, got {value!r}")
+    return int(value)
+
+
+def _latest_checkpointed_run(
+    transport: Transport, experiment: str, variation: int
+) -> Optional[dict[str, int]]:
+    """The run of the variation (archived ones left out, as the runs list does) that holds the variation's
+    newest ready checkpoint, newest by when it became ready as the service's chain orders them; from the
+    runs list and the experiment's checkpoint assets, since no endpoint answers it in one call."""
+    runs = transport.get(url_path("/experiments/{}/variations/{}/runs", experiment, variation))["items"]
+    number_of = {run["id"]: int(run["r"]) for run in runs}
+    newest: Optional[tuple[str, str, int]] = None
+    cursor: Optional[str] = None
+    while True:
+        page = transport.get(
+            "/assets",
+            params={
+                "experiment_id": experiment,
+                "kind": "checkpoint",
+                "state": "ready",
+                "limit": 200,
+                "cursor": cursor,
+            },
+        )
+        for asset in page["items"]:
+            r = number_of.get(asset.get("run_id") or "")
+            key = (asset.get("finalized_at") or "", asset["id"], r or 0)
+            if r is not None and (newest is None or key > newest):
+                newest = key
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+    return None if newest is None else {"r": newest[2]}
 
 
 def _offline(

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ._models import AddOrganizationMemberResponse as MemberAddition
-from ._models import (
+from .models import AddOrganizationMemberResponse as MemberAddition
+from .models import (
     ApiKey,
     Asset,
     ExperimentSummary,
@@ -14,28 +14,28 @@ from ._models import (
     SweepSummary,
     Variation,
 )
-from ._models import CreateApiKeyResponse as CreatedApiKey
-from ._models import CreateAssetResponse1 as PresignedAsset
-from ._models import CreateExperimentResponse as Experiment
-from ._models import DownloadAssetResponse as AssetDownload
-from ._models import GetExperimentLineageResponse as LineageResponse
-from ._models import GetExperimentMetricSeriesResponse as ExperimentMetricSeries
-from ._models import GetExperimentMetricsResponse as ExperimentMetrics
-from ._models import GetExperimentResponse as ExperimentDetail
-from ._models import GetMeResponse as Me
-from ._models import GetMyScopesResponse as MyScopes
-from ._models import GetRunCheckpointResponse as Checkpoint
-from ._models import GetRunConfigResponse as RunConfig
-from ._models import GetRunMetricSeriesResponse as MetricSeries
-from ._models import GetSweepResponse as Sweep
-from ._models import ListExperimentMetricKeysResponse as ExperimentMetricKeys
-from ._models import ListOrganizationMembersResponseItemsItem as Member
-from ._models import ListRunMetricsResponse as RunMetricList
-from ._models import ListRunMetricsResponseItemsItem as MetricSummary
-from ._models import ListRunMetricsResponseItemsItemLast as MetricPoint
-from ._models import LogRunMetricsResponse as LogMetricsResult
-from ._models import ProvisionRunResponse as Provisioned
-from ._models import RunControlResponse as RunControl
+from .models import CreateApiKeyResponse as CreatedApiKey
+from .models import CreateAssetResponse1 as PresignedAsset
+from .models import CreateExperimentResponse as Experiment
+from .models import DownloadAssetResponse as AssetDownload
+from .models import GetExperimentLineageResponse as LineageResponse
+from .models import GetExperimentMetricSeriesResponse as ExperimentMetricSeries
+from .models import GetExperimentMetricsResponse as ExperimentMetrics
+from .models import GetExperimentResponse as ExperimentDetail
+from .models import GetMeResponse as Me
+from .models import GetMyScopesResponse as MyScopes
+from .models import GetRunCheckpointResponse as Checkpoint
+from .models import GetRunConfigResponse as RunConfig
+from .models import GetRunMetricSeriesResponse as MetricSeries
+from .models import GetSweepResponse as Sweep
+from .models import ListExperimentMetricKeysResponse as ExperimentMetricKeys
+from .models import ListOrganizationMembersResponseItemsItem as Member
+from .models import ListRunMetricsResponse as RunMetricList
+from .models import ListRunMetricsResponseItemsItem as MetricSummary
+from .models import ListRunMetricsResponseItemsItemLast as MetricPoint
+from .models import LogRunMetricsResponse as LogMetricsResult
+from .models import ProvisionRunResponse as Provisioned
+from .models import RunControlResponse as RunControl
 
 __all__ = [
     "ApiKey",

@@ -4,7 +4,7 @@ import builtins
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
-from .. import _models as m
+from .. import models as m
 from .._paths import path
 from ._base import Namespace, body
 

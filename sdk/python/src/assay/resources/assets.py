@@ -7,7 +7,7 @@ from typing import Any, Optional, Union
 
 import httpx
 
-from .. import _models as m
+from .. import models as m
 from .._errors import APIConnectionError, ServiceError
 from .._paths import path
 from ._base import Namespace, body

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Optional
 
-from .. import _models as m
+from .. import models as m
 from .._paths import path
 from ._base import Namespace, body
 

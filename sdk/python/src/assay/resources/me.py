@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import _models as m
+from .. import models as m
 from ._base import Namespace
 
 

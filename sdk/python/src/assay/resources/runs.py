@@ -5,7 +5,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Optional, Union
 
-from .. import _models as m
+from .. import models as m
 from .._paths import path
 from ._base import NOT_GIVEN, Namespace, body
 

@@ -1,0 +1,132 @@
+"""A real `assay server` for bench/python-sdk.py: `node bin/assay.js server` on a free port with a data
+directory of its own (embedded PGlite unless DATABASE_URL is given through ``extra_env``), no orchestrator;
+its bootstrap admin key, and the few calls the benchmark makes. Kept apart from the SDK's test fixtures
+(sdk/python/tests/conftest.py starts one the same way) so a benchmark never imports test code."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def node() -> str:
+    """The project's Node (24): ASSAY_NODE, else node_modules' one, else the PATH's."""
+    local = REPO / "node_modules" / ".bin" / "node"
+    return os.environ.get("ASSAY_NODE") or (str(local) if local.exists() else shutil.which("node") or "node")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Service:
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    key: str = ""
+    extra_env: dict[str, str] = field(default_factory=dict)
+    process: Optional[subprocess.Popen[bytes]] = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", ""),
+            "ASSAY_DATA_DIR": str(self.data_dir),
+            "ASSAY_ORCHESTRATOR": "off",
+            "ASSAY_LOG_LEVEL": "warn",
+            "PORT": str(self.port),
+            "ASSAY_PUBLIC_URL": self.url,
+            **self.extra_env,
+        }
+
+    def start(self) -> None:
+        """Starts the server (again, after stop(): same port and data) and waits until it is ready."""
+        log_path = self.data_dir.with_suffix(".log")
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [node(), str(REPO / "bin" / "assay.js"), "server"],
+                cwd=REPO,
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + 180
+        while True:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"assay server did not start: {log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        if not self.key:
+            self.key = subprocess.run(
+                [node(), str(REPO / "bin" / "assay.js"), "admin", "bootstrap-key"],
+                cwd=REPO,
+                env=self.env(),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"authorization": f"Bearer {self.key}"}, timeout=30)
+
+    def experiment(self, config_yaml: str = "optimizer:\n  lr: 0.1\n") -> str:
+        """A committed experiment with variation 1 of this config; answers its id."""
+        with self._client() as c:
+            created = c.post("/experiments", json={"name": f"bench-{uuid.uuid4().hex[:8]}"})
+            created.raise_for_status()
+            eid = str(created.json()["id"])
+            c.post(f"/experiments/{eid}/variations", json={"config_yaml": config_yaml}).raise_for_status()
+            c.post(f"/experiments/{eid}/commit").raise_for_status()
+        return eid
+
+    def get(self, path: str, **params: Any) -> Any:
+        with self._client() as c:
+            answer = c.get(path, params=params)
+            answer.raise_for_status()
+            return answer.json()
+
+    def sdk_env(self, spool: Path) -> dict[str, str]:
+        """A script's environment: this service, its key, a spool of its own, the SDK from this checkout."""
+        return {
+            **os.environ,
+            "SERVICE_SERVER_URL": self.url,
+            "SERVICE_API_KEY": self.key,
+            "ASSAY_SPOOL_DIR": str(spool),
+            "HOME": str(spool.parent),
+            "PYTHONPATH": os.pathsep.join(
+                [str(REPO / "sdk" / "python" / "src"), os.environ.get("PYTHONPATH", "")]
+            ),
+        }
