@@ -1,5 +1,5 @@
 // The Python SDK's "done when", as a user meets it: a fresh virtualenv of Python 3.9 (the oldest the package
-// claims), `pip install ./sdk/python` with its dependencies from the index, and the issue's snippet (the
+// claims), `pip install ./sdk/python` with its dependencies from the index, and the README's snippet (the
 // standalone form: real steps, a directory checkpoint saved and loaded, finish) against a fresh `assay server`
 // started as `npm start` starts it (a new data dir, every embedded default). The run, its metrics and its
 // checkpoint are then read back over the REST API. The same venv then takes `pip install "./sdk/python[dev]"`
@@ -124,7 +124,7 @@ describe(
       );
     });
 
-    it('runs the issue’s snippet against a fresh `assay server`; the service holds the run, its metrics and its checkpoint', async () => {
+    it('runs the README’s snippet against a fresh `assay server`; the service holds the run, its metrics and its checkpoint', async () => {
       const dataDir = path.join(work, 'data');
       server = await startAssayServer({ ASSAY_DATA_DIR: dataDir });
       assert.ok(server.bootstrapKey, 'a fresh data dir bootstraps an admin');

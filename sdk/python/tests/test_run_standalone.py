@@ -1,4 +1,4 @@
-"""assay.init(experiment=…, variation=…) outside `assay run`: the issue's snippet end to end, an exception
+"""assay.init(experiment=…, variation=…) outside `assay run`: the README's snippet end to end, an exception
 failing the run, and a cancel reaching the script."""
 
 from __future__ import annotations
