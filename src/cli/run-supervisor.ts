@@ -276,6 +276,13 @@ async function watch(
       return code;
     }
     const uploaded = await waitForUploads(outputs, progress, interrupted);
+    if (typeof uploaded === 'string' && options.onSignal === 'leave') {
+      // The signal reached this process after the command had ended: the scheduler's all the same.
+      log(
+        `interrupted by ${uploaded} after the command ended: the run is left to its orchestrator (ASSAY_RUN_ON_SIGNAL=leave)`,
+      );
+      return exitCodeOf(exit) || 1;
+    }
     if (typeof uploaded === 'string') {
       // Uploads not done stay in the recovery store (~/.assay/uploads.db) for a later resume.
       const detail = `interrupted by ${uploaded} while uploading outputs`;
@@ -303,8 +310,18 @@ async function watch(
 /** A signal to `assay run`, or a SIGTERM or SIGKILL that reached the command without our asking. */
 function killedFromOutside(ending: Ending | undefined, exit: ChildExit): boolean {
   if (ending) return ending.reason === 'interrupted';
-  return exit.signal === 'SIGTERM' || exit.signal === 'SIGKILL';
+  // A shell whose program a scheduler's signal killed exits 128 + the signal's number (143, 137), often
+  // before the same signal reaches this process.
+  return (
+    exit.signal === 'SIGTERM' ||
+    exit.signal === 'SIGKILL' ||
+    exit.code === SHELL_EXIT_SIGTERM ||
+    exit.code === SHELL_EXIT_SIGKILL
+  );
 }
+
+const SHELL_EXIT_SIGTERM = 128 + 15;
+const SHELL_EXIT_SIGKILL = 128 + 9;
 
 /** The uploads of the outputs, with a live line on a terminal; a signal cuts the wait short. */
 async function waitForUploads(

@@ -224,6 +224,26 @@ describe('assay run: a bash script as the command, against the real service', ()
     assert.equal(failed.failure_reason, 'crash');
   });
 
+  it('--on-signal leave: a shell that exits 143 because a scheduler’s SIGTERM killed its program leaves the run, even when the signal reaches assay run after the command ended', async () => {
+    const pidFile = path.join(home, 'leave-shell.pid');
+    const { child, result } = assayRun(
+      'leave-shell',
+      ['--experiment', experimentId, '--variation', '1', '--on-signal', 'leave'],
+      ['child', pidFile],
+    );
+    const pid = Number(
+      await waitFor('the program to run', () => readFile(pidFile, 'utf8').catch(() => undefined)),
+    );
+    // As Slurm signals a job: the program first (its shell exits 143), then assay run itself.
+    process.kill(pid, 'SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGTERM');
+    const done = await result;
+    assert.equal(done.code, 143, done.stderr);
+    assert.match(done.stderr, /the run is left to its orchestrator \(ASSAY_RUN_ON_SIGNAL=leave\)/);
+    assert.equal((await runOf(await runNumberFrom(done))).state, 'running', done.stderr);
+  });
+
   it('a command that ignores SIGTERM is killed after --grace', async () => {
     const pidFile = path.join(home, 'stubborn.pid');
     const { child, result } = assayRun(

@@ -141,7 +141,11 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     const [jobId] = await liveJobsOf(workflowId);
     const result = await runs.result(workflowId);
     // The runner leaves the run to the saga on Slurm's SIGTERM (ASSAY_RUN_ON_SIGNAL=leave in the job script).
-    assert.deepEqual([result.state, result.failureReason], ['failed', 'crash'], JSON.stringify(result));
+    assert.deepEqual(
+      [result.state, result.failureReason],
+      ['failed', 'crash'],
+      JSON.stringify([result, (await runs.getRun(run)).failure_message]),
+    );
     assert.equal(result.recoveredBy?.state, 'succeeded', JSON.stringify(result));
     const all = await slurmJobs(prefixOf(run.experimentId), true);
     assert.equal(all.find((j) => j.jobId === jobId)?.state, 'TIMEOUT', JSON.stringify(all));
@@ -156,7 +160,11 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     assert.ok(jobId);
     await exec('scontrol', ['requeue', jobId]);
     const result = await runs.result(workflowId);
-    assert.deepEqual([result.state, result.failureReason], ['failed', 'preempted'], JSON.stringify(result));
+    assert.deepEqual(
+      [result.state, result.failureReason],
+      ['failed', 'preempted'],
+      JSON.stringify([result, (await runs.getRun(run)).failure_message]),
+    );
     assert.match((await runs.getRun(run)).failure_message, /preempted/);
     assert.equal(result.recoveredBy?.state, 'succeeded', JSON.stringify(result));
     assert.equal((await runs.getRun({ ...run, r: run.r + 1 })).recovers_run_id, run.id);
@@ -174,7 +182,11 @@ describe('managed runs on Slurm', { concurrency: true }, () => {
     assert.ok(jobId);
     await exec('scancel', [jobId]);
     const result = await runs.result(workflowId);
-    assert.deepEqual([result.state, result.failureReason], ['failed', 'crash'], JSON.stringify(result));
+    assert.deepEqual(
+      [result.state, result.failureReason],
+      ['failed', 'crash'],
+      JSON.stringify([result, (await runs.getRun(run)).failure_message]),
+    );
     assert.equal(result.recoveredBy?.state, 'succeeded', JSON.stringify(result));
     await assertNoJobLeft(run.experimentId);
   });
