@@ -192,6 +192,8 @@ export function createActivities({ api, provider, runnerServerUrl }: ActivityDep
             launch: { ...launch, command },
             tags: { 'assay:run': ref.runId, 'assay:workflow': ref.workflowId },
             ...(ref.gpuIds ? { gpuIds: ref.gpuIds } : {}),
+            // An attempt killed before it released its instance left one that ended without starting the run.
+            replaceEnded: current.run.state === 'pending',
             ...people,
           });
           await api.recordInstance(ref.runId, {

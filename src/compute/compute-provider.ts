@@ -36,6 +36,13 @@ export type ProvisionRequest = LaunchPeople & {
    * host has no GPU slots.
    */
   gpuIds?: number[];
+  /**
+   * The run has not started: an instance of this key that has ended never ran its command (or, if its runner
+   * got as far as the worker key, the service refuses a second one), so `local` starts a new one in its
+   * place instead of answering the ended one. That instance is what a worker killed between recording an
+   * instance and releasing it leaves (local-provider.ts).
+   */
+  replaceEnded?: boolean;
 };
 
 export type InstanceInfo = {
@@ -48,7 +55,10 @@ export interface ComputeProvider {
   readonly kind: ComputeKind;
   /** Throws ProvisionRefusedError when the operator's policy refuses this launch; provision checks it too. */
   checkLaunch(launch: LaunchConfig, people: LaunchPeople): void;
-  /** Starts the instance, or returns the one already started (in any state) for this key. */
+  /**
+   * Starts the instance, or returns the one already started (in any state, unless `replaceEnded`) for this
+   * key.
+   */
   provision(req: ProvisionRequest): Promise<InstanceInfo>;
   /**
    * The live instance for this key; undefined when there is none or it is terminated; state `preempted` when

@@ -5,7 +5,7 @@ import type { LaunchConfig } from '@assay/contract';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, open, realpath } from 'node:fs/promises';
+import { access, chown, constants, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
   commandArgv,
@@ -26,7 +26,7 @@ import {
 } from './local-limits.ts';
 import { sandboxArgs, type LocalSandbox } from './local-sandbox.ts';
 import { LocalSlots } from './local-slots.ts';
-import { LocalStateFile, type LocalInstanceRecord } from './local-state.ts';
+import { LocalStateFile, type Held, type LocalInstanceRecord } from './local-state.ts';
 import { groupAlive, killGroup, processStartTime } from './process-liveness.ts';
 import { runnerEntry } from './runner-bundle.ts';
 
@@ -62,7 +62,12 @@ export type LocalProviderOptions = {
   runners?: 'slots' | 'spawn';
   /** `assay run` options a slot runner gives each run (e.g. `--heartbeat-interval 1`). */
   runOptions?: string[];
+  /** How long a state-file lock left by a killed worker holds up the others; default 10 s. */
+  lockStaleMs?: number;
 };
+
+/** An instance started but held: it runs nothing until released, and ends when abandoned or orphaned. */
+type Started = Held & { record: LocalInstanceRecord };
 
 export class LocalProvider implements ComputeProvider {
   readonly kind = 'local' as const;
@@ -73,7 +78,7 @@ export class LocalProvider implements ComputeProvider {
 
   constructor(options: LocalProviderOptions) {
     this.#options = options;
-    this.#state = new LocalStateFile(options.stateDir);
+    this.#state = new LocalStateFile(options.stateDir, options.lockStaleMs);
     // A runner of the caller's own (runnerArgv) is spawned per run.
     this.#slots =
       !options.runnerArgv && options.runners !== 'spawn'
@@ -122,10 +127,16 @@ export class LocalProvider implements ComputeProvider {
     const argv = [...this.#runnerArgv, ...commandArgv(req.launch.command)];
     return this.#state.update(async (state) => {
       const existing = state[req.idempotencyKey];
-      // Even a finished instance stays the answer: the run it carried must not start twice.
-      if (existing) return [state, this.#info(req.idempotencyKey, existing)];
-      const record = await this.#start(req, argv);
-      return [{ ...state, [req.idempotencyKey]: record }, this.#info(req.idempotencyKey, record)];
+      // Even a finished instance stays the answer, unless its run never started: it must not start twice.
+      if (existing) {
+        const current = this.#info(req.idempotencyKey, existing);
+        if (current.state !== 'terminated' || !req.replaceEnded) return [state, current];
+      }
+      // Recorded before it runs anything: a worker killed in between leaves a record of an instance that
+      // ends without running the command, never a running one that nobody recorded.
+      const started = await this.#start(req, argv);
+      const info = this.#info(req.idempotencyKey, started.record);
+      return [{ ...state, [req.idempotencyKey]: started.record }, info, started];
     });
   }
 
@@ -159,7 +170,7 @@ export class LocalProvider implements ComputeProvider {
   }
 
   /** A slot runner takes the run unless it needs cgroups or GPUs (joined as root before the runner starts). */
-  async #start(req: ProvisionRequest, argv: string[]): Promise<LocalInstanceRecord> {
+  async #start(req: ProvisionRequest, argv: string[]): Promise<Started> {
     const { cpus, memory_mb } = req.launch as { cpus?: number; memory_mb?: number };
     if (!this.#slots || cpus !== undefined || memory_mb !== undefined || req.gpuIds?.length)
       return this.#spawn(req, argv);
@@ -168,11 +179,18 @@ export class LocalProvider implements ComputeProvider {
     // A slot runs the code of one launch author in one experiment (local-slots.ts, docs/production.md).
     const tenant = req.launchAuthor ? `${req.launchAuthor.id}/${req.env.SERVICE_EXPERIMENT_ID}` : undefined;
     const name = fileSafe(req.idempotencyKey);
-    const slot = await this.#slots.start(req.idempotencyKey, name, tenant, env, command);
-    return { ...slot, startedAt: new Date().toISOString(), slot: true };
+    const { release, abandon, ...slot } = await this.#slots.start(
+      req.idempotencyKey,
+      name,
+      tenant,
+      env,
+      command,
+    );
+    return { record: { ...slot, startedAt: new Date().toISOString(), slot: true }, release, abandon };
   }
 
-  async #spawn(req: ProvisionRequest, command: string[]): Promise<LocalInstanceRecord> {
+  /** The instance waits in WRAPPER for a line on its stdin; without one (its worker gone) it exits. */
+  async #spawn(req: ProvisionRequest, command: string[]): Promise<Started> {
     let argv = command;
     const name = fileSafe(req.idempotencyKey);
     const dir = path.resolve(this.#options.cwd ?? path.join(this.#options.stateDir, 'instances', name));
@@ -199,17 +217,18 @@ export class LocalProvider implements ComputeProvider {
     // bwrap must outlive a SIGTERM to the group (the runner gets it, stops its command and ends, and bwrap
     // with it); an ignored signal stays ignored across exec, and Node resets it for the commands it spawns.
     // The cgroups are joined here, as root, before anything of the run executes.
-    if (cgroups.procs.length > 0 || sandbox?.mode === 'bwrap')
-      argv = [
-        '/bin/sh',
-        '-c',
-        WRAPPER,
-        'sh',
-        ...(sandbox?.mode === 'bwrap' ? ['-t'] : []),
-        ...cgroups.procs,
-        '--',
-        ...argv,
-      ];
+    // The wrapper would start and then fail to exec: a runner that cannot start fails provision instead.
+    await assertExecutable(argv[0]!, env.PATH);
+    argv = [
+      '/bin/sh',
+      '-c',
+      WRAPPER,
+      'sh',
+      ...(sandbox?.mode === 'bwrap' ? ['-t'] : []),
+      ...cgroups.procs,
+      '--',
+      ...argv,
+    ];
     // The runner's output goes to a file: a pipe would die with this worker and take the runner with it.
     const log = await open(path.join(this.#options.stateDir, `${name}.log`), 'a', 0o600);
     try {
@@ -217,7 +236,7 @@ export class LocalProvider implements ComputeProvider {
         cwd,
         env,
         detached: true,
-        stdio: ['ignore', log.fd, log.fd],
+        stdio: ['pipe', log.fd, log.fd],
       });
       const pid = await new Promise<number>((resolve, reject) => {
         child.once('error', reject);
@@ -225,11 +244,18 @@ export class LocalProvider implements ComputeProvider {
       });
       // The instance outlives this worker; node still reaps it if it ends first.
       child.unref();
+      const hold = child.stdin!;
+      hold.on('error', () => undefined);
+      (hold as { unref?: () => void }).unref?.();
       return {
-        pid,
-        startTime: processStartTime(pid),
-        startedAt: new Date().toISOString(),
-        ...(cgroups.dirs.length > 0 ? { cgroups: cgroups.dirs } : {}),
+        record: {
+          pid,
+          startTime: processStartTime(pid),
+          startedAt: new Date().toISOString(),
+          ...(cgroups.dirs.length > 0 ? { cgroups: cgroups.dirs } : {}),
+        },
+        release: () => hold.end('go\n'),
+        abandon: () => hold.end(),
       };
     } catch (error) {
       removeInstanceCgroups(cgroups.dirs);
@@ -240,10 +266,32 @@ export class LocalProvider implements ComputeProvider {
   }
 }
 
-// `sh -c WRAPPER sh [-t] [cgroup.procs…] -- argv…`: ignores SIGTERM with -t, joins the cgroups, execs argv.
+// `sh -c WRAPPER sh [-t] [cgroup.procs…] -- argv…`: ignores SIGTERM with -t, joins the cgroups, waits for
+// the line that releases it (end of input instead: its worker is gone, or did not record it), execs argv.
 const WRAPPER =
   'if [ "$1" = -t ]; then trap "" TERM; shift; fi; ' +
-  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' +
+  'read -r go || exit 125; exec "$@" < /dev/null';
+
+/** Throws ENOENT as spawn would when `command` names no executable file (itself, or on `searchPath`). */
+async function assertExecutable(command: string, searchPath = ''): Promise<void> {
+  const candidates = command.includes('/')
+    ? [command]
+    : searchPath
+        .split(':')
+        .filter(Boolean)
+        .map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+  }
+  throw Object.assign(new Error(`spawn ${command} ENOENT`), { code: 'ENOENT', path: command });
+}
 
 /** What a slot runner's own environment holds: the basics a shell needs. */
 function basicEnv(base: NodeJS.ProcessEnv): Record<string, string> {

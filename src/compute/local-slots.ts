@@ -56,6 +56,7 @@ export class LocalSlots {
    * Hands the run to a free slot of the same tenant (a new one when none is): the slot's pid and start time,
    * for the record. `tenant` names whose code the run runs (the launch block's author and the experiment);
    * undefined: nobody's in particular, so the slot is never reused. A free slot of another tenant makes room.
+   * The slot gets the run on `release` (once it is recorded); `abandon` frees it again.
    */
   async start(
     key: string,
@@ -63,7 +64,13 @@ export class LocalSlots {
     tenant: string | undefined,
     env: Record<string, string>,
     command: string[],
-  ): Promise<{ pid: number; startTime: string | undefined; runDir: string }> {
+  ): Promise<{
+    pid: number;
+    startTime: string | undefined;
+    runDir: string;
+    release(): void;
+    abandon(): void;
+  }> {
     const free = [...this.#slots].filter((s) => s.free);
     const owner = tenant ?? `once:${key}`;
     let slot =
@@ -95,10 +102,15 @@ export class LocalSlots {
       mode: 0o600,
     });
     slot.running = key;
-    slot.child.stdin!.write(
-      `${JSON.stringify({ kind: 'run', id: key, cwd, env, options: this.#options.runOptions, command })}\n`,
-    );
-    return { pid: slot.pid, startTime: slot.startTime, runDir: cwd };
+    const run = { kind: 'run', id: key, cwd, env, options: this.#options.runOptions, command };
+    const chosen = slot;
+    return {
+      pid: slot.pid,
+      startTime: slot.startTime,
+      runDir: cwd,
+      release: () => chosen.child.stdin!.write(`${JSON.stringify(run)}\n`),
+      abandon: () => void this.#over(chosen, false),
+    };
   }
 
   /** The run's state when `pid` is a slot of ours, else undefined (another process's, or a spawned instance). */

@@ -21,12 +21,19 @@ export type LocalInstanceRecord = {
 
 type State = Record<string, LocalInstanceRecord>;
 
+/** What an update started and holds back until its record is on disk (local-provider.ts). */
+export type Held = { release(): void; abandon(): void };
+
 export class LocalStateFile {
   readonly file: string;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(dir: string) {
+  readonly #staleMs: number;
+
+  /** `staleMs`: how long a lock left by a killed worker holds up the others. */
+  constructor(dir: string, staleMs = 10_000) {
     this.file = path.join(dir, 'local-instances.json');
+    this.#staleMs = staleMs;
   }
 
   async get(key: string): Promise<LocalInstanceRecord | undefined> {
@@ -36,21 +43,28 @@ export class LocalStateFile {
   /**
    * Runs `fn` with the current state and saves what it returns. Calls in this process run one at a time, and
    * a lock file serialises them with other workers sharing the directory: without it, two workers'
-   * read-modify- writes lose each other's records, and a retried provision no longer finds its instance and
-   * starts another.
+   * read-modify-writes lose each other's records, and a retried provision no longer finds its instance and
+   * starts another. `held` (what `fn` started, if anything) is released once the new state is saved, and
+   * abandoned when it is not: nothing it started runs unrecorded.
    */
-  update<T>(fn: (state: State) => Promise<[State, T]>): Promise<T> {
+  update<T>(fn: (state: State) => Promise<[State, T, Held?]>): Promise<T> {
     const next = this.#queue.then(async () => {
       await mkdir(path.dirname(this.file), { recursive: true });
-      // A lock left by a killed worker goes stale after 10 s; waiting is bounded well beyond a provision.
+      // A lock left by a killed worker goes stale; waiting is bounded well beyond a provision.
       const release = await lockfile.lock(path.dirname(this.file), {
         lockfilePath: `${this.file}.lock`,
-        stale: 10_000,
+        stale: this.#staleMs,
         retries: { retries: 600, minTimeout: 20, maxTimeout: 100 },
       });
       try {
-        const [state, result] = await fn(await this.#read());
-        await this.#write(state);
+        const [state, result, held] = await fn(await this.#read());
+        try {
+          await this.#write(state);
+        } catch (error) {
+          held?.abandon();
+          throw error;
+        }
+        held?.release();
         return result;
       } finally {
         await release();

@@ -114,6 +114,29 @@ describe('local compute provider', () => {
     assert.doesNotMatch(readFileSync(path.join(stateDir, 'local-instances.json'), 'utf8'), /sk-never-logged/);
   });
 
+  test('replaceEnded starts an ended instance again in its place, and leaves a live one be', async () => {
+    const p = provider();
+    const live = request('run-exp-1-1-20');
+    const instance = await provisionStarted(p, live);
+    assert.deepEqual(await p.provision({ ...live, replaceEnded: true }), instance);
+
+    const ended = request('run-exp-1-1-21', 'echo started >> "$OUT_DIR/started"');
+    const first = await provisionStarted(p, ended);
+    for (let i = 0; (await p.describe(ended.idempotencyKey)) !== undefined; i++) {
+      assert.ok(i < 200, 'the instance ended');
+      await sleep(25);
+    }
+    assert.deepEqual(await p.provision(ended), { ...first, state: 'terminated' });
+    const second = await p.provision({ ...ended, replaceEnded: true });
+    started.push(Number(second.instanceId.slice('pid-'.length)));
+    assert.notEqual(second.instanceId, first.instanceId);
+    for (let i = 0; readFileSync(path.join(ended.out, 'started'), 'utf8') !== 'started\nstarted\n'; i++) {
+      assert.ok(i < 200, 'the new instance ran the command');
+      await sleep(25);
+    }
+    assert.deepEqual(await provider().provision(ended), { ...second, state: 'terminated' });
+  });
+
   test('another provider on the same state dir finds and terminates the instance', async () => {
     const req = request('run-exp-1-1-8');
     const instance = await provisionStarted(provider(), req);
