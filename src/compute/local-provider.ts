@@ -218,7 +218,7 @@ export class LocalProvider implements ComputeProvider {
     // with it); an ignored signal stays ignored across exec, and Node resets it for the commands it spawns.
     // The cgroups are joined here, as root, before anything of the run executes.
     // The wrapper would start and then fail to exec: a runner that cannot start fails provision instead.
-    await assertExecutable(argv[0]!, env.PATH);
+    await assertExecutable(argv[0]!, cwd, env.PATH);
     argv = [
       '/bin/sh',
       '-c',
@@ -273,10 +273,10 @@ const WRAPPER =
   'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' +
   'read -r go || exit 125; exec "$@" < /dev/null';
 
-/** Throws ENOENT as spawn would when `command` names no executable file (itself, or on `searchPath`). */
-async function assertExecutable(command: string, searchPath = ''): Promise<void> {
+/** Throws ENOENT as spawn would when `command` names no executable (a path from `cwd`, or on `searchPath`). */
+async function assertExecutable(command: string, cwd: string, searchPath = ''): Promise<void> {
   const candidates = command.includes('/')
-    ? [command]
+    ? [path.resolve(cwd, command)]
     : searchPath
         .split(':')
         .filter(Boolean)
