@@ -121,11 +121,14 @@ describe('local compute provider', () => {
     assert.deepEqual(await p.provision({ ...live, replaceEnded: true }), instance);
 
     const ended = request('run-exp-1-1-21', 'echo started >> "$OUT_DIR/started"');
+    const hasEnded = async () => {
+      for (let i = 0; (await p.describe(ended.idempotencyKey)) !== undefined; i++) {
+        assert.ok(i < 200, 'the instance ended');
+        await sleep(25);
+      }
+    };
     const first = await provisionStarted(p, ended);
-    for (let i = 0; (await p.describe(ended.idempotencyKey)) !== undefined; i++) {
-      assert.ok(i < 200, 'the instance ended');
-      await sleep(25);
-    }
+    await hasEnded();
     assert.deepEqual(await p.provision(ended), { ...first, state: 'terminated' });
     const second = await p.provision({ ...ended, replaceEnded: true });
     started.push(Number(second.instanceId.slice('pid-'.length)));
@@ -134,6 +137,7 @@ describe('local compute provider', () => {
       assert.ok(i < 200, 'the new instance ran the command');
       await sleep(25);
     }
+    await hasEnded();
     assert.deepEqual(await provider().provision(ended), { ...second, state: 'terminated' });
   });
 
